@@ -1,0 +1,69 @@
+"""``polar-hpc`` command line. Subcommands live in light ``*_cli`` modules that import heavy code lazily.
+
+Each subcommand module defines ``register(subparsers)`` which adds its parser(s) and sets
+``func=run`` where ``run(args) -> int``. Keep those modules free of numpy/h5py/torch imports at top level:
+``polar-hpc --help`` must start fast on a login node.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from polar_hpc import __version__
+
+# Order is the order shown in --help.
+SUBCOMMAND_MODULES = [
+    "polar_hpc.launch.cli",
+    "polar_hpc.coordinator.cli",
+    "polar_hpc.gateway.cli",
+    "polar_hpc.inference.cli",
+    "polar_hpc.proxy.cli",
+    "polar_hpc.trajectory.cli",
+    "polar_hpc.store.cli",
+    "polar_hpc.train.cli",
+    "polar_hpc.assets.cli",
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="polar-hpc",
+        description="Run agent harnesses unchanged on Slurm; record token-faithful trajectories into HDF5 shards.",
+    )
+    parser.add_argument("--version", action="version", version=f"polar-hpc {__version__}")
+    parser.add_argument("--log-level", default=None, help="DEBUG, INFO (default), WARNING, ERROR")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in SUBCOMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as err:
+            if err.name == name:
+                continue  # subcommand not built yet
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    from polar_hpc.config import ConfigError
+    from polar_hpc.log import setup_logging
+
+    setup_logging(args.log_level)
+    try:
+        return int(args.func(args) or 0)
+    except ConfigError as err:
+        sys.stderr.write(f"polar-hpc: {err}\n")
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,154 @@
+"""Strict Struct base, TOML load/dump, ``--set`` overrides and readable validation errors."""
+
+from __future__ import annotations
+
+import tomllib
+import typing
+from pathlib import Path
+from typing import Any, TypeVar
+
+import msgspec
+
+T = TypeVar("T", bound=msgspec.Struct)
+
+
+class StrictStruct(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, omit_defaults=False):
+    """Base of every config section: unknown keys are errors, fields are keyword-only."""
+
+
+class ConfigError(ValueError):
+    """A recipe, override or resolved config that does not decode; the message names path and choices."""
+
+
+def _field_types(tp: Any) -> dict[str, Any]:
+    if isinstance(tp, type) and issubclass(tp, msgspec.Struct):
+        return typing.get_type_hints(tp)
+    return {}
+
+
+def _unwrap(tp: Any) -> list[Any]:
+    """The Struct / Literal members of an annotation such as ``X | None`` or ``list[X]``."""
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+        return [m for a in typing.get_args(tp) for m in _unwrap(a)]
+    if origin in (list, tuple):
+        args = typing.get_args(tp)
+        return _unwrap(args[0]) if args else []
+    if origin is dict:
+        args = typing.get_args(tp)
+        return _unwrap(args[1]) if len(args) == 2 else []
+    return [tp]
+
+
+def _type_at(root: type, path: list[str]) -> Any:
+    tp: Any = root
+    for part in path:
+        if part.isdigit():
+            continue
+        nxt = None
+        for cand in _unwrap(tp):
+            hints = _field_types(cand)
+            if part in hints:
+                nxt = hints[part]
+                break
+        if nxt is None:
+            return None
+        tp = nxt
+    return tp
+
+
+def _describe_choices(tp: Any) -> str:
+    for cand in _unwrap(tp):
+        if typing.get_origin(cand) is typing.Literal:
+            return "valid choices: " + ", ".join(repr(a) for a in typing.get_args(cand))
+        hints = _field_types(cand)
+        if hints:
+            return "valid keys: " + ", ".join(sorted(hints))
+    return ""
+
+
+def _friendly(err: msgspec.ValidationError, root: type, source: str) -> ConfigError:
+    msg = str(err)
+    where = ""
+    path: list[str] = []
+    if " - at `$" in msg:
+        msg, _, raw = msg.partition(" - at `$")
+        raw = raw.rstrip("`")
+        path = [p for p in raw.replace("[", ".").replace("]", "").split(".") if p]
+        where = ".".join(path)
+    hint = ""
+    if msg.startswith("Object contains unknown field"):
+        hint = _describe_choices(_type_at(root, path))
+        key = msg.split("`")[1] if "`" in msg else "?"
+        where = ".".join([*path, key])
+        msg = f"unknown key {key!r}"
+    elif msg.startswith("Object missing required field"):
+        key = msg.split("`")[1] if "`" in msg else "?"
+        where = ".".join([*path, key])
+        msg = f"missing required key {key!r}"
+    elif "Invalid enum value" in msg:
+        hint = _describe_choices(_type_at(root, path))
+    text = f"{source}: {where or '<top level>'}: {msg}"
+    if hint:
+        text += f" ({hint})"
+    return ConfigError(text)
+
+
+def decode(data: dict[str, Any], tp: type[T], source: str = "<config>") -> T:
+    try:
+        return msgspec.convert(data, tp, strict=True)
+    except msgspec.ValidationError as err:
+        raise _friendly(err, tp, source) from None
+
+
+def load_toml(path: str | Path, tp: type[T], overrides: list[str] | None = None) -> T:
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"{p}: no such recipe file") from None
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{p}: not valid TOML: {err}") from None
+    for item in overrides or []:
+        apply_override(data, item)
+    return decode(data, tp, source=str(p))
+
+
+def parse_toml_value(text: str) -> Any:
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def apply_override(data: dict[str, Any], item: str) -> None:
+    """Apply one ``a.b.c=value`` override in place; the value is a TOML literal or a bare string."""
+    key, sep, value = item.partition("=")
+    if not sep or not key.strip():
+        raise ConfigError(f"--set {item!r}: expected KEY=VALUE such as gateway.num_ranks=2")
+    parts = key.strip().split(".")
+    node = data
+    for part in parts[:-1]:
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise ConfigError(f"--set {item!r}: {part!r} is a value, not a table")
+        node = child
+    node[parts[-1]] = parse_toml_value(value.strip())
+
+
+def to_dict(obj: msgspec.Struct) -> dict[str, Any]:
+    """Plain builtins, ``None`` dropped (TOML has no null)."""
+    def strip(x: Any) -> Any:
+        if isinstance(x, dict):
+            return {k: strip(v) for k, v in x.items() if v is not None}
+        if isinstance(x, list):
+            return [strip(v) for v in x]
+        return x
+
+    return strip(msgspec.to_builtins(obj))  # type: ignore[no-any-return]
+
+
+def dump_toml(obj: msgspec.Struct) -> str:
+    import tomli_w
+
+    return tomli_w.dumps(to_dict(obj))

@@ -1,0 +1,23 @@
+"""The one logger of the package: ``polar_hpc`` (children per component)."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+logger = logging.getLogger("polar_hpc")
+
+
+def get_logger(component: str | None = None) -> logging.Logger:
+    return logger.getChild(component) if component else logger
+
+
+def setup_logging(level: str | None = None) -> None:
+    """Configure the root handler once (CLI entry points call this; libraries never do)."""
+    lvl = (level or os.environ.get("POLAR_LOG_LEVEL") or "INFO").upper()
+    if not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        logger.addHandler(handler)
+    logger.setLevel(lvl)
+    logger.propagate = False

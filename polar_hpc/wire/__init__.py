@@ -1,0 +1,1 @@
+"""Messages and records shared across processes (no I/O here)."""

@@ -1,0 +1,199 @@
+"""The data model that flows from the proxy to the trainer.
+
+Token arrays are numpy arrays (int32 ids, uint8 masks, float32 logprobs); ``polar_hpc.wire.codec``
+carries them as raw buffers in msgpack and as typed objects in JSON.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, Literal
+
+import msgspec
+import numpy as np
+
+from polar_hpc.config.run import AgentSpec, BuilderSpec, EvaluatorSpec, RuntimeSpec
+
+Provider = Literal["anthropic", "openai_chat", "openai_responses", "google"]
+
+
+class Task(msgspec.Struct, kw_only=True):
+    task_id: str
+    instruction: str
+    num_samples: int = 1
+    runtime: RuntimeSpec | None = None
+    agent: AgentSpec | None = None
+    builder: BuilderSpec | None = None
+    evaluator: EvaluatorSpec | None = None
+    timeout_s: float | None = None
+    metadata: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class Session(msgspec.Struct, kw_only=True):
+    """One attempt at one sample of one task. ``key`` identifies the sample across attempts."""
+
+    task: Task
+    sample_index: int
+    attempt: int = 0
+    policy_version: int = 0
+
+    @property
+    def key(self) -> str:
+        return session_key(self.task.task_id, self.sample_index)
+
+    @property
+    def session_id(self) -> str:
+        return f"{self.key}#{self.attempt}"
+
+
+def session_key(task_id: str, sample_index: int) -> str:
+    return f"{task_id}/{sample_index}"
+
+
+class ToolCall(msgspec.Struct, kw_only=True, omit_defaults=True):
+    id: str
+    name: str
+    arguments: str
+    """JSON text of the arguments, as the model wrote them."""
+
+
+class ChatMessage(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """Canonical chat message (OpenAI-chat-like), what every provider request normalizes to."""
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str = ""
+    reasoning_content: str | None = None
+    tool_calls: list[ToolCall] = msgspec.field(default_factory=list)
+    tool_call_id: str | None = None
+    name: str | None = None
+
+
+class ToolSpec(msgspec.Struct, kw_only=True, omit_defaults=True):
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class SamplingParams(msgspec.Struct, kw_only=True, omit_defaults=True):
+    max_new_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    top_k: int | None = None
+    stop: list[str] = msgspec.field(default_factory=list)
+    seed: int | None = None
+
+
+class CanonicalRequest(msgspec.Struct, kw_only=True):
+    messages: list[ChatMessage]
+    tools: list[ToolSpec] = msgspec.field(default_factory=list)
+    tool_choice: str | None = None
+    sampling: SamplingParams = msgspec.field(default_factory=SamplingParams)
+    template_kwargs: dict[str, Any] = msgspec.field(default_factory=dict)
+    stream: bool = False
+    model: str = ""
+    notes: list[str] = msgspec.field(default_factory=list)
+    """What normalization dropped or changed (e.g. a hosted tool removed)."""
+
+
+class Timings(msgspec.Struct, kw_only=True, omit_defaults=True):
+    received: float = 0.0
+    engine_start: float = 0.0
+    engine_end: float = 0.0
+    responded: float = 0.0
+
+
+class CompletionRecord(msgspec.Struct, kw_only=True):
+    """One model call as the proxy saw it, at token level."""
+
+    completion_id: str
+    session_id: str
+    index: int
+    """Arrival order within the session."""
+    provider: Provider
+    request: msgspec.Raw = msgspec.Raw(b"null")
+    """The original request body (JSON)."""
+    canonical: CanonicalRequest
+    prompt_ids: np.ndarray
+    output_ids: np.ndarray
+    output_logprobs: np.ndarray
+    finish_reason: str
+    """``stop`` | ``length`` | ``abort`` | ``error``."""
+    response: ChatMessage
+    """The parsed reply: content, reasoning, tool calls."""
+    parse_error: str | None = None
+    render_mode: Literal["canonical", "continuation"] = "canonical"
+    divergence_tokens: int = 0
+    """Continuation mode: tokens where the prompt differs from a canonical render (0 = identical)."""
+    side_request: bool = False
+    timings: Timings = msgspec.field(default_factory=Timings)
+    weight_version: str | None = None
+    server: str | None = None
+
+
+class TraceStatus(enum.IntEnum):
+    COMPLETED = 0
+    TIMEOUT = 1
+    ERROR = 2
+
+
+class Trace(msgspec.Struct, kw_only=True):
+    prompt_ids: np.ndarray
+    response_ids: np.ndarray
+    loss_mask: np.ndarray
+    response_logprobs: np.ndarray
+    prompt_messages: list[ChatMessage] = msgspec.field(default_factory=list)
+    response_messages: list[ChatMessage] = msgspec.field(default_factory=list)
+    tools: list[ToolSpec] = msgspec.field(default_factory=list)
+    finish_reason: str = "stop"
+    reward: float = 0.0
+    metadata: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class ReconstructionStats(msgspec.Struct, kw_only=True):
+    builder: str = ""
+    completions: int = 0
+    chains: int = 0
+    completions_merged: int = 0
+    side_requests_excluded: int = 0
+    tokens_trainable: int = 0
+    tokens_masked: int = 0
+    breaks: dict[str, int] = msgspec.field(default_factory=dict)
+    """Why chains broke: reason -> count."""
+
+
+class Trajectory(msgspec.Struct, kw_only=True):
+    status: TraceStatus
+    traces: list[Trace] = msgspec.field(default_factory=list)
+    stats: ReconstructionStats = msgspec.field(default_factory=ReconstructionStats)
+    error: str | None = None
+
+
+class EvalResult(msgspec.Struct, kw_only=True):
+    outcome_reward: float
+    trace_rewards: list[float] | None = None
+    details: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class SessionResult(msgspec.Struct, kw_only=True):
+    """Everything about one finished session: what goes into a shard and to subscribed trainers."""
+
+    task_id: str
+    sample_index: int
+    attempt: int = 0
+    trajectory: Trajectory
+    evaluation: EvalResult | None = None
+    timings: dict[str, float] = msgspec.field(default_factory=dict)
+    """Stage durations in seconds (init, ready_wait, run, build, evaluate, write...)."""
+    harness: str = ""
+    model: str = ""
+    policy_version: int = 0
+    gateway_rank: int = -1
+    metadata: dict[str, Any] = msgspec.field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return session_key(self.task_id, self.sample_index)
+
+    @property
+    def reward(self) -> float:
+        return self.evaluation.outcome_reward if self.evaluation is not None else 0.0
