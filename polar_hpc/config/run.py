@@ -133,11 +133,18 @@ class EvaluatorSpec(StrictStruct):
 
 
 class TaskTemplate(StrictStruct):
-    """How one JSONL row becomes a task: ``{field}`` placeholders are filled from the row."""
+    """How one JSONL row becomes a task: ``{field}`` placeholders are filled from the row.
+
+    The same placeholders (plus ``{recipe_dir}`` and ``{task_id}``) are filled in the runtime's prepare
+    commands and image and in the evaluator's command. Row keys ``FAIL_TO_PASS``/``PASS_TO_PASS`` (lists or
+    JSON text) fill the evaluator's test lists.
+    """
 
     id: str = "{task_id}"
     instruction: str = "{instruction}"
     image: str | None = None
+    workspace: str | None = None
+    """Host folder (relative to the recipe's folder) copied into the sandbox workdir before prepare."""
     metadata_fields: list[str] = msgspec.field(default_factory=list)
 
 

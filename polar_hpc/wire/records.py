@@ -26,6 +26,8 @@ class Task(msgspec.Struct, kw_only=True):
     builder: BuilderSpec | None = None
     evaluator: EvaluatorSpec | None = None
     timeout_s: float | None = None
+    workspace: str | None = None
+    """Host folder copied into the sandbox's workdir before the prepare actions run."""
     metadata: dict[str, Any] = msgspec.field(default_factory=dict)
 
 

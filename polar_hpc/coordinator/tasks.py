@@ -1,0 +1,109 @@
+"""Task source: JSONL rows + the recipe's TaskTemplate -> Tasks (pure, no I/O beyond reading the file)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from polar_hpc.config import ConfigError, RunConfig
+from polar_hpc.wire.records import Task
+
+
+class _Fields(dict[str, Any]):
+    def __init__(self, row: dict[str, Any], where: str) -> None:
+        super().__init__(row)
+        self.where = where
+
+    def __missing__(self, key: str) -> Any:
+        raise ConfigError(f"{self.where}: template needs field {key!r}; the row has: {', '.join(sorted(self)) or 'nothing'}")
+
+
+def _fill(template: str, fields: _Fields) -> str:
+    return template.format_map(fields)
+
+
+def _test_list(value: Any, where: str, name: str) -> list[str]:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            raise ConfigError(f"{where}: {name} must be a list of test ids or its JSON text, got {value[:60]!r}") from None
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: {name} must be a list of strings, got {type(value).__name__}")
+    return value
+
+
+def task_from_row(cfg: RunConfig, row: dict[str, Any], where: str) -> Task:
+    tpl = cfg.tasks.template
+    fields = _Fields({**row, "recipe_dir": cfg.recipe_dir or "."}, where)
+    task_id = _fill(tpl.id, fields)
+    fields["task_id"] = task_id
+    runtime = msgspec.structs.replace(
+        cfg.runtime,
+        prepare=[_fill(p, fields) for p in cfg.runtime.prepare],
+        image=_fill(tpl.image, fields) if tpl.image else cfg.runtime.image,
+    )
+    ev = cfg.evaluator
+    evaluator = msgspec.structs.replace(
+        ev,
+        command=_fill(ev.command, fields) if ev.command else None,
+        fail_to_pass=_test_list(row["FAIL_TO_PASS"], where, "FAIL_TO_PASS") if "FAIL_TO_PASS" in row else ev.fail_to_pass,
+        pass_to_pass=_test_list(row["PASS_TO_PASS"], where, "PASS_TO_PASS") if "PASS_TO_PASS" in row else ev.pass_to_pass,
+    )
+    workspace = None
+    if tpl.workspace:
+        ws = Path(_fill(tpl.workspace, fields))
+        workspace = str(ws if ws.is_absolute() else Path(cfg.recipe_dir or ".") / ws)
+    return Task(
+        task_id=task_id,
+        instruction=_fill(tpl.instruction, fields),
+        num_samples=cfg.tasks.num_samples,
+        runtime=runtime,
+        agent=cfg.agent,
+        builder=cfg.builder,
+        evaluator=evaluator,
+        timeout_s=cfg.gateway.session_timeout_s,
+        workspace=workspace,
+        metadata={k: row[k] for k in tpl.metadata_fields if k in row},
+    )
+
+
+def task_file(cfg: RunConfig) -> Path | None:
+    if not cfg.tasks.path:
+        return None
+    p = Path(cfg.tasks.path)
+    return p if p.is_absolute() else Path(cfg.recipe_dir or ".") / p
+
+
+def iter_tasks(cfg: RunConfig) -> Iterator[Task]:
+    """Tasks of the recipe's task source, in file order; bad rows raise ConfigError naming file:line."""
+    path = task_file(cfg)
+    if path is None:
+        return
+    if not path.is_file():
+        raise ConfigError(f"tasks.path: no such task file {path}")
+    seen: set[str] = set()
+    count = 0
+    with path.open() as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            where = f"{path}:{lineno}"
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise ConfigError(f"{where}: not valid JSON ({err.msg} at column {err.colno})") from None
+            if not isinstance(row, dict):
+                raise ConfigError(f"{where}: expected a JSON object per line, got {type(row).__name__}")
+            task = task_from_row(cfg, row, where)
+            if task.task_id in seen:
+                raise ConfigError(f"{where}: duplicate task id {task.task_id!r}")
+            seen.add(task.task_id)
+            yield task
+            count += 1
+            if cfg.tasks.limit is not None and count >= cfg.tasks.limit:
+                return
