@@ -34,6 +34,11 @@ SYSTEM = (
 )
 
 
+def say(text: str) -> None:
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
 def run_bash(arguments: str, timeout_s: float) -> str:
     try:
         command = json.loads(arguments).get("command", "")
@@ -69,14 +74,14 @@ def main(argv: list[str] | None = None) -> int:
         )
         msg = reply.choices[0].message
         messages.append(msg.model_dump(exclude_none=True))
-        print(f"[turn {turn + 1}] {msg.content or ''}".rstrip(), flush=True)
+        say(f"[turn {turn + 1}] {msg.content or ''}".rstrip())
         if not msg.tool_calls:
             return 0
         for call in msg.tool_calls:
             result = run_bash(call.function.arguments, args.tool_timeout)  # type: ignore[union-attr]
-            print(f"[tool] {call.function.arguments} -> {result[:200]}", flush=True)  # type: ignore[union-attr]
+            say(f"[tool] {call.function.arguments} -> {result[:200]}")  # type: ignore[union-attr]
             messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
-    print(f"[stop] max turns ({args.max_turns}) reached", flush=True)
+    say(f"[stop] max turns ({args.max_turns}) reached")
     return 0
 
 
