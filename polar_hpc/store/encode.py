@@ -1,0 +1,238 @@
+"""SessionResult -> shard columns (writer side) and columns -> SessionResult (reader side)."""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+
+import msgspec
+import numpy as np
+
+from polar_hpc.store.schema import BLOB_ZLIB_LEVEL, SessionBlob, TraceBlob
+from polar_hpc.wire.codec import json_decoder, json_encoder
+from polar_hpc.wire.records import SessionResult, Trace, TraceStatus, Trajectory
+
+_ENC = json_encoder()
+_TRACE_DEC = json_decoder(TraceBlob)
+_SESSION_DEC = json_decoder(SessionBlob)
+
+_TOKEN_DTYPES = {
+    "prompt_ids": np.dtype("int32"),
+    "response_ids": np.dtype("int32"),
+    "loss_mask": np.dtype("uint8"),
+    "response_logprobs": np.dtype("float32"),
+}
+
+
+class EncodedSession(msgspec.Struct, kw_only=True):
+    """One SessionResult ready for the columns: arrays checked, blobs encoded and compressed."""
+
+    result: SessionResult
+    prompts: list[np.ndarray]
+    responses: list[np.ndarray]
+    masks: list[np.ndarray]
+    logprobs: list[np.ndarray]
+    trace_blobs: list[bytes]
+    session_blob: bytes
+    nbytes: int
+
+
+def _token_array(value: object, field: str, where: str) -> np.ndarray:
+    want = _TOKEN_DTYPES[field]
+    if not isinstance(value, np.ndarray):
+        raise TypeError(f"{where}.{field}: expected a numpy array of {want}, got {type(value).__name__}")
+    if value.ndim != 1:
+        raise ValueError(f"{where}.{field}: expected a 1-D array, got shape {value.shape}")
+    if value.dtype != want:
+        if not np.can_cast(value.dtype, want, "safe"):
+            raise TypeError(
+                f"{where}.{field}: expected dtype {want}, got {value.dtype} (not safely castable)"
+            )
+        value = value.astype(want)
+    return value
+
+
+def compress(data: bytes) -> bytes:
+    return zlib.compress(data, BLOB_ZLIB_LEVEL)
+
+
+def encode_session(result: SessionResult) -> EncodedSession:
+    """Check one result and encode its blobs. Raises ValueError/TypeError naming session, trace and field."""
+    prompts, responses, masks, logprobs, blobs = [], [], [], [], []
+    nbytes = 0
+    for i, tr in enumerate(result.trajectory.traces):
+        where = f"session {result.key!r} trace {i}"
+        p = _token_array(tr.prompt_ids, "prompt_ids", where)
+        r = _token_array(tr.response_ids, "response_ids", where)
+        m = _token_array(tr.loss_mask, "loss_mask", where)
+        lp = _token_array(tr.response_logprobs, "response_logprobs", where)
+        if not (r.shape[0] == m.shape[0] == lp.shape[0]):
+            raise ValueError(
+                f"{where}: response_ids, loss_mask, response_logprobs must have one length, "
+                f"got {r.shape[0]}, {m.shape[0]}, {lp.shape[0]}"
+            )
+        blob = compress(
+            _ENC.encode(
+                TraceBlob(
+                    prompt_messages=tr.prompt_messages,
+                    response_messages=tr.response_messages,
+                    tools=tr.tools,
+                    metadata=tr.metadata,
+                )
+            )
+        )
+        prompts.append(p)
+        responses.append(r)
+        masks.append(m)
+        logprobs.append(lp)
+        blobs.append(blob)
+        nbytes += p.nbytes + r.nbytes + m.nbytes + lp.nbytes + len(blob) + 64
+    traj = result.trajectory
+    sblob = compress(
+        _ENC.encode(
+            SessionBlob(
+                stats=traj.stats,
+                error=traj.error,
+                evaluation=result.evaluation,
+                timings=result.timings,
+                metadata=result.metadata,
+            )
+        )
+    )
+    return EncodedSession(
+        result=result,
+        prompts=prompts,
+        responses=responses,
+        masks=masks,
+        logprobs=logprobs,
+        trace_blobs=blobs,
+        session_blob=sblob,
+        nbytes=nbytes + len(sblob) + 256,
+    )
+
+
+def _concat(parts: list[np.ndarray], dtype: str) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+
+
+def _offsets(lengths: Sequence[int]) -> np.ndarray:
+    off = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=off[1:])
+    return off
+
+
+def ragged(items: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray]:
+    """Bytes items -> (uint8 data, int64 offsets)."""
+    data = np.frombuffer(b"".join(items), dtype=np.uint8)
+    return data, _offsets([len(b) for b in items])
+
+
+def text_items(data: np.ndarray, offsets: np.ndarray) -> list[str]:
+    raw = data.tobytes()
+    off = offsets.tolist()
+    return [raw[a:b].decode() for a, b in zip(off[:-1], off[1:], strict=True)]
+
+
+def blob_items(data: np.ndarray, offsets: np.ndarray) -> list[bytes]:
+    raw = data.tobytes()
+    off = offsets.tolist()
+    return [raw[a:b] for a, b in zip(off[:-1], off[1:], strict=True)]
+
+
+def build_columns(sessions: Sequence[EncodedSession]) -> dict[str, np.ndarray]:
+    """Whole-shard columns keyed by dataset path (text/blob columns give NAME and NAME_offsets)."""
+    prompts = [a for s in sessions for a in s.prompts]
+    responses = [a for s in sessions for a in s.responses]
+    cols: dict[str, np.ndarray] = {
+        "tokens/prompt_ids": _concat(prompts, "int32"),
+        "tokens/response_ids": _concat(responses, "int32"),
+        "tokens/loss_mask": _concat([a for s in sessions for a in s.masks], "uint8"),
+        "tokens/response_logprobs": _concat([a for s in sessions for a in s.logprobs], "float32"),
+        "traces/prompt_offsets": _offsets([a.shape[0] for a in prompts]),
+        "traces/response_offsets": _offsets([a.shape[0] for a in responses]),
+        "traces/session": np.repeat(
+            np.arange(len(sessions), dtype=np.int64), [len(s.prompts) for s in sessions]
+        ).astype(np.int64),
+    }
+    traces = [t for s in sessions for t in s.result.trajectory.traces]
+    cols["traces/reward"] = np.array([t.reward for t in traces], dtype=np.float64)
+    _put(cols, "traces/finish_reason", [t.finish_reason.encode() for t in traces])
+    _put(cols, "traces/blob", [b for s in sessions for b in s.trace_blobs])
+    results = [s.result for s in sessions]
+    _put(cols, "sessions/key", [r.key.encode() for r in results])
+    _put(cols, "sessions/task_id", [r.task_id.encode() for r in results])
+    cols["sessions/sample_index"] = np.array([r.sample_index for r in results], dtype=np.int64)
+    cols["sessions/attempt"] = np.array([r.attempt for r in results], dtype=np.int64)
+    cols["sessions/status"] = np.array([int(r.trajectory.status) for r in results], dtype=np.uint8)
+    cols["sessions/reward"] = np.array([r.reward for r in results], dtype=np.float64)
+    cols["sessions/duration_s"] = np.array([sum(r.timings.values()) for r in results], dtype=np.float64)
+    _put(cols, "sessions/harness", [r.harness.encode() for r in results])
+    _put(cols, "sessions/model", [r.model.encode() for r in results])
+    cols["sessions/policy_version"] = np.array([r.policy_version for r in results], dtype=np.int64)
+    cols["sessions/gateway_rank"] = np.array([r.gateway_rank for r in results], dtype=np.int64)
+    cols["sessions/trace_offsets"] = _offsets([len(s.prompts) for s in sessions])
+    _put(cols, "sessions/blob", [s.session_blob for s in sessions])
+    return cols
+
+
+def _put(cols: dict[str, np.ndarray], path: str, items: list[bytes]) -> None:
+    cols[path], cols[f"{path}_offsets"] = ragged(items)
+
+
+def decode_trace_blob(blob: bytes) -> TraceBlob:
+    return _TRACE_DEC.decode(zlib.decompress(blob))
+
+
+def decode_session_blob(blob: bytes) -> SessionBlob:
+    return _SESSION_DEC.decode(zlib.decompress(blob))
+
+
+def rebuild_trace(
+    tb: TraceBlob,
+    prompt: np.ndarray,
+    response: np.ndarray,
+    mask: np.ndarray,
+    logprobs: np.ndarray,
+    finish_reason: str,
+    reward: float,
+) -> Trace:
+    return Trace(
+        prompt_ids=prompt,
+        response_ids=response,
+        loss_mask=mask,
+        response_logprobs=logprobs,
+        prompt_messages=tb.prompt_messages,
+        response_messages=tb.response_messages,
+        tools=tb.tools,
+        finish_reason=finish_reason,
+        reward=reward,
+        metadata=tb.metadata,
+    )
+
+
+def rebuild_session(
+    *,
+    task_id: str,
+    sample_index: int,
+    attempt: int,
+    status: int,
+    harness: str,
+    model: str,
+    policy_version: int,
+    gateway_rank: int,
+    blob: SessionBlob,
+    traces: list[Trace],
+) -> SessionResult:
+    return SessionResult(
+        task_id=task_id,
+        sample_index=sample_index,
+        attempt=attempt,
+        trajectory=Trajectory(status=TraceStatus(status), traces=traces, stats=blob.stats, error=blob.error),
+        evaluation=blob.evaluation,
+        timings=blob.timings,
+        harness=harness,
+        model=model,
+        policy_version=policy_version,
+        gateway_rank=gateway_rank,
+        metadata=blob.metadata,
+    )

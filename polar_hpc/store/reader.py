@@ -1,0 +1,287 @@
+"""ShardReader: committed shards only, deduped by session key, filtered, token columns read whole.
+
+The first access scans every shard's session table (no token data) to validate the layout and decide
+duplicates: a key seen in an earlier shard (read order, see ``resolve_shards``) is skipped later and
+listed in ``duplicates``. A shard that fails is named in ``problems`` and skipped; files are never touched.
+"""
+
+from __future__ import annotations
+
+import os
+import zlib
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import h5py
+import msgspec
+import numpy as np
+
+from polar_hpc.log import get_logger
+from polar_hpc.store.encode import (
+    blob_items,
+    decode_session_blob,
+    decode_trace_blob,
+    rebuild_session,
+    rebuild_trace,
+)
+from polar_hpc.store.schema import TraceBlob
+from polar_hpc.store.shardfile import (
+    SessionTable,
+    ShardError,
+    Tokens,
+    TraceTable,
+    open_shard,
+    read_sessions,
+    read_tokens,
+    read_traces,
+    resolve_shards,
+)
+from polar_hpc.wire.records import SessionResult, TraceStatus
+
+log = get_logger("store")
+
+PathsArg = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
+
+
+class ShardFilter(msgspec.Struct, kw_only=True, frozen=True):
+    """Session-level selection; every set field must match. ``None`` = no condition."""
+
+    status: tuple[TraceStatus, ...] | None = None
+    min_reward: float | None = None
+    """Session (outcome) reward >= this."""
+    harness: tuple[str, ...] | None = None
+    task_ids: frozenset[str] | None = None
+
+    def select(self, t: SessionTable) -> np.ndarray:
+        keep = np.ones(len(t), dtype=bool)
+        if self.status is not None:
+            keep &= np.isin(t.status, np.array([int(s) for s in self.status], dtype=np.uint8))
+        if self.min_reward is not None:
+            keep &= t.reward >= self.min_reward
+        if self.harness is not None:
+            wanted = set(self.harness)
+            keep &= np.fromiter((h in wanted for h in t.harness), dtype=bool, count=len(t))
+        if self.task_ids is not None:
+            ids = self.task_ids
+            keep &= np.fromiter((k in ids for k in t.task_ids), dtype=bool, count=len(t))
+        return keep
+
+
+class Duplicate(msgspec.Struct, frozen=True):
+    key: str
+    kept: str
+    """Shard whose copy is read."""
+    skipped: str
+
+
+class TraceView(msgspec.Struct, kw_only=True):
+    """One trace with its token arrays as views into the shard's columns (valid while you hold them)."""
+
+    shard: Path
+    key: str
+    task_id: str
+    sample_index: int
+    attempt: int
+    trace_index: int
+    status: TraceStatus
+    session_reward: float
+    reward: float
+    finish_reason: str
+    harness: str
+    model: str
+    policy_version: int
+    prompt_ids: np.ndarray
+    response_ids: np.ndarray
+    loss_mask: np.ndarray
+    response_logprobs: np.ndarray
+    blob: bytes
+    """Compressed JSON of messages, tools, metadata: ``decode()`` it when needed."""
+
+    def decode(self) -> TraceBlob:
+        return decode_trace_blob(self.blob)
+
+
+class _Indexed(msgspec.Struct):
+    path: Path
+    table: SessionTable
+    first: np.ndarray
+    """True for the sessions this shard contributes (not seen in an earlier shard)."""
+
+
+class ShardReader:
+    def __init__(self, paths: PathsArg) -> None:
+        self.files, self._resolve_problems = resolve_shards(paths)
+        self._index: list[_Indexed] | None = None
+        self._problems: list[str] = []
+        self._duplicates: list[Duplicate] = []
+
+    @property
+    def problems(self) -> list[str]:
+        """``"<file>: <what is wrong>"`` for every shard skipped (scans session tables on first use)."""
+        self._scan()
+        return self._resolve_problems + self._problems
+
+    @property
+    def duplicates(self) -> list[Duplicate]:
+        self._scan()
+        return self._duplicates
+
+    @property
+    def shards(self) -> list[Path]:
+        """Shards that passed validation, in read order."""
+        return [s.path for s in self._scan()]
+
+    def session_tables(self) -> Iterator[tuple[Path, SessionTable, np.ndarray]]:
+        """(shard, table, first-copy mask) for each valid shard."""
+        for s in self._scan():
+            yield s.path, s.table, s.first
+
+    def _scan(self) -> list[_Indexed]:
+        if self._index is not None:
+            return self._index
+        index: list[_Indexed] = []
+        owner: dict[str, Path] = {}
+        for path in self.files:
+            try:
+                with open_shard(path) as f:
+                    table = read_sessions(f)
+            except ShardError as err:
+                self._report(str(err))
+                continue
+            except (OSError, KeyError, ValueError) as err:
+                self._report(f"{path}: unreadable session table: {err}")
+                continue
+            first = np.ones(len(table), dtype=bool)
+            for i, key in enumerate(table.keys):
+                prev = owner.get(key)
+                if prev is None:
+                    owner[key] = path
+                else:
+                    first[i] = False
+                    self._duplicates.append(Duplicate(key, str(prev), str(path)))
+            index.append(_Indexed(path, table, first))
+        if self._duplicates:
+            log.warning("%d duplicate sessions across shards; the first copy is read", len(self._duplicates))
+        self._index = index
+        return index
+
+    def _report(self, problem: str) -> None:
+        log.warning("skipping shard: %s", problem)
+        self._problems.append(problem)
+
+    def _selected(self, flt: ShardFilter | None) -> Iterator[tuple[_Indexed, np.ndarray]]:
+        for s in self._scan():
+            keep = s.first & flt.select(s.table) if flt is not None else s.first
+            rows = np.flatnonzero(keep)
+            if rows.size:
+                yield s, rows
+
+    def traces(self, flt: ShardFilter | None = None) -> Iterator[TraceView]:
+        """Every trace of the selected sessions; token arrays are views into whole-column reads."""
+        for s, rows in self._selected(flt):
+            try:
+                with open_shard(s.path) as f:
+                    tr = read_traces(f)
+                    tok = read_tokens(f)
+            except (ShardError, OSError, KeyError, ValueError) as err:
+                self._report(f"{s.path}: unreadable trace data: {err}")
+                continue
+            t = s.table
+            po, ro, to = tr.prompt_offsets.tolist(), tr.response_offsets.tolist(), t.trace_offsets.tolist()
+            blobs = blob_items(tr.blob, tr.blob_offsets)
+            rewards = tr.reward.tolist()
+            for row in rows.tolist():
+                status = TraceStatus(int(t.status[row]))
+                for j, ti in enumerate(range(to[row], to[row + 1])):
+                    a, b, c, d = po[ti], po[ti + 1], ro[ti], ro[ti + 1]
+                    yield TraceView(
+                        shard=s.path,
+                        key=t.keys[row],
+                        task_id=t.task_ids[row],
+                        sample_index=int(t.sample_index[row]),
+                        attempt=int(t.attempt[row]),
+                        trace_index=j,
+                        status=status,
+                        session_reward=float(t.reward[row]),
+                        reward=rewards[ti],
+                        finish_reason=tr.finish_reason[ti],
+                        harness=t.harness[row],
+                        model=t.model[row],
+                        policy_version=int(t.policy_version[row]),
+                        prompt_ids=tok.prompt_ids[a:b],
+                        response_ids=tok.response_ids[c:d],
+                        loss_mask=tok.loss_mask[c:d],
+                        response_logprobs=tok.response_logprobs[c:d],
+                        blob=blobs[ti],
+                    )
+
+    def results(self, flt: ShardFilter | None = None) -> Iterator[SessionResult]:
+        """The selected sessions rebuilt as SessionResults (arrays are copies; equal to what was written)."""
+        for s, rows in self._selected(flt):
+            try:
+                with open_shard(s.path) as f:
+                    data = _Loaded.read(f)
+            except (ShardError, OSError, KeyError, ValueError) as err:
+                self._report(f"{s.path}: unreadable trace data: {err}")
+                continue
+            for row in rows.tolist():
+                try:
+                    result = data.rebuild(s.table, row)
+                except (zlib.error, msgspec.DecodeError, ValueError) as err:
+                    self._report(f"{s.path}: session {s.table.keys[row]!r}: corrupt blob: {err}")
+                    continue
+                yield result
+
+
+class _Loaded(msgspec.Struct):
+    """Everything of one shard beyond its session table, read whole."""
+
+    tr: TraceTable
+    tok: Tokens
+    tblobs: list[bytes]
+    sblobs: list[bytes]
+    po: list[int]
+    ro: list[int]
+    rewards: list[float]
+
+    @classmethod
+    def read(cls, f: h5py.File) -> _Loaded:
+        tr = read_traces(f)
+        return cls(
+            tr,
+            read_tokens(f),
+            blob_items(tr.blob, tr.blob_offsets),
+            blob_items(f["sessions/blob"][()], f["sessions/blob_offsets"][()]),
+            tr.prompt_offsets.tolist(),
+            tr.response_offsets.tolist(),
+            tr.reward.tolist(),
+        )
+
+    def rebuild(self, t: SessionTable, row: int) -> SessionResult:
+        tok, po, ro = self.tok, self.po, self.ro
+        traces = []
+        for ti in range(int(t.trace_offsets[row]), int(t.trace_offsets[row + 1])):
+            a, b, c, d = po[ti], po[ti + 1], ro[ti], ro[ti + 1]
+            traces.append(
+                rebuild_trace(
+                    decode_trace_blob(self.tblobs[ti]),
+                    tok.prompt_ids[a:b].copy(),
+                    tok.response_ids[c:d].copy(),
+                    tok.loss_mask[c:d].copy(),
+                    tok.response_logprobs[c:d].copy(),
+                    self.tr.finish_reason[ti],
+                    self.rewards[ti],
+                )
+            )
+        return rebuild_session(
+            task_id=t.task_ids[row],
+            sample_index=int(t.sample_index[row]),
+            attempt=int(t.attempt[row]),
+            status=int(t.status[row]),
+            harness=t.harness[row],
+            model=t.model[row],
+            policy_version=int(t.policy_version[row]),
+            gateway_rank=int(t.gateway_rank[row]),
+            blob=decode_session_blob(self.sblobs[row]),
+            traces=traces,
+        )

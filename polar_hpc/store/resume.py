@@ -1,0 +1,46 @@
+"""The set of committed session keys of a run, from the shards' session tables only (no token data)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+
+import msgspec
+
+from polar_hpc.log import get_logger
+from polar_hpc.store.shardfile import ShardError, open_shard, read_keys, resolve_shards
+
+log = get_logger("store")
+
+
+class ResumeIndex(msgspec.Struct, kw_only=True):
+    keys: set[str]
+    problems: list[str]
+    """``"<file>: <what is wrong>"`` per shard skipped (its sessions count as not committed)."""
+    shards: int
+    """Shards read."""
+    duplicates: int = 0
+    """Sessions found in more than one shard (counted once in ``keys``)."""
+
+
+def resume_index(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> ResumeIndex:
+    files, problems = resolve_shards(paths)
+    keys: set[str] = set()
+    shards = duplicates = 0
+    for path in files:
+        try:
+            with open_shard(path) as f:
+                ks = read_keys(f)
+        except ShardError as err:
+            problems.append(str(err))
+            continue
+        except (OSError, KeyError, ValueError) as err:
+            problems.append(f"{path}: unreadable session keys: {err}")
+            continue
+        before = len(keys)
+        keys.update(ks)
+        duplicates += len(ks) - (len(keys) - before)
+        shards += 1
+    for p in problems:
+        log.warning("resume index skips shard: %s", p)
+    return ResumeIndex(keys=keys, problems=problems, shards=shards, duplicates=duplicates)

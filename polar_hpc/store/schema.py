@@ -1,0 +1,188 @@
+"""HDF5 shard layout: the single source of truth for names, dtypes and lengths.
+
+One shard holds S sessions with T traces in total, columnar::
+
+    /tokens/prompt_ids          int32   [P]     all prompts, concatenated
+    /tokens/response_ids        int32   [R]     all responses, concatenated
+    /tokens/loss_mask           uint8   [R]     aligned with response_ids
+    /tokens/response_logprobs   float32 [R]     aligned with response_ids
+    /traces/prompt_offsets      int64   [T+1]   trace t: prompt_ids[off[t]:off[t+1]]
+    /traces/response_offsets    int64   [T+1]   same for the three response-aligned columns
+    /traces/session             int64   [T]     row in /sessions
+    /traces/reward              float64 [T]
+    /traces/finish_reason       text    [T]
+    /traces/blob                blob    [T]     zlib(JSON(TraceBlob)): messages, tools, metadata
+    /sessions/key ... /sessions/blob            one row per session (SESSION_COLUMNS)
+    /sessions/trace_offsets     int64   [S+1]   session s: traces trace_offsets[s]:trace_offsets[s+1]
+
+A *text* or *blob* column NAME is stored as two datasets: ``NAME`` (uint8, the concatenated bytes: UTF-8
+text, or zlib-compressed JSON) and ``NAME_offsets`` (int64 [n+1]). Bytes survive exactly (NUL included),
+and a whole column reads in two calls. JSON blobs carry non-finite floats as ``null``; rewards live in
+float64 columns and token logprobs in float32 columns, so those keep NaN/inf bit for bit.
+
+File attributes: ``schema`` (SCHEMA_NAME), ``schema_version``, ``producer`` (JSON object of strings),
+``rank``, ``seq``, ``created_unix``, ``sessions``, ``traces``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+import numpy as np
+
+from polar_hpc.wire.records import ChatMessage, EvalResult, ReconstructionStats, ToolSpec
+
+SCHEMA_NAME = "polar-hpc-shard"
+SCHEMA_VERSION = 1
+SHARD_SUFFIX = ".h5"
+TMP_SUFFIX = ".h5.tmp"
+BLOB_ZLIB_LEVEL = 1
+
+Kind = Literal["array", "text", "blob"]
+Length = Literal["prompt", "response", "traces", "traces+1", "sessions", "sessions+1"]
+
+
+class Column(msgspec.Struct, frozen=True):
+    path: str
+    kind: Kind
+    dtype: str
+    """numpy dtype of an array column (``uint8`` for text/blob data)."""
+    length: Length
+    """Number of rows (text/blob: number of items; the data has its own length)."""
+
+
+def _a(path: str, dtype: str, length: Length) -> Column:
+    return Column(path, "array", dtype, length)
+
+
+TOKEN_COLUMNS = (
+    _a("tokens/prompt_ids", "int32", "prompt"),
+    _a("tokens/response_ids", "int32", "response"),
+    _a("tokens/loss_mask", "uint8", "response"),
+    _a("tokens/response_logprobs", "float32", "response"),
+)
+TRACE_COLUMNS = (
+    _a("traces/prompt_offsets", "int64", "traces+1"),
+    _a("traces/response_offsets", "int64", "traces+1"),
+    _a("traces/session", "int64", "traces"),
+    _a("traces/reward", "float64", "traces"),
+    Column("traces/finish_reason", "text", "uint8", "traces"),
+    Column("traces/blob", "blob", "uint8", "traces"),
+)
+SESSION_COLUMNS = (
+    Column("sessions/key", "text", "uint8", "sessions"),
+    Column("sessions/task_id", "text", "uint8", "sessions"),
+    _a("sessions/sample_index", "int64", "sessions"),
+    _a("sessions/attempt", "int64", "sessions"),
+    _a("sessions/status", "uint8", "sessions"),
+    _a("sessions/reward", "float64", "sessions"),
+    _a("sessions/duration_s", "float64", "sessions"),
+    Column("sessions/harness", "text", "uint8", "sessions"),
+    Column("sessions/model", "text", "uint8", "sessions"),
+    _a("sessions/policy_version", "int64", "sessions"),
+    _a("sessions/gateway_rank", "int64", "sessions"),
+    _a("sessions/trace_offsets", "int64", "sessions+1"),
+    Column("sessions/blob", "blob", "uint8", "sessions"),
+)
+ALL_COLUMNS = TOKEN_COLUMNS + TRACE_COLUMNS + SESSION_COLUMNS
+COLUMNS = {c.path: c for c in ALL_COLUMNS}
+
+
+class TraceBlob(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """The non-token fields of one Trace."""
+
+    prompt_messages: list[ChatMessage] = msgspec.field(default_factory=list)
+    response_messages: list[ChatMessage] = msgspec.field(default_factory=list)
+    tools: list[ToolSpec] = msgspec.field(default_factory=list)
+    metadata: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class SessionBlob(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """The fields of a SessionResult that are not session-table columns."""
+
+    stats: ReconstructionStats = msgspec.field(default_factory=ReconstructionStats)
+    error: str | None = None
+    evaluation: EvalResult | None = None
+    timings: dict[str, float] = msgspec.field(default_factory=dict)
+    metadata: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+def offsets_name(path: str) -> str:
+    return f"{path}_offsets"
+
+
+def dataset_names() -> list[str]:
+    """Every dataset a shard must hold."""
+    names: list[str] = []
+    for c in ALL_COLUMNS:
+        names.append(c.path)
+        if c.kind != "array":
+            names.append(offsets_name(c.path))
+    return names
+
+
+def expected_rows(length: Length, sizes: dict[str, int]) -> int:
+    if length.endswith("+1"):
+        return sizes[length[:-2]] + 1
+    return sizes[length]
+
+
+def check_structure(f: Any) -> list[str]:
+    """Schema checks that read attributes, shapes and the small offset columns only (no token data).
+
+    ``f`` is an open ``h5py.File``. Returns problems as text; empty when the layout is sound.
+    """
+    attrs = f.attrs
+    name = attrs.get("schema")
+    if isinstance(name, bytes):
+        name = name.decode()
+    if name != SCHEMA_NAME:
+        return [f"attribute schema: expected {SCHEMA_NAME!r}, found {name!r}"]
+    version = attrs.get("schema_version")
+    if version is None or int(version) != SCHEMA_VERSION:
+        return [f"attribute schema_version: expected {SCHEMA_VERSION}, found {version!r}"]
+    missing = [n for n in dataset_names() if n not in f]
+    if missing:
+        return [f"missing datasets: {', '.join(missing)}"]
+    problems: list[str] = []
+    sizes = {
+        "traces": f["traces/session"].shape[0],
+        "sessions": f["sessions/sample_index"].shape[0],
+        "prompt": f["tokens/prompt_ids"].shape[0],
+        "response": f["tokens/response_ids"].shape[0],
+    }
+    for c in ALL_COLUMNS:
+        ds = f[c.path]
+        if ds.dtype != np.dtype(c.dtype) or len(ds.shape) != 1:
+            problems.append(f"{c.path}: expected 1-D {c.dtype}, found {ds.dtype} shape {ds.shape}")
+            continue
+        rows = expected_rows(c.length, sizes)
+        if c.kind == "array":
+            if ds.shape[0] != rows:
+                problems.append(f"{c.path}: expected {rows} rows ({c.length}), found {ds.shape[0]}")
+            continue
+        off = f[offsets_name(c.path)]
+        if off.dtype != np.dtype("int64") or off.shape != (rows + 1,):
+            problems.append(
+                f"{offsets_name(c.path)}: expected int64 [{rows + 1}], found {off.dtype} {off.shape}"
+            )
+            continue
+        problems += check_offsets(offsets_name(c.path), off[()], ds.shape[0])
+    if problems:
+        return problems
+    problems += check_offsets("traces/prompt_offsets", f["traces/prompt_offsets"][()], sizes["prompt"])
+    problems += check_offsets("traces/response_offsets", f["traces/response_offsets"][()], sizes["response"])
+    problems += check_offsets("sessions/trace_offsets", f["sessions/trace_offsets"][()], sizes["traces"])
+    return problems
+
+
+def check_offsets(name: str, off: np.ndarray, total: int) -> list[str]:
+    if off.shape[0] == 0 or off[0] != 0:
+        return [f"{name}: must start at 0"]
+    if off[-1] != total:
+        return [f"{name}: ends at {int(off[-1])}, the data holds {total}"]
+    bad = np.flatnonzero(np.diff(off) < 0)
+    if bad.size:
+        return [f"{name}: decreases at row {int(bad[0])}"]
+    return []
