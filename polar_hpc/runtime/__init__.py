@@ -1,0 +1,46 @@
+"""Sandboxes a session's commands run in: ``bwrap``, ``apptainer`` and ``local`` behind one interface."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from polar_hpc.config.run import RuntimeSpec
+from polar_hpc.runtime.base import (
+    ExecResult,
+    PrepareError,
+    Runtime,
+    SandboxError,
+    SandboxStartError,
+    SandboxStateError,
+    SandboxUnavailable,
+)
+
+__all__ = [
+    "ExecResult",
+    "PrepareError",
+    "Runtime",
+    "SandboxError",
+    "SandboxStartError",
+    "SandboxStateError",
+    "SandboxUnavailable",
+    "make_runtime",
+]
+
+BACKENDS = ("apptainer", "bwrap", "local")
+
+
+def make_runtime(spec: RuntimeSpec, session_dir: Path, *, proxy_socket: Path | None = None) -> Runtime:
+    """A not-yet-started runtime for one session; call ``await rt.start()`` then ``exec``, ``stop``."""
+    if spec.backend == "local":
+        from polar_hpc.runtime.local import LocalRuntime
+
+        return LocalRuntime(spec, session_dir, proxy_socket=proxy_socket)
+    if spec.backend == "bwrap":
+        from polar_hpc.runtime.bwrap import BwrapRuntime
+
+        return BwrapRuntime(spec, session_dir, proxy_socket=proxy_socket)
+    if spec.backend == "apptainer":
+        from polar_hpc.runtime.apptainer import ApptainerRuntime
+
+        return ApptainerRuntime(spec, session_dir, proxy_socket=proxy_socket)
+    raise ValueError(f"runtime.backend: expected one of {', '.join(BACKENDS)}, got {spec.backend!r}")

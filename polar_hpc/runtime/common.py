@@ -1,0 +1,199 @@
+"""What every backend shares: state, env, path mapping, transfers, and the live-process bookkeeping."""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+import shutil
+import tempfile
+import uuid
+from pathlib import Path
+
+from polar_hpc.config.run import RuntimeSpec
+from polar_hpc.log import get_logger
+from polar_hpc.runtime.base import (
+    FORWARD_PORT,
+    SANDBOX_SESSION_DIR,
+    ExecResult,
+    SandboxError,
+    SandboxStateError,
+)
+from polar_hpc.runtime.process import kill_tree, run_command
+
+log = get_logger("runtime")
+
+SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+def copy_path(src: Path, dst: Path) -> None:
+    """Copy a file or a directory tree (``dst`` is the new name, parents created)."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    if src.is_dir():
+        shutil.copytree(src, dst, symlinks=True, dirs_exist_ok=True)
+    elif src.exists():
+        shutil.copy2(src, dst)
+    else:
+        raise FileNotFoundError(f"copy: source {src} does not exist")
+
+
+class SandboxBase:
+    """A sandbox whose session dir is a host dir bound at ``sandbox_session_dir``.
+
+    Subclasses build the argv of one command (``_wrap``) and may add ``_start`` / ``_stop`` steps.
+    """
+
+    backend = "base"
+
+    def __init__(self, spec: RuntimeSpec, session_dir: Path, *, proxy_socket: Path | None = None) -> None:
+        self.spec = spec
+        self.session_dir = Path(session_dir).resolve()
+        self.sandbox_session_dir = SANDBOX_SESSION_DIR
+        self.proxy_socket = proxy_socket
+        self.is_root = False
+        self._live: set[int] = set()
+        self._state = "new"
+        self._scratch: Path | None = None
+
+    @property
+    def scratch(self) -> Path:
+        """Host temp dir of this session (private /tmp etc.), removed by ``stop``."""
+        if self._scratch is None:
+            raise SandboxStateError(f"{self.backend} runtime for {self.session_dir}: not started")
+        return self._scratch
+
+    @property
+    def bridged(self) -> bool:
+        """True when the network is unshared and the proxy is reached through the bound socket."""
+        return self.spec.network == "none" and self.proxy_socket is not None
+
+    def proxy_base_url(self, host_base_url: str) -> str:
+        return f"http://127.0.0.1:{FORWARD_PORT}" if self.bridged else host_base_url
+
+    # ---- lifecycle -------------------------------------------------------------------------------
+    async def start(self) -> None:
+        if self._state != "new":
+            raise SandboxStateError(f"{self.backend} runtime for {self.session_dir}: start() when {self._state}")
+        if self.spec.network == "none" and self.proxy_socket is None:
+            log.warning("%s: network='none' without a proxy socket: the harness cannot reach the proxy", self.backend)
+        if self.proxy_socket is not None and not self.proxy_socket.exists():
+            raise SandboxError(f"proxy socket {self.proxy_socket} does not exist (start the proxy with unix_path=...)")
+        self.session_dir.mkdir(parents=True, exist_ok=True)
+        for sub in ("home", "logs", "work"):
+            (self.session_dir / sub).mkdir(exist_ok=True)
+        self._scratch = Path(tempfile.mkdtemp(prefix=f"polar-{self.backend}-"))
+        (self._scratch / "tmp").mkdir()
+        self._state = "starting"
+        try:
+            await self._start()
+        except BaseException:
+            await self.stop()
+            raise
+        self._state = "running"
+
+    async def _start(self) -> None:
+        return None
+
+    async def stop(self) -> None:
+        if self._state == "stopped":
+            return
+        self._state = "stopping"
+        try:
+            await asyncio.gather(*(kill_tree(pid) for pid in list(self._live)))
+            self._live.clear()
+            await self._stop()
+        finally:
+            if self._scratch is not None:
+                shutil.rmtree(self._scratch, ignore_errors=True)
+            self._state = "stopped"
+
+    async def _stop(self) -> None:
+        return None
+
+    # ---- exec --------------------------------------------------------------------------------
+    def base_env(self) -> dict[str, str]:
+        home = f"{self.sandbox_session_dir}/home"
+        return {
+            "PATH": SANDBOX_PATH,
+            "HOME": home,
+            "LANG": "C.UTF-8",
+            "TERM": "dumb",
+            "TMPDIR": "/tmp",
+            "SESSION_DIR": self.sandbox_session_dir,
+        }
+
+    def resolve_cwd(self, cwd: str | None) -> str:
+        return cwd or self.spec.workdir
+
+    def _wrap(self, argv: list[str], env: dict[str, str], cwd: str) -> tuple[list[str], dict[str, str], Path | None]:
+        """(host argv, host env, host cwd) that run ``argv`` inside the sandbox."""
+        raise NotImplementedError
+
+    async def exec(
+        self,
+        cmd: str | list[str],
+        *,
+        timeout_s: float | None = None,
+        env: dict[str, str] | None = None,
+        cwd: str | None = None,
+        log_path: Path | None = None,
+    ) -> ExecResult:
+        if self._state != "running":
+            raise SandboxStateError(f"{self.backend} runtime for {self.session_dir}: exec() when {self._state}")
+        argv = ["/bin/sh", "-c", cmd] if isinstance(cmd, str) else list(cmd)
+        if not argv:
+            raise ValueError("exec: empty command")
+        full_env = {**self.base_env(), **self.spec.env, **(env or {})}
+        host_argv, host_env, host_cwd = self._wrap(argv, full_env, self.resolve_cwd(cwd))
+        return await run_command(
+            host_argv, env=host_env, cwd=host_cwd, timeout_s=timeout_s, log_path=log_path, live=self._live
+        )
+
+    # ---- transfers ---------------------------------------------------------------------------
+    def host_path(self, sandbox_path: str) -> Path | None:
+        """The host path behind a sandbox path when it lies on a host-backed mount, else None."""
+        p = sandbox_path.rstrip("/") or "/"
+        root = self.sandbox_session_dir
+        if p == root or p.startswith(root + "/"):
+            return self.session_dir / p[len(root) :].lstrip("/")
+        if self._scratch is not None and (p == "/tmp" or p.startswith("/tmp/")):
+            return self._scratch / "tmp" / p[len("/tmp") :].lstrip("/")
+        return None
+
+    async def upload(self, src: Path, dst: str) -> None:
+        target = self.host_path(dst)
+        if target is not None:
+            await asyncio.to_thread(copy_path, Path(src), target)
+            return
+        staged = f".polar-xfer-{uuid.uuid4().hex[:12]}"
+        await asyncio.to_thread(copy_path, Path(src), self.session_dir / staged)
+        try:
+            inside = f"{self.sandbox_session_dir}/{staged}"
+            q = shlex.quote
+            parent = q(str(Path(dst).parent))
+            res = await self.exec(f"mkdir -p {parent} && cp -a {q(inside)} {q(dst)}", timeout_s=300)
+            if not res.ok:
+                raise SandboxError(f"upload {src} -> {dst}: exit {res.returncode}: {res.stderr.strip()}")
+        finally:
+            await asyncio.to_thread(_remove, self.session_dir / staged)
+
+    async def download(self, src: str, dst: Path) -> None:
+        source = self.host_path(src)
+        if source is not None:
+            await asyncio.to_thread(copy_path, source, Path(dst))
+            return
+        staged = f".polar-xfer-{uuid.uuid4().hex[:12]}"
+        inside = f"{self.sandbox_session_dir}/{staged}"
+        try:
+            res = await self.exec(f"cp -a {shlex.quote(src)} {shlex.quote(inside)}", timeout_s=300)
+            if not res.ok:
+                raise SandboxError(f"download {src} -> {dst}: exit {res.returncode}: {res.stderr.strip()}")
+            await asyncio.to_thread(copy_path, self.session_dir / staged, Path(dst))
+        finally:
+            await asyncio.to_thread(_remove, self.session_dir / staged)
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
