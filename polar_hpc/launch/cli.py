@@ -1,0 +1,140 @@
+"""``polar-hpc launch | status | cancel | resume``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("launch", help="submit a run from a recipe (like sbatch)")
+    p.add_argument("recipe", help="recipe TOML, e.g. recipes/local-demo.toml")
+    p.add_argument("--backend", choices=["slurm", "local"], help="override launch.backend")
+    p.add_argument("--run-dir", help="run directory (default: runs/<name>-<timestamp>)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a recipe value, e.g. --set gateway.num_ranks=2 (repeatable)")
+    p.add_argument("--dry-run", action="store_true", help="print the resolved config and sbatch scripts; submit nothing")
+    p.add_argument("--wait", action="store_true", help="follow the run until it ends; exit status reflects the outcome")
+    p.add_argument("--timeout", type=float, default=None, help="with --wait: give up waiting after this many seconds")
+    p.set_defaults(func=run_launch)
+
+    s = sub.add_parser("status", help="show a run's components, progress and recent errors")
+    s.add_argument("run_dir")
+    s.add_argument("--json", action="store_true", help="machine-readable output")
+    s.set_defaults(func=run_status)
+
+    c = sub.add_parser("cancel", help="drain and stop every component of a run (shards are committed)")
+    c.add_argument("run_dir")
+    c.add_argument("--grace", type=float, default=60.0, help="seconds to let components drain before killing")
+    c.set_defaults(func=run_cancel)
+
+    r = sub.add_parser("resume", help="resubmit what is not running; finished sessions are not rerun")
+    r.add_argument("run_dir")
+    r.add_argument("--wait", action="store_true")
+    r.add_argument("--timeout", type=float, default=None)
+    r.set_defaults(func=run_resume)
+
+
+def run_launch(args: argparse.Namespace) -> int:
+    from polar_hpc.config import dump_config, load_recipe
+
+    overrides = list(args.overrides)
+    if args.backend:
+        overrides.append(f"launch.backend={args.backend}")
+    cfg = load_recipe(args.recipe, overrides)
+    if args.dry_run:
+        from polar_hpc.launch.rundir import RunDir, default_run_dir
+        from polar_hpc.launch.submit import render_sbatch
+
+        run = RunDir(args.run_dir or cfg.launch.run_dir or default_run_dir(cfg))
+        out = ["# resolved config", dump_config(cfg)]
+        for component, script in render_sbatch(cfg, run).items():
+            out += [f"# sbatch script: {component}", script]
+        sys.stdout.write("\n".join(out) + "\n")
+        return 0
+    from polar_hpc.launch.preflight import preflight
+    from polar_hpc.launch.rundir import create_run_dir, default_run_dir
+    from polar_hpc.launch.submit import submit_run
+
+    preflight(cfg)
+    run = create_run_dir(cfg, Path(args.run_dir or cfg.launch.run_dir or default_run_dir(cfg)))
+    ledger = submit_run(run.load_config(), run)
+    lines = [f"run dir: {run.root}", f"backend: {ledger.backend}"]
+    for job in ledger.jobs:
+        lines.append(f"  {job.component}-{job.index}: job {job.job_id}")
+    lines += [
+        "logs:",
+        f"  tail -F {run.root}/logs/*/*/*.out",
+        f"watch: polar-hpc status {run.root}",
+        f"stop:  polar-hpc cancel {run.root}",
+    ]
+    sys.stdout.write("\n".join(lines) + "\n")
+    if args.wait:
+        from polar_hpc.launch.monitor import wait_run
+
+        code = wait_run(run, timeout_s=args.timeout)
+        _print_summary(run)
+        return code
+    return 0
+
+
+def _print_summary(run: Any) -> None:
+    from polar_hpc.launch.monitor import progress_line, read_status
+
+    sys.stdout.write(f"final: {progress_line(read_status(run))}\nshards: {run.shards}\n")
+
+
+def run_status(args: argparse.Namespace) -> int:
+    import msgspec
+
+    from polar_hpc.launch.monitor import component_states, progress_line, read_status
+    from polar_hpc.launch.rundir import RunDir
+
+    run = RunDir(args.run_dir)
+    if not run.exists():
+        sys.stderr.write(f"polar-hpc: {run.root} is not a run directory (no config.toml)\n")
+        return 2
+    jobs = run.read_jobs()
+    comps = component_states(run, jobs) if jobs else []
+    status = read_status(run)
+    if args.json:
+        doc = {"run_dir": str(run.root), "components": comps, "status": status}
+        sys.stdout.write(msgspec.json.format(msgspec.json.encode(doc)).decode() + "\n")
+        return 0
+    rows = [f"{'component':<14} {'job':>10} {'pid':>8} {'state':<12} {'endpoint':<8}"]
+    for c in comps:
+        name = "coordinator" if c.component == "coordinator" else f"{c.component}-{c.index}"
+        rows.append(f"{name:<14} {c.job_id:>10} {c.pid or '-':>8} {c.state:<12} {'yes' if c.endpoint else 'no':<8}")
+    rows.append("")
+    rows.append(progress_line(status))
+    if status is not None:
+        rows.append("finished" if status.finished else "running")
+    sys.stdout.write("\n".join(rows) + "\n")
+    return 0
+
+
+def run_cancel(args: argparse.Namespace) -> int:
+    from polar_hpc.launch.monitor import cancel_run
+    from polar_hpc.launch.rundir import RunDir
+
+    cancel_run(RunDir(args.run_dir), grace_s=args.grace)
+    sys.stdout.write(f"cancelled {args.run_dir}\n")
+    return 0
+
+
+def run_resume(args: argparse.Namespace) -> int:
+    from polar_hpc.launch.monitor import dead_components, wait_run
+    from polar_hpc.launch.rundir import RunDir
+    from polar_hpc.launch.submit import submit_run
+
+    run = RunDir(args.run_dir)
+    cfg = run.load_config()
+    jobs = run.read_jobs()
+    dead = dead_components(run) if jobs else None
+    submit_run(cfg, run, only=dead)  # type: ignore[arg-type]
+    sys.stdout.write(f"resumed {run.root}: resubmitted {len(dead) if dead is not None else 'all'} component(s)\n")
+    if args.wait:
+        return wait_run(run, timeout_s=args.timeout)
+    return 0

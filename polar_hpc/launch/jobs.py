@@ -1,0 +1,98 @@
+"""What a submitted job runs: one component as a supervised subprocess, checkpointable for requeue.
+
+The job body (pickled by submitit) starts ``python -m polar_hpc <component> ...`` with the frozen code of the run
+first on ``PYTHONPATH``, forwards SIGTERM to it, and on preemption (submitit's checkpoint hook) asks it to drain
+and commit its shard before the job is requeued.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import submitit
+
+from polar_hpc.launch.rundir import Component, RunDir
+
+STOP_GRACE_S = 60.0
+
+
+def component_argv(run: RunDir, component: Component, index: int) -> list[str]:
+    base = [sys.executable, "-u", "-m", "polar_hpc"]
+    cfg = str(run.config_path)
+    if component == "inference":
+        return [*base, "serve-inference", "--config", cfg, "--run-dir", str(run.root), "--index", str(index)]
+    if component == "coordinator":
+        return [*base, "coordinator", "--config", cfg, "--run-dir", str(run.root)]
+    return [*base, "gateway", "--config", cfg, "--run-dir", str(run.root), "--rank", str(index)]
+
+
+def _run_finished(run: RunDir) -> bool:
+    from polar_hpc.launch.monitor import read_status
+
+    status = read_status(run)
+    return status is not None and status.finished
+
+
+class ComponentJob(submitit.helpers.Checkpointable):
+    """Runs one component of a run. Inference servers also stop when the run's status says it is over."""
+
+    def __init__(self, run_dir: str, component: Component, index: int) -> None:
+        self.run_dir = run_dir
+        self.component = component
+        self.index = index
+        self._child: subprocess.Popen[bytes] | None = None
+
+    def __getstate__(self) -> dict[str, object]:
+        state = dict(self.__dict__)
+        state["_child"] = None
+        return state
+
+    def pid_file(self) -> Path:
+        return RunDir(self.run_dir).root / "logs" / self.component / f"{self.component}-{self.index}.pid"
+
+    def __call__(self) -> int:
+        run = RunDir(self.run_dir)
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(run.code), env.get("PYTHONPATH", "")) if p)
+        env["POLAR_RUN_DIR"] = str(run.root)
+        log_dir = run.logs(self.component)
+        log_dir.mkdir(parents=True, exist_ok=True)
+        self._child = subprocess.Popen(component_argv(run, self.component, self.index), env=env)
+        self.pid_file().write_text(str(self._child.pid))
+        previous = signal.signal(signal.SIGTERM, lambda *_: self._stop_child())
+        try:
+            while True:
+                code = self._child.poll()
+                if code is not None:
+                    break
+                if self.component == "inference" and _run_finished(run):
+                    self._stop_child()
+                    code = 0
+                    break
+                time.sleep(1.0)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+        if code != 0:
+            raise RuntimeError(f"{self.component}-{self.index} exited with status {code}; see {log_dir}")
+        return code
+
+    def _stop_child(self) -> None:
+        child = self._child
+        if child is None or child.poll() is not None:
+            return
+        child.send_signal(signal.SIGTERM)
+        try:
+            child.wait(timeout=STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait(timeout=10)
+
+    def checkpoint(self) -> submitit.helpers.DelayedSubmission:
+        """Preemption or timeout: let the component drain and commit, then requeue the same job."""
+        self._stop_child()
+        return submitit.helpers.DelayedSubmission(ComponentJob(self.run_dir, self.component, self.index))

@@ -1,0 +1,155 @@
+"""Submit a run's components through submitit: Slurm jobs (inference servers, coordinator, gateway array) or the
+same jobs as local processes. ``--dry-run`` renders the exact sbatch scripts instead."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import time
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import submitit
+from submitit.slurm.slurm import _make_sbatch_string
+
+from polar_hpc.config import ConfigError, RunConfig, SlurmResources
+from polar_hpc.launch.jobs import ComponentJob
+from polar_hpc.launch.rundir import Component, JobRecord, JobsFile, RunDir
+from polar_hpc.log import get_logger
+
+log = get_logger("launch")
+
+SITES_DIR = Path(__file__).resolve().parents[2] / "slurm" / "sites"
+_OPTIONAL = ("partition", "account", "qos", "constraint", "mem_gb")
+
+
+def load_site(name: str, sites_dir: Path = SITES_DIR) -> dict[Component | str, SlurmResources]:
+    """``slurm/sites/<name>.toml``: tables ``[all]``, ``[inference]``, ``[coordinator]``, ``[gateway]``."""
+    path = sites_dir / f"{name}.toml"
+    if not path.is_file():
+        known = ", ".join(sorted(p.stem for p in sites_dir.glob("*.toml"))) or "none"
+        raise ConfigError(f"launch.site: no site file {path} (known sites: {known})")
+    data = tomllib.loads(path.read_text())
+    out: dict[Component | str, SlurmResources] = {}
+    for key, table in data.items():
+        if key not in ("all", "inference", "coordinator", "gateway"):
+            raise ConfigError(f"{path}: unknown table [{key}] (valid: all, inference, coordinator, gateway)")
+        out[key] = msgspec.convert(table, SlurmResources)
+    return out
+
+
+def with_site(res: SlurmResources, site: dict[Component | str, SlurmResources], component: Component) -> SlurmResources:
+    for layer in (site.get(component), site.get("all")):
+        if layer is None:
+            continue
+        changes: dict[str, Any] = {f: getattr(layer, f) for f in _OPTIONAL if getattr(res, f) is None}
+        changes["extra"] = {**layer.extra, **res.extra}
+        res = msgspec.structs.replace(res, **{k: v for k, v in changes.items() if v is not None})
+    return res
+
+
+def slurm_parameters(res: SlurmResources, name: str, run: RunDir) -> dict[str, Any]:
+    params: dict[str, Any] = {
+        "job_name": name,
+        # queued jobs run the run's frozen copy of the code, not the live checkout
+        "setup": [f"export PYTHONPATH={shlex.quote(str(run.code))}${{PYTHONPATH:+:$PYTHONPATH}}"],
+        "time": res.time_min,
+        "nodes": res.nodes,
+        "cpus_per_task": res.cpus_per_task,
+        "gpus_per_node": res.gpus_per_node,
+        "additional_parameters": {"requeue": True, **res.extra},
+        "signal_delay_s": 60,
+        "stderr_to_stdout": True,
+    }
+    for key in ("partition", "account", "qos", "constraint"):
+        if getattr(res, key) is not None:
+            params[key] = getattr(res, key)
+    if res.mem_gb is not None:
+        params["mem"] = f"{int(res.mem_gb * 1024)}MB"
+    return params
+
+
+def component_resources(cfg: RunConfig) -> dict[Component, SlurmResources]:
+    res: dict[Component, SlurmResources] = {
+        "inference": cfg.inference.resources,
+        "coordinator": cfg.coordinator.resources,
+        "gateway": cfg.gateway.resources,
+    }
+    if cfg.launch.site:
+        site = load_site(cfg.launch.site)
+        res = {c: with_site(r, site, c) for c, r in res.items()}
+    return res
+
+
+def planned_jobs(cfg: RunConfig) -> list[tuple[Component, int]]:
+    jobs: list[tuple[Component, int]] = []
+    if cfg.inference.engine != "external":
+        jobs += [("inference", i) for i in range(cfg.inference.num_servers)]
+    jobs.append(("coordinator", 0))
+    jobs += [("gateway", r) for r in range(cfg.gateway.num_ranks)]
+    return jobs
+
+
+def render_sbatch(cfg: RunConfig, run: RunDir) -> dict[str, str]:
+    """The sbatch scripts submitit would submit, one per component (the gateway one is an array)."""
+    res = component_resources(cfg)
+    scripts: dict[str, str] = {}
+    python = shlex.quote(sys.executable)
+    for component in ("inference", "coordinator", "gateway"):
+        if component == "inference" and cfg.inference.engine == "external":
+            continue
+        folder = run.logs(component) / "%j"
+        params = slurm_parameters(res[component], f"{cfg.name}-{component}", run)
+        if component == "gateway" and cfg.gateway.num_ranks > 1:
+            params["map_count"] = cfg.gateway.num_ranks
+            params["array_parallelism"] = cfg.gateway.num_ranks
+        command = f"{python} -u -m submitit.core._submit {shlex.quote(str(folder))}"
+        scripts[component] = _make_sbatch_string(command=command, folder=folder, **params)
+    return scripts
+
+
+def _executor(cfg: RunConfig, run: RunDir, component: Component, res: SlurmResources) -> submitit.Executor:
+    folder = run.logs(component) / "%j"
+    if cfg.launch.backend == "slurm":
+        ex: submitit.Executor = submitit.SlurmExecutor(folder=folder, max_num_timeout=3)
+        params = slurm_parameters(res, f"{cfg.name}-{component}", run)
+        if component == "gateway":
+            params["array_parallelism"] = max(1, cfg.gateway.num_ranks)
+        ex.update_parameters(**params)
+    else:
+        ex = submitit.LocalExecutor(folder=folder, max_num_timeout=3)
+        ex.update_parameters(timeout_min=res.time_min, stderr_to_stdout=True)
+    return ex
+
+
+def submit_run(cfg: RunConfig, run: RunDir, only: set[tuple[Component, int]] | None = None) -> JobsFile:
+    """Submit every component (or only the given ones, for resume). Returns the ledger, also written to jobs.json."""
+    res = component_resources(cfg)
+    ledger = run.read_jobs() or JobsFile(backend=cfg.launch.backend)
+    wanted = [j for j in planned_jobs(cfg) if only is None or j in only]
+    by_component: dict[Component, list[int]] = {}
+    for component, index in wanted:
+        by_component.setdefault(component, []).append(index)
+    with submitit.helpers.clean_env():
+        for component in ("inference", "coordinator", "gateway"):
+            indices = by_component.get(component, [])
+            if not indices:
+                continue
+            ex = _executor(cfg, run, component, res[component])
+            bodies = [ComponentJob(str(run.root), component, i) for i in indices]
+            if len(bodies) > 1 and cfg.launch.backend == "slurm":
+                jobs = ex.submit_array(bodies)
+            else:
+                jobs = [ex.submit(b) for b in bodies]
+            for index, job in zip(indices, jobs, strict=True):
+                folder = str(run.logs(component) / str(job.job_id))
+                ledger.jobs = [j for j in ledger.jobs if not (j.component == component and j.index == index)]
+                ledger.jobs.append(
+                    JobRecord(component=component, index=index, job_id=str(job.job_id),
+                              backend=cfg.launch.backend, folder=folder, submitted_at=time.time())
+                )
+                log.info("submitted %s-%d as job %s", component, index, job.job_id)
+    run.write_jobs(ledger)
+    return ledger
