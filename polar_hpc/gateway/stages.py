@@ -1,0 +1,93 @@
+"""What flows through the stage pools: stages, the per-session job, the agent outcome, the executor seam."""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import math
+from typing import Any, Literal, Protocol
+
+import msgspec
+
+from polar_hpc.wire.records import EvalResult, Session, TraceStatus, Trajectory
+
+
+class Stage(enum.StrEnum):
+    QUEUED = "queued"
+    INIT = "init"
+    READY = "ready"
+    RUN = "run"
+    POSTRUN = "postrun"
+    DONE = "done"
+    CANCELLED = "cancelled"
+
+
+class AgentOutcome(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """How the harness run ended. ``timeout`` still yields a partial trajectory."""
+
+    status: Literal["completed", "failed", "timeout", "error"]
+    returncode: int | None = None
+    detail: str = ""
+
+    @property
+    def trace_status(self) -> TraceStatus:
+        if self.status == "completed":
+            return TraceStatus.COMPLETED
+        if self.status == "timeout":
+            return TraceStatus.TIMEOUT
+        return TraceStatus.ERROR
+
+
+class SessionJob:
+    """One session's life inside a rank (in-process only; never crosses a process boundary)."""
+
+    def __init__(self, session: Session, submitted_at: float) -> None:
+        self.session = session
+        self.stage = Stage.QUEUED
+        self.submitted_at = submitted_at
+        self.deadline = math.inf
+        """Session deadline (loop time), set when INIT starts."""
+        self.timings: dict[str, float] = {}
+        self.failure: tuple[TraceStatus, str] | None = None
+        """INIT/READY failure: no harness ran, POSTRUN reports it without building."""
+        self.agent: AgentOutcome | None = None
+        self.state: Any = None
+        """The executor's per-session state (runtime, proxy key, ...)."""
+        self.prewarm: asyncio.Task[None] | None = None
+        self.run_timeout: asyncio.Timeout | None = None
+        self.task: asyncio.Task[None] | None = None
+        self.teardown_task: asyncio.Task[None] | None = None
+        self.torn_down = False
+
+    @property
+    def session_id(self) -> str:
+        return self.session.session_id
+
+
+class SessionExecutor(Protocol):
+    """The work of each stage; the pools own ordering, budgets, statuses, timings and teardown.
+
+    Every method may raise; the pools turn exceptions into ERROR results and still call ``teardown``.
+    Methods are cancelled when the session is cancelled or its budget runs out.
+    """
+
+    async def start(self, job: SessionJob) -> None:
+        """Start the sandbox (runs under the start gate)."""
+
+    async def prepare(self, job: SessionJob) -> None:
+        """Run the runtime's prepare actions (retries are the executor's)."""
+
+    def wants_prewarm(self, job: SessionJob) -> bool:
+        """Whether the evaluator wants a fresh runtime, started while the harness runs."""
+
+    async def prewarm(self, job: SessionJob) -> None: ...
+
+    async def run(self, job: SessionJob, budget_s: float) -> AgentOutcome:
+        """Run the harness; the pools cancel it when ``budget_s`` is spent (outcome ``timeout``)."""
+
+    async def build(self, job: SessionJob, status: TraceStatus) -> Trajectory: ...
+
+    async def evaluate(self, job: SessionJob, trajectory: Trajectory) -> EvalResult | None: ...
+
+    async def teardown(self, job: SessionJob) -> None:
+        """Stop every runtime of the session and close its proxy session; idempotent."""
