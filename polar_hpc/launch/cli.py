@@ -16,6 +16,8 @@ def register(sub: Any) -> None:
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a recipe value, e.g. --set gateway.num_ranks=2 (repeatable)")
     p.add_argument("--dry-run", action="store_true", help="print the resolved config and sbatch scripts; submit nothing")
+    p.add_argument("--no-submit", action="store_true",
+                   help="create the run dir and print the component commands; submit nothing (slurm/polar-run.sbatch)")
     p.add_argument("--wait", action="store_true", help="follow the run until it ends; exit status reflects the outcome")
     p.add_argument("--timeout", type=float, default=None, help="with --wait: give up waiting after this many seconds")
     p.set_defaults(func=run_launch)
@@ -60,6 +62,15 @@ def run_launch(args: argparse.Namespace) -> int:
 
     preflight(cfg)
     run = create_run_dir(cfg, Path(args.run_dir or cfg.launch.run_dir or default_run_dir(cfg)))
+    if args.no_submit:
+        import shlex
+
+        from polar_hpc.launch.jobs import component_argv
+        from polar_hpc.launch.submit import planned_jobs
+
+        for component, index in planned_jobs(cfg):
+            sys.stdout.write(f"{component} {index} {shlex.join(component_argv(run, component, index))}\n")
+        return 0
     ledger = submit_run(run.load_config(), run)
     lines = [f"run dir: {run.root}", f"backend: {ledger.backend}"]
     for job in ledger.jobs:
