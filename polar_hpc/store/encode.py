@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Sequence
+from typing import Any
 
 import msgspec
 import numpy as np
@@ -16,7 +17,7 @@ _ENC = json_encoder()
 _TRACE_DEC = json_decoder(TraceBlob)
 _SESSION_DEC = json_decoder(SessionBlob)
 
-_TOKEN_DTYPES = {
+_TOKEN_DTYPES: dict[str, np.dtype[Any]] = {
     "prompt_ids": np.dtype("int32"),
     "response_ids": np.dtype("int32"),
     "loss_mask": np.dtype("uint8"),

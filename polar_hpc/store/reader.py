@@ -146,10 +146,10 @@ class ShardReader:
                 with open_shard(path) as f:
                     table = read_sessions(f)
             except ShardError as err:
-                self._report(str(err))
+                self.report(str(err))
                 continue
             except (OSError, KeyError, ValueError) as err:
-                self._report(f"{path}: unreadable session table: {err}")
+                self.report(f"{path}: unreadable session table: {err}")
                 continue
             first = np.ones(len(table), dtype=bool)
             for i, key in enumerate(table.keys):
@@ -165,7 +165,7 @@ class ShardReader:
         self._index = index
         return index
 
-    def _report(self, problem: str) -> None:
+    def report(self, problem: str) -> None:
         log.warning("skipping shard: %s", problem)
         self._problems.append(problem)
 
@@ -184,7 +184,7 @@ class ShardReader:
                     tr = read_traces(f)
                     tok = read_tokens(f)
             except (ShardError, OSError, KeyError, ValueError) as err:
-                self._report(f"{s.path}: unreadable trace data: {err}")
+                self.report(f"{s.path}: unreadable trace data: {err}")
                 continue
             t = s.table
             po, ro, to = tr.prompt_offsets.tolist(), tr.response_offsets.tolist(), t.trace_offsets.tolist()
@@ -222,13 +222,13 @@ class ShardReader:
                 with open_shard(s.path) as f:
                     data = _Loaded.read(f)
             except (ShardError, OSError, KeyError, ValueError) as err:
-                self._report(f"{s.path}: unreadable trace data: {err}")
+                self.report(f"{s.path}: unreadable trace data: {err}")
                 continue
             for row in rows.tolist():
                 try:
                     result = data.rebuild(s.table, row)
                 except (zlib.error, msgspec.DecodeError, ValueError) as err:
-                    self._report(f"{s.path}: session {s.table.keys[row]!r}: corrupt blob: {err}")
+                    self.report(f"{s.path}: session {s.table.keys[row]!r}: corrupt blob: {err}")
                     continue
                 yield result
 

@@ -135,12 +135,16 @@ def check_structure(f: Any) -> list[str]:
     """
     attrs = f.attrs
     name = attrs.get("schema")
+    if isinstance(name, np.generic):
+        name = name.item()
     if isinstance(name, bytes):
         name = name.decode()
     if name != SCHEMA_NAME:
         return [f"attribute schema: expected {SCHEMA_NAME!r}, found {name!r}"]
     version = attrs.get("schema_version")
-    if version is None or int(version) != SCHEMA_VERSION:
+    if isinstance(version, np.generic):
+        version = version.item()
+    if version != SCHEMA_VERSION:
         return [f"attribute schema_version: expected {SCHEMA_VERSION}, found {version!r}"]
     missing = [n for n in dataset_names() if n not in f]
     if missing:

@@ -1,0 +1,93 @@
+"""``polar-hpc shards inspect|validate|export``. Light module: h5py/numpy are imported inside ``run``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("shards", help="inspect, validate and export HDF5 trajectory shards")
+    sub = p.add_subparsers(dest="shards_command", metavar="ACTION", required=True)
+    paths_help = "shard files, shard directories, or run directories (their shards/ folder)"
+
+    ins = sub.add_parser("inspect", help="summary: sessions, traces, tokens, statuses, rewards, harnesses")
+    ins.add_argument("paths", nargs="+", metavar="PATH", help=paths_help)
+    ins.add_argument("--json", action="store_true", help="print the summary as JSON")
+    _add_filters(ins)
+    ins.set_defaults(func=run)
+
+    val = sub.add_parser("validate", help="check schema and invariants; exit 1 naming each violation")
+    val.add_argument("paths", nargs="+", metavar="PATH", help=paths_help)
+    val.set_defaults(func=run)
+
+    exp = sub.add_parser("export", help="write raw trace fields (token level) as JSONL or Parquet")
+    exp.add_argument("paths", nargs="+", metavar="PATH", help=paths_help)
+    exp.add_argument("--format", choices=["jsonl", "parquet"], default="jsonl")
+    exp.add_argument("--out", required=True, type=Path, help="output file")
+    _add_filters(exp)
+    exp.set_defaults(func=run)
+
+
+def _add_filters(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--status",
+        action="append",
+        choices=["completed", "timeout", "error"],
+        help="keep this status (repeatable)",
+    )
+    p.add_argument("--min-reward", type=float, help="keep sessions whose reward is >= this")
+    p.add_argument("--harness", action="append", help="keep this harness (repeatable)")
+    p.add_argument("--task-id", action="append", dest="task_ids", help="keep this task id (repeatable)")
+
+
+def _filter(args: argparse.Namespace) -> Any:
+    from polar_hpc.store.reader import ShardFilter
+    from polar_hpc.wire.records import TraceStatus
+
+    if not (args.status or args.min_reward is not None or args.harness or args.task_ids):
+        return None
+    return ShardFilter(
+        status=tuple(TraceStatus[s.upper()] for s in args.status) if args.status else None,
+        min_reward=args.min_reward,
+        harness=tuple(args.harness) if args.harness else None,
+        task_ids=frozenset(args.task_ids) if args.task_ids else None,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    cmd = args.shards_command
+    if cmd == "validate":
+        return _validate(args)
+    from polar_hpc.store.reader import ShardReader
+
+    reader = ShardReader(args.paths)
+    if cmd == "inspect":
+        import msgspec
+
+        from polar_hpc.store.summary import format_summary, summarize
+
+        s = summarize(reader, _filter(args))
+        sys.stdout.write((msgspec.json.encode(s).decode() if args.json else format_summary(s)) + "\n")
+        return 0
+    from polar_hpc.store.export import export_jsonl, export_parquet
+
+    export = export_parquet if args.format == "parquet" else export_jsonl
+    n = export(reader, _filter(args), args.out)
+    for p in reader.problems:
+        sys.stderr.write(f"skipped: {p}\n")
+    sys.stdout.write(f"wrote {n} traces to {args.out}\n")
+    return 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from polar_hpc.store.validate import validate_paths
+
+    files, violations = validate_paths(args.paths)
+    for v in violations:
+        sys.stdout.write(f"{v}\n")
+    bad = len({v.file for v in violations})
+    sys.stdout.write(f"{files} shards checked, {bad} with violations, {len(violations)} violations\n")
+    return 1 if violations else 0

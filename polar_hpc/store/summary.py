@@ -1,0 +1,106 @@
+"""``shards inspect``: counts over committed shards (session tables, offsets and loss masks only)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import msgspec
+import numpy as np
+
+from polar_hpc.store.reader import ShardFilter, ShardReader
+from polar_hpc.store.shardfile import ShardError, open_shard
+from polar_hpc.wire.records import TraceStatus
+
+
+class Summary(msgspec.Struct, kw_only=True):
+    shards: int
+    problems: list[str]
+    sessions: int
+    duplicates: int
+    traces: int
+    prompt_tokens: int
+    response_tokens: int
+    trainable_tokens: int
+    statuses: dict[str, int]
+    harnesses: dict[str, int]
+    models: dict[str, int]
+    reward_bins: list[float]
+    reward_counts: list[int]
+    reward_mean: float | None
+
+
+def summarize(reader: ShardReader, flt: ShardFilter | None = None, bins: int = 10) -> Summary:
+    sessions = traces = prompt = response = trainable = 0
+    statuses: Counter[str] = Counter()
+    harnesses: Counter[str] = Counter()
+    models: Counter[str] = Counter()
+    rewards: list[np.ndarray] = []
+    for path, table, first in reader.session_tables():
+        keep = first & flt.select(table) if flt is not None else first
+        rows = np.flatnonzero(keep)
+        if not rows.size:
+            continue
+        try:
+            with open_shard(path) as f:
+                po = f["traces/prompt_offsets"][()]
+                ro = f["traces/response_offsets"][()]
+                mask = f["tokens/loss_mask"][()]
+        except (ShardError, OSError, KeyError) as err:
+            reader.report(f"{path}: unreadable offsets: {err}")
+            continue
+        to = table.trace_offsets
+        tsel = np.concatenate([np.arange(to[r], to[r + 1]) for r in rows])
+        sessions += rows.size
+        traces += tsel.size
+        prompt += int((po[tsel + 1] - po[tsel]).sum())
+        response += int((ro[tsel + 1] - ro[tsel]).sum())
+        csum = np.concatenate([[0], np.cumsum(mask, dtype=np.int64)])
+        trainable += int((csum[ro[tsel + 1]] - csum[ro[tsel]]).sum())
+        statuses.update(TraceStatus(int(s)).name for s in table.status[rows])
+        harnesses.update(table.harness[r] for r in rows)
+        models.update(table.model[r] for r in rows)
+        rewards.append(table.reward[rows])
+    allr = np.concatenate(rewards) if rewards else np.zeros(0)
+    finite = allr[np.isfinite(allr)]
+    if finite.size:
+        lo, hi = float(finite.min()), float(finite.max())
+        counts, edges = np.histogram(finite, bins=bins, range=(lo, hi if hi > lo else lo + 1.0))
+    else:
+        counts, edges = np.zeros(0, dtype=np.int64), np.zeros(0)
+    return Summary(
+        shards=len(reader.shards),
+        problems=reader.problems,
+        sessions=sessions,
+        duplicates=len(reader.duplicates),
+        traces=traces,
+        prompt_tokens=prompt,
+        response_tokens=response,
+        trainable_tokens=trainable,
+        statuses=dict(statuses),
+        harnesses=dict(harnesses.most_common()),
+        models=dict(models.most_common()),
+        reward_bins=[float(e) for e in edges],
+        reward_counts=[int(c) for c in counts],
+        reward_mean=float(finite.mean()) if finite.size else None,
+    )
+
+
+def format_summary(s: Summary) -> str:
+    lines = [
+        f"shards     {s.shards}" + (f"  ({len(s.problems)} skipped)" if s.problems else ""),
+        f"sessions   {s.sessions}" + (f"  ({s.duplicates} duplicates skipped)" if s.duplicates else ""),
+        f"traces     {s.traces}",
+        f"tokens     prompt {s.prompt_tokens}  response {s.response_tokens}  trainable {s.trainable_tokens}",
+        "statuses   " + "  ".join(f"{k} {v}" for k, v in sorted(s.statuses.items())),
+        "harnesses  " + "  ".join(f"{k or '(none)'} {v}" for k, v in s.harnesses.items()),
+        "models     " + "  ".join(f"{k or '(none)'} {v}" for k, v in s.models.items()),
+    ]
+    if s.reward_counts:
+        lines.append(f"reward     mean {s.reward_mean:.4g}")
+        top = max(s.reward_counts) or 1
+        for i, c in enumerate(s.reward_counts):
+            bar = "#" * round(40 * c / top)
+            lines.append(f"  [{s.reward_bins[i]:8.3g}, {s.reward_bins[i + 1]:8.3g}) {c:8d} {bar}")
+    for p in s.problems:
+        lines.append(f"problem    {p}")
+    return "\n".join(lines)

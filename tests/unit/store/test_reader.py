@@ -1,0 +1,122 @@
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import h5py
+import numpy as np
+
+from polar_hpc.config.run import ShardConfig
+from polar_hpc.store.reader import ShardFilter, ShardReader
+from polar_hpc.store.resume import resume_index
+from polar_hpc.store.writer import ShardWriter
+from polar_hpc.wire.codec import to_msgpack
+from polar_hpc.wire.records import SessionResult, TraceStatus
+
+
+def _write(shards: Path, rank: int, results: list[SessionResult]) -> Path:
+    w = ShardWriter(shards, rank, ShardConfig(), {"test": "reader"})
+    for r in results:
+        w.add(r)
+    path = w.close()
+    assert path is not None
+    return path
+
+
+def test_truncated_shard_is_reported_and_skipped(tmp_path: Path, session_result_factory: Any) -> None:
+    shards = tmp_path / "shards"
+    good = [session_result_factory() for _ in range(3)]
+    _write(shards, 0, good)
+    bad = _write(shards, 1, [session_result_factory(turns=8) for _ in range(3)])
+    size = bad.stat().st_size
+    with open(bad, "r+b") as f:
+        f.truncate(size // 2)
+    reader = ShardReader(tmp_path)  # run dir -> run_dir/shards
+    back = list(reader.results())
+    assert [to_msgpack(r) for r in back] == [to_msgpack(r) for r in good]
+    assert len(reader.problems) == 1 and reader.problems[0].startswith(f"{bad}: ")
+    assert bad.exists() and bad.stat().st_size == size // 2
+    idx = resume_index(tmp_path)
+    assert idx.keys == {r.key for r in good} and idx.shards == 1
+    assert len(idx.problems) == 1 and str(bad) in idx.problems[0]
+
+
+def test_wrong_schema_and_foreign_files_are_reported(tmp_path: Path, session_result_factory: Any) -> None:
+    good = _write(tmp_path, 0, [session_result_factory()])
+    old = tmp_path / "rank-00001-000000.h5"
+    shutil.copy(good, old)
+    with h5py.File(old, "r+") as f:
+        f.attrs["schema_version"] = 99
+    (tmp_path / "rank-00002-000000.h5").write_bytes(b"not hdf5 at all")
+    gutted = tmp_path / "rank-00003-000000.h5"
+    shutil.copy(good, gutted)
+    with h5py.File(gutted, "r+") as f:
+        del f["tokens/loss_mask"]
+    (tmp_path / "rank-00004-000000.h5.tmp").write_bytes(b"uncommitted")
+    reader = ShardReader(tmp_path)
+    assert reader.shards == [good]
+    problems = reader.problems
+    assert len(problems) == 3
+    assert "schema_version: expected 1, found 99" in problems[0]
+    assert problems[1].startswith(f"{tmp_path / 'rank-00002-000000.h5'}: cannot open as HDF5")
+    assert "missing datasets: tokens/loss_mask" in problems[2]
+    assert len(list(reader.results())) == 1
+
+
+def test_explicit_tmp_and_missing_paths(tmp_path: Path) -> None:
+    tmp = tmp_path / "rank-00000-000000.h5.tmp"
+    tmp.write_bytes(b"x")
+    reader = ShardReader([tmp, tmp_path / "nope"])
+    assert reader.shards == []
+    assert reader.problems == [
+        f"{tmp}: not a committed shard (expected a *.h5 file)",
+        f"{tmp_path / 'nope'}: no such file or directory",
+    ]
+
+
+def test_duplicate_session_is_read_once(tmp_path: Path, session_result_factory: Any) -> None:
+    a, b, c = (session_result_factory() for _ in range(3))
+    retry = session_result_factory(task_id=a.task_id, sample_index=a.sample_index, attempt=1)
+    first = _write(tmp_path, 0, [a, b])
+    second = _write(tmp_path, 1, [retry, c])
+    reader = ShardReader(tmp_path)
+    back = list(reader.results())
+    assert [to_msgpack(r) for r in back] == [to_msgpack(r) for r in (a, b, c)]
+    assert [(d.key, d.kept, d.skipped) for d in reader.duplicates] == [(a.key, str(first), str(second))]
+    assert sum(1 for t in reader.traces() if t.key == a.key) == len(a.trajectory.traces)
+    idx = resume_index(tmp_path)
+    assert idx.keys == {a.key, b.key, c.key} and idx.duplicates == 1
+
+
+def test_filters(tmp_path: Path, session_result_factory: Any) -> None:
+    rs = [
+        session_result_factory(status=TraceStatus.COMPLETED, harness="codex", reward=1.0),
+        session_result_factory(status=TraceStatus.TIMEOUT, harness="codex", reward=0.0),
+        session_result_factory(status=TraceStatus.COMPLETED, harness="pi", reward=0.5),
+        session_result_factory(status=TraceStatus.ERROR, harness="pi", reward=1.0),
+    ]
+    _write(tmp_path, 0, rs[:2])
+    _write(tmp_path, 1, rs[2:])
+    reader = ShardReader(tmp_path)
+
+    def keys(**kw: Any) -> list[str]:
+        return [r.key for r in reader.results(ShardFilter(**kw))]
+
+    assert keys(status=(TraceStatus.COMPLETED,)) == [rs[0].key, rs[2].key]
+    assert keys(min_reward=0.5) == [rs[0].key, rs[2].key, rs[3].key]
+    assert keys(harness=("pi",)) == [rs[2].key, rs[3].key]
+    assert keys(task_ids=frozenset({rs[1].task_id, rs[3].task_id})) == [rs[1].key, rs[3].key]
+    assert keys(harness=("codex",), min_reward=0.5) == [rs[0].key]
+    assert keys(harness=("nobody",)) == []
+
+
+def test_trace_views_slice_whole_columns(tmp_path: Path, session_result_factory: Any) -> None:
+    rs = [session_result_factory(traces=3) for _ in range(2)]
+    _write(tmp_path, 0, rs)
+    views = list(ShardReader(tmp_path).traces())
+    assert [(v.key, v.trace_index) for v in views] == [(r.key, i) for r in rs for i in range(3)]
+    assert views[1].prompt_ids.base is not None  # a view, not a copy
+    np.testing.assert_array_equal(views[4].response_ids, rs[1].trajectory.traces[1].response_ids)
+    assert views[4].decode().response_messages == rs[1].trajectory.traces[1].response_messages
+    assert views[4].status == rs[1].trajectory.status and views[4].session_reward == rs[1].reward
