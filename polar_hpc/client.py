@@ -1,0 +1,204 @@
+"""Python client of a running polar-hpc run: submit tasks, stream results, read status, cancel.
+
+    async with RunClient(run_dir) as client:
+        await client.submit([Task(task_id="t1", instruction="...", num_samples=4)])
+        async for result in client.results():
+            ...
+
+Results stream with credit-based flow control. If this client falls more than the coordinator's buffer behind,
+the coordinator drops the oldest buffered results and says so; ``results()`` then reads the committed shards and
+yields the results it has not seen yet (``catch_up=True``), so a slow trainer loses nothing that was committed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import time
+from collections.abc import AsyncIterator, Iterable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import zmq
+import zmq.asyncio
+
+from polar_hpc.log import get_logger
+from polar_hpc.wire import control as c
+from polar_hpc.wire.records import SessionResult, Task
+from polar_hpc.wire.security import configure_client, load_keys
+
+log = get_logger("client")
+
+
+class ClientError(RuntimeError):
+    pass
+
+
+class RunClient:
+    def __init__(self, run_dir: str | Path, *, timeout_s: float = 30.0, credits: int = 64) -> None:
+        self.run_dir = Path(run_dir)
+        self.timeout_s = timeout_s
+        self.window = max(1, credits)
+        self._ctx: zmq.asyncio.Context | None = None
+        self._sock: zmq.asyncio.Socket | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._req = itertools.count(1)
+        self._pending: dict[int, asyncio.Future[Any]] = {}
+        self._stream: asyncio.Queue[c.ResultMsg | c.Lagged] = asyncio.Queue()
+        self._welcome: asyncio.Future[c.Welcome] | None = None
+        self.seen: set[str] = set()
+        self.lagged = 0
+
+    async def __aenter__(self) -> RunClient:
+        await self.connect()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def connect(self) -> c.Welcome:
+        from polar_hpc.coordinator.server import read_endpoint
+
+        ep = read_endpoint(self.run_dir)
+        if ep is None:
+            raise ClientError(f"no coordinator endpoint in {self.run_dir / 'endpoints'}; is the run started?")
+        keys = load_keys(self.run_dir)
+        self._ctx = zmq.asyncio.Context()
+        sock = self._ctx.socket(zmq.DEALER)
+        sock.linger = 0
+        configure_client(sock, keys)
+        sock.connect(ep.address)
+        self._sock = sock
+        self._welcome = asyncio.get_running_loop().create_future()
+        self._reader = asyncio.create_task(self._read_loop())
+        await sock.send(c.encode(c.Hello(protocol=c.PROTOCOL_VERSION, role="client", pid=os.getpid())))
+        try:
+            return await asyncio.wait_for(self._welcome, self.timeout_s)
+        except TimeoutError:
+            await self.close()
+            raise ClientError(f"coordinator at {ep.address} did not answer within {self.timeout_s:.0f}s "
+                              f"(wrong keys, or not running)") from None
+
+    async def close(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+            await asyncio.gather(self._reader, return_exceptions=True)
+            self._reader = None
+        if self._sock is not None:
+            self._sock.close(linger=0)
+            self._sock = None
+        if self._ctx is not None:
+            self._ctx.term()
+            self._ctx = None
+
+    async def _read_loop(self) -> None:
+        assert self._sock is not None
+        dec = c.client_decoder()
+        while True:
+            frame = await self._sock.recv()
+            try:
+                msg = dec.decode(frame)
+            except msgspec.DecodeError as err:
+                log.warning("dropped an unreadable message from the coordinator: %s", err)
+                continue
+            match msg:
+                case c.Welcome():
+                    if self._welcome is not None and not self._welcome.done():
+                        self._welcome.set_result(msg)
+                case c.Refused():
+                    refused = ClientError(f"coordinator refused this client: {msg.reason}")
+                    if self._welcome is not None and not self._welcome.done():
+                        self._welcome.set_exception(refused)
+                    for fut in self._pending.values():
+                        if not fut.done():
+                            fut.set_exception(refused)
+                case c.ResultMsg() | c.Lagged():
+                    self._stream.put_nowait(msg)
+                case c.HeartbeatAck() | c.Shutdown():
+                    pass
+                case _:
+                    waiter = self._pending.pop(getattr(msg, "req", 0), None)
+                    if waiter is not None and not waiter.done():
+                        waiter.set_result(msg)
+
+    async def _send(self, msg: c.Msg) -> None:
+        if self._sock is None:
+            raise ClientError("not connected; use `async with RunClient(run_dir)` or `await connect()`")
+        await self._sock.send(c.encode(msg))
+
+    async def _request(self, msg: Any) -> Any:
+        req = next(self._req)
+        msg.req = req
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[req] = fut
+        await self._send(msg)
+        try:
+            reply = await asyncio.wait_for(fut, self.timeout_s)
+        except TimeoutError:
+            raise ClientError(f"no reply to {type(msg).__name__} within {self.timeout_s:.0f}s") from None
+        finally:
+            self._pending.pop(req, None)
+        if isinstance(reply, c.ErrorReply):
+            raise ClientError(reply.error)
+        return reply
+
+    async def submit(self, tasks: Iterable[Task]) -> c.SubmitReply:
+        reply: c.SubmitReply = await self._request(c.SubmitTasks(tasks=list(tasks)))
+        return reply
+
+    async def status(self) -> c.RunStatus:
+        reply: c.RunStatus = await self._request(c.GetRunStatus())
+        return reply
+
+    async def task_status(self, task_id: str, *, with_results: bool = False) -> c.TaskStatus:
+        reply: c.TaskStatus = await self._request(c.GetTaskStatus(task_id=task_id, with_results=with_results))
+        return reply
+
+    async def cancel(self, task_id: str) -> c.CancelReply:
+        reply: c.CancelReply = await self._request(c.CancelTask(task_id=task_id))
+        return reply
+
+    async def results(self, *, catch_up: bool = True, keepalive_s: float = 5.0) -> AsyncIterator[SessionResult]:
+        """Results as sessions finish (first result per key only). Runs until the caller stops iterating."""
+        await self._send(c.Subscribe(credits=self.window))
+        owed = 0
+        last_sent = time.monotonic()
+        try:
+            while True:
+                try:
+                    msg = await asyncio.wait_for(self._stream.get(), keepalive_s)
+                except TimeoutError:
+                    await self._send(c.Credit(credits=owed))
+                    owed, last_sent = 0, time.monotonic()
+                    continue
+                if isinstance(msg, c.Lagged):
+                    self.lagged += msg.dropped
+                    log.warning("fell %d results behind the coordinator; catching up from %s", msg.dropped,
+                                msg.shards_dir)
+                    if catch_up:
+                        for r in self._from_shards(Path(msg.shards_dir)):
+                            yield r
+                    continue
+                owed += 1
+                if owed >= self.window // 2 or time.monotonic() - last_sent > keepalive_s:
+                    await self._send(c.Credit(credits=owed))
+                    owed, last_sent = 0, time.monotonic()
+                if msg.result.key in self.seen:
+                    continue
+                self.seen.add(msg.result.key)
+                yield msg.result
+        finally:
+            if self._sock is not None:
+                await self._send(c.Unsubscribe())
+
+    def _from_shards(self, shards_dir: Path) -> list[SessionResult]:
+        from polar_hpc.store.reader import ShardReader
+
+        out = []
+        for r in ShardReader(shards_dir).results():
+            if r.key not in self.seen:
+                self.seen.add(r.key)
+                out.append(r)
+        return out

@@ -1,0 +1,398 @@
+"""The coordinator process: a CURVE-secured ROUTER in front of ``DispatchState``.
+
+Inbound frames are checked (size, shape, type) before anything else; a bad one is logged and dropped and the
+coordinator keeps serving. Outbound traffic to a gateway is bounded by its capacity, to a trainer by its credits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import time
+from collections import OrderedDict
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import zmq
+import zmq.asyncio
+
+from polar_hpc.config.run import RunConfig
+from polar_hpc.coordinator.journal import Cancelled, GaveUp, Journal, Submitted
+from polar_hpc.coordinator.state import DispatchState, QueueFull
+from polar_hpc.coordinator.status import Progress, build_status, write_status
+from polar_hpc.coordinator.subscribers import Subscribers
+from polar_hpc.log import get_logger
+from polar_hpc.wire import control as c
+from polar_hpc.wire.records import SessionResult, Task
+from polar_hpc.wire.security import configure_server, ensure_keys, start_authenticator
+
+log = get_logger("coordinator")
+
+ENDPOINT_FILE = "coordinator.json"
+
+
+class Endpoint(msgspec.Struct, kw_only=True):
+    address: str
+    host: str
+    port: int
+    pid: int
+    protocol: int
+    started: float
+    http_url: str | None = None
+
+
+def read_endpoint(run_dir: str | Path) -> Endpoint | None:
+    path = Path(run_dir) / "endpoints" / ENDPOINT_FILE
+    try:
+        return msgspec.json.decode(path.read_bytes(), type=Endpoint)
+    except (FileNotFoundError, msgspec.DecodeError):
+        return None
+
+
+def publish_endpoint(run_dir: Path, ep: Endpoint) -> None:
+    d = run_dir / "endpoints"
+    d.mkdir(parents=True, exist_ok=True)
+    tmp = d / f".{ENDPOINT_FILE}.{os.getpid()}.tmp"
+    tmp.write_bytes(msgspec.json.encode(ep))
+    os.replace(tmp, d / ENDPOINT_FILE)
+
+
+class Coordinator:
+    def __init__(self, config: RunConfig, run_dir: str | Path, *, host: str | None = None, port: int | None = None,
+                 tasks: Iterable[Task] = (), exit_when_done: bool = False,
+                 max_frame_bytes: int = 512 * 1024 * 1024, max_pending: int = 1_000_000) -> None:
+        self.config = config
+        self.cc = config.coordinator
+        self.run_dir = Path(run_dir)
+        self.host = host or socket.gethostname()
+        self.port = port
+        self.exit_when_done = exit_when_done
+        self.max_frame_bytes = max_frame_bytes
+        self.shards_dir = self.run_dir / "shards"
+        self.state = DispatchState(max_attempts=self.cc.max_attempts,
+                                   heartbeat_timeout_s=self.cc.heartbeat_timeout_s, max_pending=max_pending)
+        self.subs = Subscribers(self.cc.result_buffer, str(self.shards_dir), timeout_s=self.cc.heartbeat_timeout_s)
+        self.recent: OrderedDict[str, SessionResult] = OrderedDict()
+        self.journal = Journal(self.run_dir)
+        self._initial_tasks = tasks
+        self._decoder = c.coordinator_decoder()
+        self._stop = asyncio.Event()
+        self._hold_dispatch_until = 0.0
+        self.dropped_frames = 0
+        self.http: Any = None
+        self.on_task_done: list[Any] = []
+        self.started = time.time()
+        self.progress = Progress(self.started)
+
+    # ---- start / stop -----------------------------------------------------------------------------------
+
+    def restore(self) -> None:
+        from polar_hpc.store.resume import resume_index
+
+        t0 = time.perf_counter()
+        index = resume_index(self.shards_dir) if self.shards_dir.exists() else None
+        if index is not None:
+            self.state.restore_committed(index.keys)
+        entries = self.journal.read()
+        for task in self._initial_tasks:
+            self.state.add_task(task)
+        for e in entries:
+            if isinstance(e, Submitted) and e.task.task_id not in self.state.tasks:
+                self.state.add_task(e.task)
+            elif isinstance(e, Cancelled):
+                self.state.cancel_task(e.task_id)
+            elif isinstance(e, GaveUp):
+                self.state.give_up(e.key, e.error)
+        if index is not None:
+            log.info("restored %d committed sessions from %d shards in %.2fs (%d problems, %d duplicates)",
+                     len(index.keys), index.shards, time.perf_counter() - t0, len(index.problems),
+                     index.duplicates)
+            self.state.duplicates += index.duplicates
+
+    def _bind(self, sock: zmq.asyncio.Socket) -> int:
+        previous = read_endpoint(self.run_dir)
+        want = self.port if self.port is not None else (previous.port if previous else 0)
+        if want:
+            try:
+                sock.bind(f"tcp://{self.host}:{want}")
+                return want
+            except zmq.ZMQError as err:
+                log.warning("cannot bind port %d again (%s); taking a new one", want, err)
+        return sock.bind_to_random_port(f"tcp://{self.host}")
+
+    async def run(self) -> int:
+        keys = ensure_keys(self.run_dir)
+        restarted = read_endpoint(self.run_dir) is not None
+        self.restore()
+        ctx = zmq.asyncio.Context()
+        auth = start_authenticator(ctx, keys)
+        sock = ctx.socket(zmq.ROUTER)
+        sock.linger = 0
+        sock.sndhwm = sock.rcvhwm = 100_000
+        sock.setsockopt(zmq.ROUTER_MANDATORY, 0)
+        configure_server(sock, keys)
+        self.sock = sock
+        try:
+            port = self._bind(sock)
+            if self.cc.http_facade:
+                from polar_hpc.coordinator.http import HttpFacade
+
+                self.http = HttpFacade(self, keys.token)
+                http_url = await self.http.start(self.host, self.cc.http_port)
+            else:
+                http_url = None
+            publish_endpoint(self.run_dir, Endpoint(address=f"tcp://{self.host}:{port}", host=self.host,
+                                                    port=port, pid=os.getpid(), protocol=c.PROTOCOL_VERSION,
+                                                    started=self.started, http_url=http_url))
+            if restarted:
+                # live ranks re-register with the sessions they hold before we hand those out again
+                self._hold_dispatch_until = time.monotonic() + min(self.cc.heartbeat_timeout_s,
+                                                                   3 * self.cc.heartbeat_interval_s + 1.0)
+            log.info("coordinator listening on tcp://%s:%d (%d tasks, %d sessions pending)", self.host, port,
+                     len(self.state.tasks), len(self.state.pending))
+            ticker = asyncio.create_task(self._tick_loop())
+            receiver = asyncio.create_task(self._recv_loop())
+            await self._stop.wait()
+            ticker.cancel()
+            receiver.cancel()
+            await asyncio.gather(ticker, receiver, return_exceptions=True)
+            self._write_status()
+        finally:
+            if self.http is not None:
+                await self.http.stop()
+            self.journal.close()
+            sock.close(linger=0)
+            auth.stop()
+            ctx.term()
+        return 0
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    # ---- loops ------------------------------------------------------------------------------------------
+
+    async def _recv_loop(self) -> None:
+        while True:
+            frames = await self.sock.recv_multipart(copy=False)
+            try:
+                self._handle(frames)
+            except Exception:
+                log.exception("error handling a control message; dropped")
+
+    async def _tick_loop(self) -> None:
+        interval = min(self.cc.heartbeat_interval_s, 0.5)
+        last_status = 0.0
+        while True:
+            await asyncio.sleep(interval)
+            now = time.monotonic()
+            self.state.expire(now)
+            self._journal_errors()
+            self._notify_tasks()
+            for peer in self.subs.expire(now):
+                log.info("subscriber %s went silent; unsubscribed", peer.hex())
+            self._dispatch()
+            if now - last_status >= self.cc.status_interval_s:
+                last_status = now
+                self._write_status()
+            if self.exit_when_done and self.state.finished and not self.state.counts[c.SessionState.DONE]:
+                log.info("all %d tasks finished; shutting the gateway ranks down", len(self.state.tasks))
+                for r in self.state.ranks.values():
+                    if r.alive:
+                        self._send(r.peer, c.Shutdown(reason="run finished"))
+                await asyncio.sleep(0.2)
+                self.stop()
+
+    def _write_status(self) -> None:
+        write_status(self.run_dir, self.run_status())
+
+    def run_status(self, req: int = 0) -> c.RunStatus:
+        return build_status(self.state, self.progress, time.monotonic(), run_name=self.config.name,
+                            subscribers=len(self.subs), req=req)
+
+    # ---- sending ----------------------------------------------------------------------------------------
+
+    def _send(self, peer: bytes, msg: c.Msg) -> None:
+        self._send_raw(peer, c.encode(msg))
+
+    def _send_raw(self, peer: bytes, frame: bytes) -> None:
+        try:
+            self.sock.send_multipart([peer, frame], flags=zmq.NOBLOCK)
+        except zmq.Again:
+            log.warning("peer %s is not reading; message dropped", peer.hex())
+
+    def _dispatch(self) -> None:
+        if time.monotonic() < self._hold_dispatch_until:
+            return
+        for rank, sessions in self.state.dispatch().items():
+            self._send(self.state.ranks[rank].peer, c.Dispatch(sessions=sessions))
+
+    def _journal_errors(self) -> None:
+        if self.state.errored:
+            self.journal.append([GaveUp(key=k, error=e) for k, e in self.state.errored])
+            self.state.errored.clear()
+
+    # ---- inbound ----------------------------------------------------------------------------------------
+
+    def _drop(self, peer: bytes, why: str) -> None:
+        self.dropped_frames += 1
+        log.warning("dropped a control frame from peer %s: %s", peer.hex() or "?", why)
+
+    def _handle(self, frames: list[zmq.Frame]) -> None:
+        peer = frames[0].bytes if frames else b""
+        if len(frames) != 2:
+            self._drop(peer, f"expected 2 frames (identity, message), got {len(frames)}")
+            return
+        buf = frames[1].buffer
+        if len(buf) > self.max_frame_bytes:
+            self._drop(peer, f"{len(buf)} bytes exceeds the {self.max_frame_bytes}-byte limit")
+            return
+        try:
+            msg = self._decoder.decode(buf)
+        except (msgspec.DecodeError, ValueError) as err:
+            self._drop(peer, f"not a control message: {err}")
+            return
+        now = time.monotonic()
+        match msg:
+            case c.Heartbeat():
+                if self.state.heartbeat(peer, now, msg.occupancy, msg.draining) is None:
+                    self._rehello(peer)
+                else:
+                    self._send(peer, c.HeartbeatAck())
+            case c.SessionStatus():
+                self.state.status(peer, msg.key, msg.attempt, msg.stage)
+            case c.SessionDone():
+                self._on_done(peer, msg)
+            case c.Committed():
+                self._on_committed(peer, msg)
+            case c.Rejected():
+                log.info("rank refused session %s: %s", msg.key, msg.reason)
+                self.state.reject(peer, msg.key, msg.attempt)
+            case c.Hello():
+                self._on_hello(peer, msg, now)
+            case c.SubmitTasks():
+                self._send(peer, self.submit(msg.tasks, req=msg.req))
+            case c.GetTaskStatus():
+                self._send(peer, self.task_status(msg.task_id, req=msg.req, with_results=msg.with_results))
+            case c.GetRunStatus():
+                self._send(peer, self.run_status(req=msg.req))
+            case c.CancelTask():
+                self._send(peer, self.cancel(msg.task_id, req=msg.req))
+            case c.Subscribe():
+                self.subs.subscribe(peer, msg.credits, now)
+            case c.Credit():
+                for frame in self.subs.credit(peer, msg.credits, now):
+                    self._send_raw(peer, frame)
+            case c.Unsubscribe():
+                self.subs.unsubscribe(peer)
+
+    def _rehello(self, peer: bytes) -> None:
+        self._send(peer, c.Refused(reason="unknown gateway: the coordinator restarted or declared this rank "
+                                          "dead; send Hello again", rehello=True))
+
+    def _on_hello(self, peer: bytes, msg: c.Hello, now: float) -> None:
+        reason = c.check_protocol(msg)
+        if reason is not None:
+            log.warning("refused %s rank %d on %s: %s", msg.role, msg.rank, msg.host, reason)
+            self._send(peer, c.Refused(reason=reason))
+            return
+        welcome = c.Welcome(protocol=c.PROTOCOL_VERSION, run_name=self.config.name,
+                            heartbeat_interval_s=self.cc.heartbeat_interval_s, shards_dir=str(self.shards_dir))
+        if msg.role == "gateway":
+            stale = self.state.register(peer, msg.rank, msg.capacity, now, host=msg.host,
+                                        proxy_endpoint=msg.proxy_endpoint, active=msg.active,
+                                        uncommitted=msg.uncommitted, draining=msg.draining)
+            log.info("gateway rank %d registered from %s (capacity %d, holding %d running / %d uncommitted)",
+                     msg.rank, msg.host, msg.capacity, len(msg.active), len(msg.uncommitted))
+            self._send(peer, welcome)
+            if stale:
+                self._send(peer, c.CancelSessions(keys=stale))
+            self._dispatch()
+        else:
+            self._send(peer, welcome)
+
+    def _on_done(self, peer: bytes, msg: c.SessionDone) -> None:
+        if self.state.rank_of(peer) is None:
+            self._rehello(peer)
+            return
+        first = self.state.done(peer, msg.key, msg.attempt, reward=msg.summary.reward,
+                                accepted=msg.summary.accepted, error=msg.summary.error)
+        if first and msg.result is not None:
+            self._remember(msg.result)
+            seq = self.subs.next_seq()
+            if self.subs.subs:
+                frame = c.encode(c.ResultMsg(seq=seq, result=msg.result))
+                for p, f in self.subs.publish(seq, frame):
+                    self._send_raw(p, f)
+        self._dispatch()
+
+    def _on_committed(self, peer: bytes, msg: c.Committed) -> None:
+        known = self.state.rank_of(peer) is not None
+        self.state.committed(peer, msg.keys)
+        self._notify_tasks()
+        if not known:
+            self._rehello(peer)
+        self._dispatch()
+
+    def _notify_tasks(self) -> None:
+        done, self.state.completed_tasks = self.state.completed_tasks, []
+        for tid in done:
+            for cb in self.on_task_done:
+                cb(tid)
+
+    def _remember(self, result: SessionResult) -> None:
+        self.recent[result.key] = result
+        while len(self.recent) > self.cc.result_buffer:
+            self.recent.popitem(last=False)
+
+    # ---- client requests (also used by the HTTP facade) -------------------------------------------------
+
+    def submit(self, tasks: list[Task], req: int = 0) -> c.SubmitReply:
+        accepted: list[str] = []
+        rejected: dict[str, str] = {}
+        for task in tasks:
+            try:
+                self.state.add_task(task)
+            except (ValueError, QueueFull) as err:
+                rejected[task.task_id] = str(err)
+                continue
+            accepted.append(task.task_id)
+        self.journal.append([Submitted(task=self.state.tasks[t].task) for t in accepted])
+        if accepted:
+            log.info("accepted %d tasks from a client", len(accepted))
+        self._notify_tasks()
+        self._dispatch()
+        return c.SubmitReply(req=req, accepted=accepted, rejected=rejected)
+
+    def cancel(self, task_id: str, req: int = 0) -> c.CancelReply:
+        cancelled, running = self.state.cancel_task(task_id)
+        if task_id in self.state.tasks:
+            self.journal.append([Cancelled(task_id=task_id)])
+        for rank, keys in running.items():
+            r = self.state.ranks.get(rank)
+            if r is not None and r.alive:
+                self._send(r.peer, c.CancelSessions(keys=keys))
+        return c.CancelReply(req=req, task_id=task_id, cancelled=cancelled,
+                             running=sum(len(v) for v in running.values()))
+
+    def task_status(self, task_id: str, req: int = 0, with_results: bool = False) -> c.TaskStatus:
+        t = self.state.tasks.get(task_id)
+        if t is None:
+            return c.TaskStatus(task_id=task_id, req=req, found=False)
+        sessions = []
+        results = []
+        for key in t.keys:
+            s = self.state.sessions[key]
+            sessions.append(c.SessionInfo(s.sample_index, s.state, s.attempt, s.rank, s.reward, s.stage))
+            if with_results and key in self.recent:
+                results.append(self.recent[key])
+        return c.TaskStatus(task_id=task_id, req=req, state=self.state.task_state(task_id),  # type: ignore[arg-type]
+                            num_samples=len(t.keys), sessions=sessions, results=results)
+
+
+def status_json(run_dir: Path) -> str:
+    """``status.json`` pretty-printed (for ``polar-hpc status``)."""
+    return json.dumps(json.loads((run_dir / "status.json").read_bytes()), indent=2)

@@ -1,0 +1,393 @@
+"""The coordinator's bookkeeping, free of sockets and clocks (``now`` is passed in): tasks, sessions, ranks.
+
+A session (``task_id/sample_index``) is PENDING → RUNNING (dispatched to a rank) → DONE (the rank reported its
+result) → COMMITTED (the result is in a published shard). A rank that misses heartbeats is dead: its RUNNING
+sessions go back to the queue with attempt + 1 (ERROR after ``max_attempts``), and so do its DONE sessions, whose
+results died with its unpublished shard. The first result reported for a key wins; later ones are duplicates.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from polar_hpc.log import get_logger
+from polar_hpc.wire.control import TERMINAL, SessionRef, SessionState
+from polar_hpc.wire.records import Session, Task, session_key
+
+log = get_logger("coordinator.state")
+
+
+class QueueFull(RuntimeError):
+    pass
+
+
+@dataclass(slots=True)
+class SessionEntry:
+    task_id: str
+    sample_index: int
+    state: SessionState = SessionState.PENDING
+    attempt: int = 0
+    failures: int = 0
+    rank: int = -1
+    stage: str = ""
+    reward: float = 0.0
+    accepted: bool = False
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class TaskEntry:
+    task: Task
+    keys: list[str]
+    open: int
+    """Sessions not yet terminal."""
+
+
+@dataclass(slots=True)
+class RankEntry:
+    rank: int
+    peer: bytes
+    capacity: int
+    host: str = ""
+    proxy_endpoint: str = ""
+    last_seen: float = 0.0
+    alive: bool = True
+    draining: bool = False
+    in_flight: set[str] = field(default_factory=set)
+    uncommitted: set[str] = field(default_factory=set)
+    occupancy: dict[str, int] = field(default_factory=dict)
+    version: int = 0
+
+    @property
+    def free(self) -> int:
+        return self.capacity - len(self.in_flight)
+
+    def load_key(self) -> tuple[float, int]:
+        ready = self.occupancy.get("ready", 0)
+        return (len(self.in_flight) / max(self.capacity, 1), ready)
+
+
+class DispatchState:
+    """Pure state machine; the server feeds it messages and sends what it returns."""
+
+    def __init__(self, *, max_attempts: int = 3, heartbeat_timeout_s: float = 30.0,
+                 max_pending: int = 1_000_000) -> None:
+        self.max_attempts = max_attempts
+        self.heartbeat_timeout_s = heartbeat_timeout_s
+        self.max_pending = max_pending
+        self.tasks: dict[str, TaskEntry] = {}
+        self.sessions: dict[str, SessionEntry] = {}
+        self.pending: deque[str] = deque()
+        self.ranks: dict[int, RankEntry] = {}
+        self.by_peer: dict[bytes, int] = {}
+        self.committed_before: set[str] = set()
+        """Keys found in shards at start whose task is not (yet) known."""
+        self.counts: dict[SessionState, int] = dict.fromkeys(SessionState, 0)
+        self.duplicates = 0
+        self.accepted = 0
+        self.reward_sum = 0.0
+        self.tasks_completed = 0
+        self.completed_tasks: list[str] = []
+        """Tasks that became complete since the server last drained this list."""
+        self.errored: list[tuple[str, str]] = []
+        """(key, error) of sessions given up since the server last drained this list."""
+        self._heap: list[tuple[float, int, int, int, int]] = []
+        self._seq = itertools.count()
+
+    # ---- tasks ------------------------------------------------------------------------------------------
+
+    def restore_committed(self, keys: Iterable[str]) -> None:
+        for key in keys:
+            entry = self.sessions.get(key)
+            if entry is None:
+                self.committed_before.add(key)
+            elif entry.state not in TERMINAL:
+                self._set_state(key, entry, SessionState.COMMITTED)
+
+    def add_task(self, task: Task) -> None:
+        if task.task_id in self.tasks:
+            raise ValueError(f"task {task.task_id!r} was already submitted")
+        if task.num_samples < 1:
+            raise ValueError(f"task {task.task_id!r}: num_samples must be >= 1, got {task.num_samples}")
+        if len(self.pending) + task.num_samples > self.max_pending:
+            raise QueueFull(
+                f"task {task.task_id!r}: {task.num_samples} sessions would exceed the pending limit "
+                f"{self.max_pending} ({len(self.pending)} pending); submit again later"
+            )
+        keys = [session_key(task.task_id, i) for i in range(task.num_samples)]
+        entry = TaskEntry(task=task, keys=keys, open=0)
+        self.tasks[task.task_id] = entry
+        for i, key in enumerate(keys):
+            s = SessionEntry(task_id=task.task_id, sample_index=i)
+            self.sessions[key] = s
+            self.counts[SessionState.PENDING] += 1
+            if key in self.committed_before:
+                self.committed_before.discard(key)
+                self._set_state(key, s, SessionState.COMMITTED)
+            else:
+                entry.open += 1
+                self.pending.append(key)
+        if entry.open == 0:
+            self.tasks_completed += 1
+            self.completed_tasks.append(task.task_id)
+
+    def give_up(self, key: str, error: str) -> None:
+        s = self.sessions.get(key)
+        if s is not None and s.state not in TERMINAL:
+            self._remove_pending(key)
+            s.error = error
+            self._set_state(key, s, SessionState.ERROR)
+
+    def cancel_task(self, task_id: str) -> tuple[int, dict[int, list[str]]]:
+        """Cancel pending sessions; returns (cancelled, running keys per rank) — running ones finish."""
+        entry = self.tasks.get(task_id)
+        if entry is None:
+            return 0, {}
+        cancelled = 0
+        running: dict[int, list[str]] = {}
+        for key in entry.keys:
+            s = self.sessions[key]
+            if s.state == SessionState.PENDING:
+                self._set_state(key, s, SessionState.CANCELLED)
+                cancelled += 1
+            elif s.state == SessionState.RUNNING:
+                running.setdefault(s.rank, []).append(key)
+        if cancelled:
+            self.pending = deque(k for k in self.pending if self.sessions[k].state == SessionState.PENDING)
+        return cancelled, running
+
+    # ---- ranks ------------------------------------------------------------------------------------------
+
+    def register(self, peer: bytes, rank: int, capacity: int, now: float, *, host: str = "",
+                 proxy_endpoint: str = "", active: Iterable[SessionRef] = (),
+                 uncommitted: Iterable[SessionRef] = (), draining: bool = False) -> list[str]:
+        """A rank (re)joins. Sessions it still holds are adopted; returns keys it holds that are not ours
+        any more (already terminal or running elsewhere), which it may drop."""
+        old = self.ranks.get(rank)
+        if old is not None and old.peer != peer:
+            self.by_peer.pop(old.peer, None)
+        entry = RankEntry(rank=rank, peer=peer, capacity=capacity, host=host, proxy_endpoint=proxy_endpoint,
+                          last_seen=now, draining=draining)
+        self.ranks[rank] = entry
+        self.by_peer[peer] = rank
+        stale: list[str] = []
+        held = {r.key: (r.attempt, SessionState.RUNNING) for r in active}
+        held.update({r.key: (r.attempt, SessionState.DONE) for r in uncommitted})
+        for key, (attempt, state) in held.items():
+            s = self.sessions.get(key)
+            if s is None or s.state in TERMINAL or (s.rank not in (-1, rank) and s.state != SessionState.PENDING):
+                stale.append(key)
+                continue
+            if s.state == SessionState.PENDING:
+                self._remove_pending(key)
+            s.attempt, s.rank = max(s.attempt, attempt), rank
+            self._set_state(key, s, state)
+            (entry.in_flight if state == SessionState.RUNNING else entry.uncommitted).add(key)
+        if old is not None:
+            gone = (old.in_flight | old.uncommitted) - entry.in_flight - entry.uncommitted
+            self._requeue(gone, crashed=old.in_flight - entry.in_flight)
+        self._push(entry)
+        return stale
+
+    def heartbeat(self, peer: bytes, now: float, occupancy: dict[str, int] | None = None,
+                  draining: bool = False) -> RankEntry | None:
+        rank = self.by_peer.get(peer)
+        if rank is None:
+            return None
+        entry = self.ranks[rank]
+        entry.last_seen = now
+        if occupancy is not None:
+            entry.occupancy = occupancy
+        if draining != entry.draining:
+            entry.draining = draining
+            self._push(entry)
+        return entry
+
+    def reject(self, peer: bytes, key: str, attempt: int) -> None:
+        """The rank refused a dispatched session: back to the front of the queue, no failure counted."""
+        r = self.rank_of(peer)
+        s = self.sessions.get(key)
+        if r is None or s is None or key not in r.in_flight or s.attempt != attempt:
+            return
+        r.in_flight.discard(key)
+        r.draining = True  # until its next heartbeat says otherwise
+        s.rank = -1
+        self._set_state(key, s, SessionState.PENDING)
+        self.pending.appendleft(key)
+        self._push(r)
+
+    def rank_of(self, peer: bytes) -> RankEntry | None:
+        rank = self.by_peer.get(peer)
+        return None if rank is None else self.ranks[rank]
+
+    def expire(self, now: float) -> list[RankEntry]:
+        """Declare ranks dead whose last heartbeat is older than the timeout."""
+        dead = [r for r in self.ranks.values() if r.alive and now - r.last_seen > self.heartbeat_timeout_s]
+        for r in dead:
+            self.rank_dead(r.rank, reason=f"no heartbeat for {now - r.last_seen:.1f}s")
+        return dead
+
+    def rank_dead(self, rank: int, reason: str = "") -> None:
+        entry = self.ranks.get(rank)
+        if entry is None or not entry.alive:
+            return
+        entry.alive = False
+        self.by_peer.pop(entry.peer, None)
+        log.warning("gateway rank %d declared dead (%s): re-dispatching %d running and %d uncommitted sessions",
+                    rank, reason, len(entry.in_flight), len(entry.uncommitted))
+        self._requeue(entry.in_flight | entry.uncommitted, crashed=entry.in_flight)
+        entry.in_flight.clear()
+        entry.uncommitted.clear()
+
+    def set_draining(self, rank: int) -> None:
+        if rank in self.ranks:
+            self.ranks[rank].draining = True
+
+    # ---- dispatch ---------------------------------------------------------------------------------------
+
+    def _push(self, r: RankEntry) -> None:
+        r.version += 1
+        if r.alive and not r.draining and r.free > 0:
+            load, ready = r.load_key()
+            heapq.heappush(self._heap, (load, ready, next(self._seq), r.rank, r.version))
+
+    def dispatch(self, limit: int | None = None) -> dict[int, list[Session]]:
+        """Assign pending sessions to the least-loaded live ranks, never beyond a rank's capacity."""
+        out: dict[int, list[Session]] = {}
+        n = 0
+        while self.pending and self._heap and (limit is None or n < limit):
+            _, _, _, rank, version = self._heap[0]
+            r = self.ranks.get(rank)
+            if r is None or r.version != version or not r.alive or r.draining or r.free <= 0:
+                heapq.heappop(self._heap)
+                continue
+            key = self.pending.popleft()
+            s = self.sessions[key]
+            if s.state != SessionState.PENDING:
+                continue
+            task = self.tasks[s.task_id].task
+            s.rank = rank
+            self._set_state(key, s, SessionState.RUNNING)
+            r.in_flight.add(key)
+            out.setdefault(rank, []).append(Session(task=task, sample_index=s.sample_index, attempt=s.attempt))
+            n += 1
+            heapq.heappop(self._heap)
+            self._push(r)
+        return out
+
+    # ---- session progress -------------------------------------------------------------------------------
+
+    def status(self, peer: bytes, key: str, attempt: int, stage: str) -> None:
+        s = self.sessions.get(key)
+        if s is not None and s.attempt == attempt and s.state == SessionState.RUNNING:
+            s.stage = stage
+
+    def done(self, peer: bytes, key: str, attempt: int, *, reward: float = 0.0, accepted: bool = False,
+             error: str | None = None) -> bool:
+        """A rank finished a session. True when this is the first result for the key (stream it)."""
+        rank = self.by_peer.get(peer)
+        s = self.sessions.get(key)
+        if rank is None or s is None:
+            return False
+        r = self.ranks[rank]
+        r.in_flight.discard(key)
+        self._push(r)
+        if s.state in (SessionState.DONE, SessionState.COMMITTED) or (s.state in TERMINAL and s.rank != rank):
+            self.duplicates += 1
+            log.info("session %s attempt %d done again on rank %d; keeping the first result", key, attempt, rank)
+            r.uncommitted.add(key)
+            return False
+        if s.state == SessionState.PENDING:
+            self._remove_pending(key)
+        s.rank, s.attempt, s.reward, s.accepted, s.error = rank, attempt, reward, accepted, error
+        r.uncommitted.add(key)
+        self._set_state(key, s, SessionState.DONE)
+        return True
+
+    def committed(self, peer: bytes, keys: Iterable[str]) -> list[str]:
+        """Keys of a published shard; returns those that reached COMMITTED now."""
+        rank = self.by_peer.get(peer)
+        r = self.ranks.get(rank) if rank is not None else None
+        newly: list[str] = []
+        for key in keys:
+            if r is not None:
+                r.uncommitted.discard(key)
+                r.in_flight.discard(key)
+            s = self.sessions.get(key)
+            if s is None:
+                self.committed_before.add(key)
+                continue
+            if s.state == SessionState.COMMITTED:
+                continue
+            if s.state == SessionState.PENDING:
+                self._remove_pending(key)
+            self._set_state(key, s, SessionState.COMMITTED)
+            newly.append(key)
+        if r is not None:
+            self._push(r)
+        return newly
+
+    # ---- internals --------------------------------------------------------------------------------------
+
+    def _remove_pending(self, key: str) -> None:
+        try:
+            self.pending.remove(key)
+        except ValueError:
+            pass
+
+    def _requeue(self, keys: Iterable[str], crashed: set[str]) -> None:
+        for key in sorted(keys):
+            s = self.sessions.get(key)
+            if s is None or s.state in TERMINAL or s.state == SessionState.PENDING:
+                continue
+            s.attempt += 1
+            s.rank = -1
+            s.stage = ""
+            if key in crashed:
+                s.failures += 1
+            if s.failures >= self.max_attempts:
+                s.error = f"gateway rank died {s.failures} times while running it"
+                self._set_state(key, s, SessionState.ERROR)
+                self.errored.append((key, s.error))
+                log.error("session %s: giving up after %d attempts", key, s.failures)
+                continue
+            self._set_state(key, s, SessionState.PENDING)
+            self.pending.appendleft(key)
+
+    def _set_state(self, key: str, s: SessionEntry, state: SessionState) -> None:
+        old = s.state
+        if old == state:
+            return
+        self.counts[old] -= 1
+        self.counts[state] += 1
+        s.state = state
+        if state == SessionState.COMMITTED:
+            self.accepted += int(s.accepted)
+            self.reward_sum += s.reward
+        task = self.tasks.get(s.task_id)
+        if task is None:
+            return
+        if state in TERMINAL and old not in TERMINAL:
+            task.open -= 1
+            if task.open == 0:
+                self.tasks_completed += 1
+                self.completed_tasks.append(s.task_id)
+
+    # ---- queries ----------------------------------------------------------------------------------------
+
+    @property
+    def finished(self) -> bool:
+        return bool(self.tasks) and self.tasks_completed == len(self.tasks)
+
+    def task_state(self, task_id: str) -> str:
+        t = self.tasks.get(task_id)
+        if t is None:
+            return "unknown"
+        states = [self.sessions[k].state for k in t.keys]
+        if t.open == 0:
+            return "cancelled" if all(x == SessionState.CANCELLED for x in states) else "completed"
+        return "pending" if all(x == SessionState.PENDING for x in states) else "running"

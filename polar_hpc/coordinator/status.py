@@ -1,0 +1,61 @@
+"""Run progress: a ``RunStatus`` from the dispatch state, written atomically to ``run_dir/status.json``."""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from pathlib import Path
+
+from polar_hpc.coordinator.state import DispatchState
+from polar_hpc.wire.codec import from_json, to_json
+from polar_hpc.wire.control import TERMINAL, RankInfo, RunStatus, SessionState
+
+
+class Progress:
+    """Throughput over a sliding window of terminal-session counts."""
+
+    def __init__(self, started: float, window_s: float = 300.0) -> None:
+        self.started = started
+        self.window_s = window_s
+        self.samples: deque[tuple[float, int]] = deque()
+
+    def rate_per_s(self, now: float, terminal: int) -> float:
+        self.samples.append((now, terminal))
+        while len(self.samples) > 2 and now - self.samples[0][0] > self.window_s:
+            self.samples.popleft()
+        t0, n0 = self.samples[0]
+        return (terminal - n0) / (now - t0) if now > t0 else 0.0
+
+
+def build_status(state: DispatchState, progress: Progress, now: float, *, run_name: str, subscribers: int,
+                 req: int = 0) -> RunStatus:
+    counts = {s.name.lower(): n for s, n in state.counts.items()}
+    terminal = sum(state.counts[s] for s in TERMINAL)
+    rate = progress.rate_per_s(now, terminal)
+    remaining = len(state.sessions) - terminal
+    committed = state.counts[SessionState.COMMITTED]
+    ranks = [
+        RankInfo(rank=r.rank, host=r.host, alive=r.alive, capacity=r.capacity, in_flight=len(r.in_flight),
+                 uncommitted=len(r.uncommitted), occupancy=r.occupancy, last_seen_s=round(now - r.last_seen, 3))
+        for r in sorted(state.ranks.values(), key=lambda r: r.rank)
+    ]
+    return RunStatus(
+        req=req, run_name=run_name, updated=now, started=progress.started,
+        tasks=len(state.tasks), tasks_completed=state.tasks_completed, sessions=counts,
+        accepted=state.accepted, reward_sum=state.reward_sum,
+        reward_mean=state.reward_sum / committed if committed else 0.0,
+        duplicates=state.duplicates, ranks_alive=sum(r.alive for r in state.ranks.values()), ranks=ranks,
+        throughput_per_min=rate * 60.0, eta_s=(remaining / rate) if rate > 0 and remaining else None,
+        subscribers=subscribers, finished=state.finished,
+    )
+
+
+def write_status(run_dir: Path, status: RunStatus) -> None:
+    path = Path(run_dir) / "status.json"
+    tmp = path.with_name(f".status.json.{os.getpid()}.tmp")
+    tmp.write_bytes(to_json(status))
+    os.replace(tmp, path)
+
+
+def read_status(run_dir: Path) -> RunStatus:
+    return from_json((Path(run_dir) / "status.json").read_bytes(), RunStatus)

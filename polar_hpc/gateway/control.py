@@ -1,0 +1,282 @@
+"""The gateway rank's side of the control plane: a DEALER that registers the rank with the coordinator,
+heartbeats, turns ``Dispatch`` into ``rank.submit`` and reports status, results and shard commits.
+
+If the coordinator goes silent for ``heartbeat_timeout_s`` (restart, new port), the client re-reads
+``endpoints/coordinator.json``, reconnects and registers again with the sessions it still holds, so a restarted
+coordinator adopts them instead of running them twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+import msgspec
+import zmq
+import zmq.asyncio
+
+from polar_hpc.log import get_logger
+from polar_hpc.wire import control as c
+from polar_hpc.wire.records import Session, SessionResult, TraceStatus
+from polar_hpc.wire.security import configure_client, load_keys
+
+log = get_logger("gateway.control")
+
+
+class ControlledRank(Protocol):
+    """What the control client needs from a gateway rank (``GatewayRank`` or a simulated one)."""
+
+    on_status: Callable[[str, Any], None] | None
+    """(session_id, stage) on every stage change."""
+    on_done: Callable[[SessionResult], None] | None
+    on_commit: Callable[[Path, list[str]], None] | None
+    """(shard path, session keys) after each shard is published."""
+
+    @property
+    def capacity(self) -> int: ...
+
+    def occupancy(self) -> dict[str, int]: ...
+
+    def submit(self, session: Session) -> Any: ...
+
+    async def drain(self) -> None: ...
+
+
+class ControlRefused(RuntimeError):
+    pass
+
+
+def summarize(result: SessionResult) -> c.SessionSummary:
+    traj = result.trajectory
+    return c.SessionSummary(
+        status=int(traj.status), reward=result.reward,
+        accepted=traj.status == TraceStatus.COMPLETED and result.reward > 0,
+        num_traces=len(traj.traces), tokens=sum(len(t.prompt_ids) + len(t.response_ids) for t in traj.traces),
+        duration_s=sum(result.timings.values()), error=traj.error,
+    )
+
+
+def _split(session_id: str) -> tuple[str, int]:
+    key, _, attempt = session_id.rpartition("#")
+    return key, int(attempt or 0)
+
+
+class GatewayControl:
+    def __init__(self, rank: ControlledRank, run_dir: str | Path, *, rank_id: int, proxy_endpoint: str = "",
+                 heartbeat_interval_s: float = 1.0, heartbeat_timeout_s: float = 30.0,
+                 connect_timeout_s: float = 120.0, send_results: bool = True) -> None:
+        self.rank = rank
+        self.run_dir = Path(run_dir)
+        self.rank_id = rank_id
+        self.proxy_endpoint = proxy_endpoint
+        self.interval = heartbeat_interval_s
+        self.timeout = heartbeat_timeout_s
+        self.connect_timeout_s = connect_timeout_s
+        self.send_results = send_results
+        self.active: dict[str, int] = {}
+        self.uncommitted: dict[str, int] = {}
+        self.draining = False
+        self._outbox: asyncio.Queue[c.Msg] = asyncio.Queue()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop = asyncio.Event()
+        self._decoder = c.gateway_decoder()
+        self._drain_task: asyncio.Task[None] | None = None
+        rank.on_status = self._on_status
+        rank.on_done = self._on_done
+        rank.on_commit = self._on_commit
+
+    # ---- callbacks from the rank (any thread) -----------------------------------------------------------
+
+    def _post(self, msg: c.Msg) -> None:
+        loop = self._loop
+        if loop is None:
+            return
+        if threading.get_ident() == getattr(self, "_thread", None):
+            self._outbox.put_nowait(msg)
+        else:
+            loop.call_soon_threadsafe(self._outbox.put_nowait, msg)
+
+    def _on_status(self, session_id: str, stage: Any) -> None:
+        key, attempt = _split(session_id)
+        self._post(c.SessionStatus(key=key, attempt=attempt, stage=str(stage)))
+
+    def _on_done(self, result: SessionResult) -> None:
+        key = result.key
+        self.active.pop(key, None)
+        self.uncommitted[key] = result.attempt
+        self._post(c.SessionDone(key=key, attempt=result.attempt, summary=summarize(result),
+                                 result=result if self.send_results else None))
+
+    def _on_commit(self, path: Path, keys: list[str]) -> None:
+        for k in keys:
+            self.uncommitted.pop(k, None)
+        self._post(c.Committed(rank=self.rank_id, path=str(path), keys=list(keys)))
+
+    # ---- lifecycle --------------------------------------------------------------------------------------
+
+    def request_drain(self, reason: str = "") -> None:
+        """Stop taking sessions, let the rank finish and commit, then end ``run`` (SIGTERM path)."""
+        if self._drain_task is None and self._loop is not None:
+            log.info("rank %d draining%s", self.rank_id, f" ({reason})" if reason else "")
+            self.draining = True
+            self._post(self._heartbeat())
+            self._drain_task = self._loop.create_task(self._drain_then_stop())
+
+    async def _drain_then_stop(self) -> None:
+        try:
+            await self.rank.drain()
+        finally:
+            self._post(self._heartbeat())
+            self._stop.set()
+
+    def _hello(self) -> c.Hello:
+        return c.Hello(
+            protocol=c.PROTOCOL_VERSION, role="gateway", rank=self.rank_id, host=socket.gethostname(),
+            pid=os.getpid(), proxy_endpoint=self.proxy_endpoint, capacity=self.rank.capacity,
+            active=[c.SessionRef(k, a) for k, a in self.active.items()],
+            uncommitted=[c.SessionRef(k, a) for k, a in self.uncommitted.items()], draining=self.draining,
+        )
+
+    def _heartbeat(self) -> c.Heartbeat:
+        occ = self.rank.occupancy()
+        return c.Heartbeat(rank=self.rank_id, occupancy=occ, free=max(0, self.rank.capacity - len(self.active)),
+                           shard_in_progress=getattr(self.rank, "shard_in_progress", None),
+                           uncommitted=len(self.uncommitted), draining=self.draining)
+
+    async def _endpoint(self, deadline: float) -> str:
+        from polar_hpc.coordinator.server import read_endpoint
+
+        while True:
+            ep = read_endpoint(self.run_dir)
+            if ep is not None:
+                return ep.address
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no coordinator endpoint in {self.run_dir / 'endpoints'} after "
+                                   f"{self.connect_timeout_s:.0f}s; is the coordinator running?")
+            await asyncio.sleep(0.2)
+
+    async def run(self) -> str:
+        """Serve until Shutdown, or the end of a drain. Returns why it ended."""
+        self._loop = asyncio.get_running_loop()
+        self._thread = threading.get_ident()
+        keys = load_keys(self.run_dir)
+        ctx = zmq.asyncio.Context()
+        reason = "stopped"
+        sock: zmq.asyncio.Socket | None = None
+        try:
+            while not self._stop.is_set():
+                address = await self._endpoint(time.monotonic() + self.connect_timeout_s)
+                sock = ctx.socket(zmq.DEALER)
+                sock.linger = 0
+                configure_client(sock, keys)
+                sock.connect(address)
+                log.info("rank %d connecting to the coordinator at %s", self.rank_id, address)
+                reason = await self._session(sock)
+                # a short linger lets the final Committed reach the coordinator; bounded, so never a hang
+                sock.close(linger=0 if reason == "lost" else 2000)
+                sock = None
+                if reason != "lost":
+                    break
+                log.warning("rank %d lost the coordinator; reconnecting", self.rank_id)
+        finally:
+            if sock is not None:
+                sock.close(linger=0)
+            ctx.term()
+        return reason
+
+    async def _session(self, sock: zmq.asyncio.Socket) -> str:
+        await sock.send(c.encode(self._hello()))
+        last_heard = time.monotonic()
+        last_beat = time.monotonic()
+        sender = asyncio.create_task(self._send_loop(sock))
+        stop_wait = asyncio.create_task(self._stop.wait())
+        try:
+            while True:
+                now = time.monotonic()
+                if now - last_heard > self.timeout:
+                    return "lost"
+                if now - last_beat >= self.interval:
+                    last_beat = now
+                    self._post(self._heartbeat())
+                recv = asyncio.ensure_future(sock.recv())
+                done, _ = await asyncio.wait({recv, stop_wait}, timeout=self.interval,
+                                             return_when=asyncio.FIRST_COMPLETED)
+                if recv not in done:
+                    recv.cancel()
+                    if stop_wait in done:
+                        await self._flush(sock)
+                        return "drained"
+                    continue
+                last_heard = time.monotonic()
+                try:
+                    msg = self._decoder.decode(recv.result())
+                except msgspec.DecodeError as err:
+                    log.warning("dropped an unreadable message from the coordinator: %s", err)
+                    continue
+                ended = await self._handle(sock, msg)
+                if ended:
+                    return ended
+        finally:
+            sender.cancel()
+            stop_wait.cancel()
+            await asyncio.gather(sender, stop_wait, return_exceptions=True)
+
+    async def _send_loop(self, sock: zmq.asyncio.Socket) -> None:
+        while True:
+            msg = await self._outbox.get()
+            await sock.send(c.encode(msg))
+
+    async def _flush(self, sock: zmq.asyncio.Socket) -> None:
+        while not self._outbox.empty():
+            await sock.send(c.encode(self._outbox.get_nowait()))
+
+    async def _handle(self, sock: zmq.asyncio.Socket, msg: Any) -> str | None:
+        match msg:
+            case c.Dispatch():
+                for s in msg.sessions:
+                    await self._submit(s)
+            case c.HeartbeatAck() | c.Welcome():
+                pass
+            case c.Refused(rehello=True):
+                await sock.send(c.encode(self._hello()))
+            case c.Refused():
+                raise ControlRefused(f"coordinator refused rank {self.rank_id}: {msg.reason}")
+            case c.CancelSessions():
+                cancel = getattr(self.rank, "cancel", None)
+                for key in msg.keys:
+                    attempt = self.active.get(key)
+                    if attempt is not None and cancel is not None:
+                        r = cancel(f"{key}#{attempt}")
+                        if inspect.isawaitable(r):
+                            await r
+            case c.Drain():
+                self.request_drain(msg.reason or "coordinator asked")
+            case c.Shutdown():
+                self.request_drain(msg.reason or "shutdown")
+                if self._drain_task is not None:
+                    await self._drain_task
+                await self._flush(sock)
+                return "shutdown"
+        return None
+
+    async def _submit(self, session: Session) -> None:
+        key = session.key
+        if self.draining:
+            self._post(c.Rejected(key=key, attempt=session.attempt, reason="rank is draining"))
+            return
+        self.active[key] = session.attempt
+        try:
+            r = self.rank.submit(session)
+            if inspect.isawaitable(r):
+                await r
+        except Exception as err:
+            self.active.pop(key, None)
+            log.warning("rank %d could not take session %s: %s", self.rank_id, key, err)
+            self._post(c.Rejected(key=key, attempt=session.attempt, reason=str(err)))
