@@ -35,6 +35,8 @@ def build_tiny_qwen3(tokenizer_dir: Path, out: Path) -> None:
     cfg = Qwen3Config(**TINY_QWEN3_CONFIG, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
     torch.manual_seed(TINY_QWEN3_SEED)
     model = Qwen3ForCausalLM(cfg).eval()
+    # Real Qwen3 checkpoints stop on <|im_end|> and <|endoftext|> (their generation_config.json).
+    model.generation_config.eos_token_id = [tok.eos_token_id, tok.pad_token_id]
     model.save_pretrained(str(out))
     tok.save_pretrained(str(out))
 

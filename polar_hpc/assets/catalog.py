@@ -89,7 +89,7 @@ ASSETS: dict[str, AssetSpec] = {
         ),
         AssetSpec(
             name="tiny-qwen3",
-            recipe="random-init Qwen3 h32 l2 seed0 + qwen3-tokenizer/1",
+            recipe="random-init Qwen3 h32 l2 seed0 + qwen3-tokenizer/2",
             summary="tiny random-init Qwen3ForCausalLM (4.9 M params) with the real Qwen3 tokenizer",
             requires=("qwen3-tokenizer",),
         ),

@@ -1,0 +1,101 @@
+"""The jinja2 environment chat templates are written for, set up as transformers' ``apply_chat_template`` does.
+
+transformers 5.x (``utils/chat_template_utils.py``): ImmutableSandboxedEnvironment with trim_blocks and
+lstrip_blocks, the loopcontrols extension and a ``{% generation %}`` block tag (rendered as its body here: we
+don't compute assistant masks), a ``tojson`` filter that is plain ``json.dumps`` (no HTML escaping, key order
+kept), globals ``raise_exception``, ``strftime_now``, ``dict`` and a ``namespace`` that refuses ``_`` names.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from functools import lru_cache
+from typing import Any
+
+import jinja2
+import jinja2.ext
+import jinja2.nodes
+import jinja2.parser
+import jinja2.utils
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+
+class GenerationBlock(jinja2.ext.Extension):
+    """``{% generation %}...{% endgeneration %}``: marks assistant text for masks; renders its body unchanged."""
+
+    tags = {"generation"}
+
+    def parse(self, parser: jinja2.parser.Parser) -> jinja2.nodes.Node:
+        lineno = next(parser.stream).lineno
+        body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
+        return jinja2.nodes.CallBlock(self.call_method("_render_body"), [], [], body).set_lineno(lineno)
+
+    def _render_body(self, caller: Any) -> str:
+        return str(caller())
+
+
+def _raise_exception(message: str) -> None:
+    raise jinja2.exceptions.TemplateError(message)
+
+
+def _tojson(
+    x: Any, ensure_ascii: bool = False, indent: int | None = None, separators: Any = None, sort_keys: bool = False
+) -> str:
+    return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+
+
+def _strftime_now(format: str) -> str:
+    return datetime.now().strftime(format)
+
+
+class _TemplateDict:
+    """``dict(...)`` for templates without exposing the real type."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> dict[Any, Any]:
+        return dict(*args, **kwargs)
+
+    def fromkeys(self, *args: Any, **kwargs: Any) -> dict[Any, Any]:
+        return dict.fromkeys(*args, **kwargs)
+
+
+def _check_name(name: Any) -> None:
+    if isinstance(name, str) and name.startswith("_"):
+        raise jinja2.exceptions.SecurityError(
+            f"Chat templates cannot store underscore-prefixed attributes on a namespace, but got {name!r}."
+        )
+
+
+class _TemplateNamespace(jinja2.utils.Namespace):
+    def __init__(*args: Any, **kwargs: Any) -> None:  # noqa: N805 (jinja's Namespace signature trick)
+        self, rest = args[0], args[1:]
+        attrs = dict(*rest, **kwargs)
+        for name in attrs:
+            _check_name(name)
+        jinja2.utils.Namespace.__init__(self, attrs)
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        _check_name(name)
+        jinja2.utils.Namespace.__setitem__(self, name, value)
+
+
+@lru_cache(maxsize=1)
+def environment() -> ImmutableSandboxedEnvironment:
+    env = ImmutableSandboxedEnvironment(
+        trim_blocks=True, lstrip_blocks=True, extensions=[GenerationBlock, jinja2.ext.loopcontrols]
+    )
+    env.filters["tojson"] = _tojson
+    env.globals["raise_exception"] = _raise_exception
+    env.globals["strftime_now"] = _strftime_now
+    env.globals["dict"] = _TemplateDict()
+    env.globals["namespace"] = _TemplateNamespace
+    return env
+
+
+@lru_cache(maxsize=64)
+def compile_template(source: str) -> jinja2.Template:
+    """Compile once per distinct template text."""
+    try:
+        return environment().from_string(source)
+    except jinja2.exceptions.TemplateSyntaxError as err:
+        raise ValueError(f"chat template does not compile: {err.message} (template line {err.lineno})") from err

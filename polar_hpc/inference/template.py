@@ -1,0 +1,184 @@
+"""Render a model's own chat template and encode it to ids, without transformers.
+
+Gives the same ids as ``AutoTokenizer.from_pretrained(dir).apply_chat_template(..., tokenize=True)``: the template
+comes from ``chat_template.jinja`` / ``additional_chat_templates/*.jinja`` if present, else
+``tokenizer_config.json["chat_template"]`` (a string or a list of ``{name, template}``); the named special tokens
+(``bos_token``, ``eos_token``, ...) are passed to the template as strings; the text is encoded with
+``tokenizers`` without adding special tokens (special/added tokens written in the text map to their ids).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from tokenizers import Tokenizer
+
+from polar_hpc.inference.chat_jinja import compile_template
+from polar_hpc.inference.messages import plain, prepare_messages, to_template_messages, to_template_tools
+
+__all__ = ["ChatTemplate", "TemplateError", "to_template_messages", "to_template_tools"]
+
+SPECIAL_TOKEN_NAMES = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
+END_OF_TURN_TOKENS = ("<|im_end|>", "<|eot_id|>", "<end_of_turn>", "<|end|>", "<|endoftext|>")
+"""Tried in order for ``end_of_turn_id``; the eos token when none is in the vocabulary."""
+
+
+class TemplateError(ValueError):
+    """The chat template cannot render these inputs (a ``raise_exception`` in it, or bad input)."""
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    return data
+
+
+def _token_string(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping) and isinstance(value.get("content"), str):
+        return str(value["content"])  # legacy AddedToken dict
+    return None
+
+
+def _load_templates(model_dir: Path, tokenizer_config: Mapping[str, Any]) -> str | dict[str, str]:
+    templates: dict[str, str] = {}
+    main = model_dir / "chat_template.jinja"
+    if main.is_file():
+        templates["default"] = main.read_text(encoding="utf-8")
+    extra_dir = model_dir / "additional_chat_templates"
+    if extra_dir.is_dir():
+        for path in sorted(extra_dir.glob("*.jinja")):
+            templates[path.stem] = path.read_text(encoding="utf-8")
+    if templates:
+        return templates["default"] if list(templates) == ["default"] else templates
+    raw = tokenizer_config.get("chat_template")
+    if isinstance(raw, str):
+        return raw
+    if isinstance(raw, list):
+        return {str(t["name"]): str(t["template"]) for t in raw}
+    raise ValueError(
+        f"{model_dir}: no chat template (looked for chat_template.jinja, additional_chat_templates/*.jinja and "
+        f"tokenizer_config.json 'chat_template')"
+    )
+
+
+def _eos_ids(value: Any) -> list[int]:
+    if isinstance(value, int):
+        return [value]
+    if isinstance(value, list):
+        return [v for v in value if isinstance(v, int)]
+    return []
+
+
+class ChatTemplate:
+    """A model's chat template + tokenizer. Immutable after construction; safe to share between threads."""
+
+    def __init__(
+        self,
+        tokenizer: Tokenizer,
+        template: str | dict[str, str],
+        special_tokens: dict[str, str],
+        *,
+        extra_stop_ids: Sequence[int] = (),
+        source: str = "",
+    ) -> None:
+        self.tokenizer = tokenizer
+        self.templates = template
+        self.special_tokens = dict(special_tokens)
+        self.source = source
+        eos = special_tokens.get("eos_token")
+        eos_id = tokenizer.token_to_id(eos) if eos is not None else None
+        if eos_id is None:
+            raise ValueError(f"{source or 'tokenizer'}: eos token {eos!r} is not in the vocabulary")
+        self.eos_token_id: int = eos_id
+        self.end_of_turn_id: int = next(
+            (i for i in map(tokenizer.token_to_id, END_OF_TURN_TOKENS) if i is not None), eos_id
+        )
+        stops = [self.end_of_turn_id, self.eos_token_id, *extra_stop_ids]
+        self.stop_token_ids: list[int] = list(dict.fromkeys(stops))
+
+    @classmethod
+    def from_model_dir(cls, path: str | Path) -> ChatTemplate:
+        """Load ``tokenizer.json``, ``tokenizer_config.json``, the chat template and stop ids of a model dir."""
+        return _load_cached(str(Path(path).expanduser().resolve()))
+
+    def template_for(self, tools: Sequence[Any] | None) -> str:
+        if isinstance(self.templates, str):
+            return self.templates
+        if tools is not None and "tool_use" in self.templates:
+            return self.templates["tool_use"]
+        if "default" in self.templates:
+            return self.templates["default"]
+        raise TemplateError(f"{self.source}: several chat templates and no default: {sorted(self.templates)}")
+
+    def render(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        add_generation_prompt: bool = True,
+        **template_kwargs: Any,
+    ) -> str:
+        if not messages:
+            raise TemplateError("cannot render an empty conversation (expected at least one message)")
+        compiled = compile_template(self.template_for(tools))
+        kwargs = plain({**self.special_tokens, **template_kwargs})
+        try:
+            return compiled.render(
+                messages=prepare_messages(messages),
+                tools=plain(list(tools)) if tools is not None else None,
+                documents=kwargs.pop("documents", None),
+                add_generation_prompt=add_generation_prompt,
+                **kwargs,
+            )
+        except jinja2.exceptions.TemplateError as err:
+            raise TemplateError(f"chat template of {self.source or 'model'} refused the input: {err}") from err
+
+    def encode(self, text: str) -> list[int]:
+        """Ids of ``text`` with no special tokens added (tokens written in the text are matched)."""
+        return list(self.tokenizer.encode(text, add_special_tokens=False).ids)
+
+    def render_ids(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        add_generation_prompt: bool = True,
+        **template_kwargs: Any,
+    ) -> list[int]:
+        return self.encode(self.render(messages, tools, add_generation_prompt, **template_kwargs))
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """Text of ``ids`` with special tokens kept, so that it re-encodes to the same tokens."""
+        return str(self.tokenizer.decode(list(ids), skip_special_tokens=False))
+
+    def __repr__(self) -> str:
+        return f"ChatTemplate({self.source!r}, eos={self.eos_token_id}, stop={self.stop_token_ids})"
+
+
+@lru_cache(maxsize=8)
+def _load_cached(model_dir_str: str) -> ChatTemplate:
+    model_dir = Path(model_dir_str)
+    tokenizer_file = model_dir / "tokenizer.json"
+    if not tokenizer_file.is_file():
+        raise FileNotFoundError(f"{model_dir}: no tokenizer.json (expected a HF model or tokenizer directory)")
+    config = _read_json(model_dir / "tokenizer_config.json")
+    special = {name: s for name in SPECIAL_TOKEN_NAMES if (s := _token_string(config.get(name))) is not None}
+    extra_stops: list[int] = []
+    for name in ("generation_config.json", "config.json"):
+        extra_stops += _eos_ids(_read_json(model_dir / name).get("eos_token_id"))
+    return ChatTemplate(
+        Tokenizer.from_file(str(tokenizer_file)),
+        _load_templates(model_dir, config),
+        special,
+        extra_stop_ids=extra_stops,
+        source=str(model_dir),
+    )
