@@ -125,6 +125,13 @@ def tool_loop(n: int, *, final_user: bool = False) -> list[Turn]:
     return turns
 
 
-def multi_user(n: int) -> list[Turn]:
-    return [Turn(reasoning=f"The user asks question {i}.", content=f"Answer number {i} is {i * 7}.",
-                 then_user=f"And what about question {i + 1}?") for i in range(n)]
+def multi_user(queries: int, steps: int = 2) -> list[Turn]:
+    """Several user queries, each answered after ``steps`` tool calls made with reasoning."""
+    turns: list[Turn] = []
+    for q in range(queries):
+        for i in range(steps):
+            turns.append(Turn(reasoning=f"For question {q} I run step {i}.", content="",
+                              calls=[("bash", {"cmd": f"cat q{q}_{i}.txt"})], then_tool=[f"value {q * 10 + i}"]))
+        turns.append(Turn(reasoning=f"The answer to question {q} is clear.", content=f"Answer {q} is {q * 7}.",
+                          then_user=f"And what about question {q + 1}?"))
+    return turns

@@ -1,0 +1,91 @@
+"""What every trajectory builder shares: the Builder base, per-strategy options, the training filter."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import msgspec
+import numpy as np
+
+from polar_hpc.config.base import StrictStruct, decode
+from polar_hpc.config.run import BuilderSpec
+from polar_hpc.wire.records import CompletionRecord, ReconstructionStats, Trace, TraceStatus, Trajectory
+
+UNPARSED_TOOL_MARKERS = ("<tool_call>", "<function=")
+
+
+class NoOptions(StrictStruct):
+    """A strategy without options."""
+
+
+class Builder(ABC):
+    """Turns one session's completion records into a Trajectory. Subclasses set ``name`` and ``Options``."""
+
+    name: ClassVar[str] = ""
+    Options: ClassVar[type[msgspec.Struct]] = NoOptions
+
+    def __init__(self, spec: BuilderSpec | None = None, *, end_of_turn_id: int | None = None) -> None:
+        self.spec = spec or BuilderSpec(name=self.name)
+        self.options: Any = decode(dict(self.spec.options), self.Options, source=f"builder {self.spec.name!r} options")
+        self.end_of_turn_id = end_of_turn_id
+
+    def build(self, records: Sequence[CompletionRecord], status: TraceStatus = TraceStatus.COMPLETED) -> Trajectory:
+        ordered = sorted(records, key=lambda r: r.index)
+        kept = [r for r in ordered if self.spec.include_side_requests or not r.side_request]
+        stats = ReconstructionStats(builder=self.name or self.spec.name, completions=len(ordered),
+                                    side_requests_excluded=len(ordered) - len(kept))
+        traces = self._build(kept, stats)
+        for tr in traces:
+            mark_training_filter(tr, status)
+            stats.tokens_trainable += int(tr.loss_mask.sum())
+            stats.tokens_masked += int(tr.loss_mask.shape[0] - tr.loss_mask.sum())
+        return Trajectory(status=status, traces=traces, stats=stats)
+
+    @abstractmethod
+    def _build(self, records: list[CompletionRecord], stats: ReconstructionStats) -> list[Trace]:
+        """Records are in arrival order, side requests already removed unless asked for."""
+
+
+def unparsed_tool_call(rec: CompletionRecord) -> str | None:
+    """Why this completion's tool call did not parse, or None."""
+    if rec.parse_error:
+        return rec.parse_error
+    if not rec.response.tool_calls and any(m in rec.response.content for m in UNPARSED_TOOL_MARKERS):
+        return "tool-call markup left in the reply content"
+    return None
+
+
+def completion_metadata(records: Sequence[CompletionRecord]) -> dict[str, Any]:
+    errors = {r.completion_id: e for r in records if (e := unparsed_tool_call(r)) is not None}
+    versions = sorted({r.weight_version for r in records if r.weight_version is not None})
+    return {
+        "session_id": records[0].session_id if records else "",
+        "completion_ids": [r.completion_id for r in records],
+        "completion_indices": [r.index for r in records],
+        "render_modes": [r.render_mode for r in records],
+        "divergence_tokens": [r.divergence_tokens for r in records],
+        "weight_versions": versions,
+        "unparsed_tool_calls": errors,
+    }
+
+
+def mark_training_filter(trace: Trace, status: TraceStatus) -> None:
+    """Mark (never drop) what a trainer should mask: unfinished sessions, unparsed tool calls."""
+    reasons: list[str] = []
+    if status != TraceStatus.COMPLETED:
+        reasons.append(f"session_{status.name.lower()}")
+    if trace.metadata.get("unparsed_tool_calls"):
+        reasons.append("unparsed_tool_call")
+    trace.metadata["filter"] = reasons
+    trace.metadata["trainable"] = not reasons
+
+
+def sampled_part(rec: CompletionRecord) -> tuple[np.ndarray, np.ndarray]:
+    """The sampled ids and their logprobs, checked to have the same length."""
+    ids = np.asarray(rec.output_ids, dtype=np.int32)
+    lps = np.asarray(rec.output_logprobs, dtype=np.float32)
+    if ids.shape != lps.shape:
+        raise ValueError(f"completion {rec.completion_id}: {ids.shape[0]} output ids but {lps.shape[0]} logprobs")
+    return ids, lps

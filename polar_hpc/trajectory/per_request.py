@@ -1,0 +1,26 @@
+"""``per_request``: one trace per completion, loss mask 1 on every sampled id."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from polar_hpc.trajectory.base import Builder, completion_metadata, sampled_part
+from polar_hpc.wire.records import CompletionRecord, ReconstructionStats, Trace
+
+
+class PerRequestBuilder(Builder):
+    name = "per_request"
+
+    def _build(self, records: list[CompletionRecord], stats: ReconstructionStats) -> list[Trace]:
+        traces = []
+        for i, rec in enumerate(records):
+            ids, lps = sampled_part(rec)
+            meta = completion_metadata([rec])
+            meta["chain_index"] = i
+            traces.append(Trace(
+                prompt_ids=np.asarray(rec.prompt_ids, dtype=np.int32), response_ids=ids,
+                loss_mask=np.ones(ids.shape[0], dtype=np.uint8), response_logprobs=lps,
+                prompt_messages=list(rec.canonical.messages), response_messages=[rec.response],
+                tools=list(rec.canonical.tools), finish_reason=rec.finish_reason, metadata=meta))
+        stats.chains = len(traces)
+        return traces
