@@ -1,0 +1,188 @@
+"""One completion: prompt ids → engine → parsed reply → CompletionRecord. No HTTP here."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import TYPE_CHECKING, Protocol
+
+import msgspec
+import numpy as np
+
+from polar_hpc.inference.errors import ContextOverflow, EngineError, EngineTimeout, EngineUnavailable
+from polar_hpc.proxy.errors import ProxyError, bad_request, context_overflow
+from polar_hpc.proxy.normalize.common import Normalized
+from polar_hpc.proxy.parse import ParsedReply, ToolParser, parse_reply
+from polar_hpc.proxy.respond.common import Reply
+from polar_hpc.proxy.side import is_side_request
+from polar_hpc.wire.records import ChatMessage, CompletionRecord, Provider, SamplingParams, Timings
+
+if TYPE_CHECKING:
+    from polar_hpc.inference.engine import GenerateResult
+    from polar_hpc.inference.template import ChatTemplate
+    from polar_hpc.trajectory.continuation import PromptBuilder
+
+_EMPTY_I = np.zeros(0, dtype=np.int32)
+_EMPTY_F = np.zeros(0, dtype=np.float32)
+
+
+class Engine(Protocol):
+    async def generate(
+        self,
+        input_ids: list[int],
+        sampling: SamplingParams,
+        *,
+        session_id: str | None = None,
+        stop_token_ids: list[int] | None = None,
+        deadline: float | None = None,
+    ) -> GenerateResult: ...
+
+
+class Generator:
+    """What every call of every session shares: template, engine, limits, parser."""
+
+    def __init__(
+        self,
+        template: ChatTemplate,
+        engine: Engine,
+        *,
+        tool_parser: ToolParser,
+        context_length: int,
+        max_new_tokens: int,
+        enable_thinking: bool | None = None,
+        request_timeout_s: float | None = None,
+    ) -> None:
+        self.template = template
+        self.engine = engine
+        self.tool_parser = tool_parser
+        self.context_length = context_length
+        self.max_new_tokens = max_new_tokens
+        self.enable_thinking = enable_thinking
+        self.request_timeout_s = request_timeout_s
+        self.stop_ids = frozenset(template.stop_token_ids)
+        self._think_open = self._single_id("<think>")
+        self._think_close = self._single_id("</think>")
+
+    def _single_id(self, text: str) -> int | None:
+        ids = self.template.encode(text)
+        return ids[0] if len(ids) == 1 else None
+
+    def prepare(self, norm: Normalized) -> None:
+        if self.enable_thinking is not None:
+            norm.canonical.template_kwargs["enable_thinking"] = self.enable_thinking
+
+    def _in_think(self, prompt: list[int]) -> bool:
+        """The prompt ends inside an opened ``<think>`` (templates that start the reasoning for the model)."""
+        if self._think_open is None:
+            return False
+        tail = prompt[-4:]
+        if self._think_open not in tail:
+            return False
+        last_open = len(tail) - 1 - tail[::-1].index(self._think_open)
+        return self._think_close not in tail[last_open:]
+
+    async def complete(
+        self,
+        norm: Normalized,
+        builder: PromptBuilder,
+        *,
+        provider: Provider,
+        session_id: str,
+        index: int,
+        raw_request: bytes,
+        received: float,
+    ) -> tuple[Reply, CompletionRecord]:
+        req = norm.canonical
+        try:
+            prompt = builder.build(req)
+        except (ValueError, TypeError) as err:  # TemplateError is a ValueError
+            raise bad_request(f"the model's chat template cannot render this conversation: {err}") from None
+        ids = prompt.ids
+        n = len(ids)
+        room = self.context_length - n
+        record = CompletionRecord(
+            completion_id=uuid.uuid4().hex,
+            session_id=session_id,
+            index=index,
+            provider=provider,
+            request=msgspec.Raw(raw_request),
+            canonical=req,
+            prompt_ids=np.asarray(ids, dtype=np.int32),
+            output_ids=_EMPTY_I,
+            output_logprobs=_EMPTY_F,
+            finish_reason="error",
+            response=ChatMessage(role="assistant"),
+            render_mode=prompt.mode,
+            divergence_tokens=max(prompt.divergence_tokens, 0),
+            side_request=is_side_request(req),
+            timings=Timings(received=received),
+        )
+        if room < 1:
+            overflow = context_overflow(n, self.context_length)
+            record.parse_error = overflow.message
+            raise Failed(overflow, record)
+        limits = [x for x in (req.sampling.max_new_tokens, self.max_new_tokens, room) if x is not None]
+        sampling = msgspec.structs.replace(req.sampling, max_new_tokens=max(1, min(limits)))
+        deadline = time.monotonic() + self.request_timeout_s if self.request_timeout_s else None
+        record.timings.engine_start = time.time()
+        try:
+            result = await self.engine.generate(
+                ids, sampling, session_id=session_id, stop_token_ids=list(self.stop_ids), deadline=deadline
+            )
+        except ContextOverflow as e:
+            record.parse_error = str(e)
+            raise Failed(context_overflow(e.prompt_tokens or n, e.context_length or self.context_length), record) from None
+        except EngineTimeout as e:
+            record.parse_error = str(e)
+            raise Failed(ProxyError("engine_timeout", f"the model server did not answer in time: {e}"), record) from None
+        except EngineUnavailable as e:
+            record.parse_error = str(e)
+            raise Failed(ProxyError("engine_down", f"no model server is available: {e}"), record) from None
+        except EngineError as e:
+            record.parse_error = str(e)
+            raise Failed(ProxyError("engine_error", f"the model server failed: {e}"), record) from None
+        record.timings.engine_end = time.time()
+        out = np.asarray(result.output_ids, dtype=np.int32)
+        text_ids = out[:-1] if len(out) and int(out[-1]) in self.stop_ids else out
+        text = self.template.decode(text_ids.tolist())
+        stop_seq = result.matched_stop if isinstance(result.matched_stop, str) else None
+        if stop_seq and text.endswith(stop_seq):
+            text = text[: -len(stop_seq)]
+        prefix = "toolu_" if provider == "anthropic" else "call_"
+        parsed: ParsedReply = parse_reply(
+            text, self.tool_parser, req.tools, in_think=self._in_think(ids), id_prefix=prefix
+        )
+        response = ChatMessage(
+            role="assistant", content=parsed.content, reasoning_content=parsed.reasoning, tool_calls=parsed.tool_calls
+        )
+        builder.observe(req, ids, out.tolist(), result.finish_reason, response)
+        record.output_ids = out
+        record.output_logprobs = np.asarray(result.output_logprobs, dtype=np.float32)
+        record.finish_reason = result.finish_reason
+        record.response = response
+        record.parse_error = parsed.parse_error
+        record.weight_version = result.weight_version
+        record.server = result.server or None
+        reply = Reply(
+            id=record.completion_id,
+            model=norm.options.model or req.model,
+            created=int(record.timings.received),
+            parsed=parsed,
+            finish=result.finish_reason,
+            stop_sequence=stop_seq,
+            prompt_tokens=n,
+            output_tokens=len(out),
+            options=norm.options,
+        )
+        return reply, record
+
+
+class Failed(Exception):
+    """A call that failed after its prompt was built: the error to answer with and the record to keep."""
+
+    def __init__(self, error: ProxyError, record: CompletionRecord) -> None:
+        super().__init__(error.message)
+        self.error = error
+        self.record = record
+
+

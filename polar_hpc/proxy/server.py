@@ -1,0 +1,317 @@
+"""The model-API proxy: one aiohttp app answering Anthropic, OpenAI Chat/Responses and Google clients.
+
+Every route is a catch-all: the provider comes from the path, then the headers, then the body. The API key
+names the session (unknown key: the provider's 401, nothing recorded). Streaming requests get one engine call
+and a synthesized SSE stream; when the engine is slow, the stream starts early with keep-alive comments and
+an error then arrives as the provider's in-stream error event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+from aiohttp import web
+
+from polar_hpc.log import get_logger
+from polar_hpc.proxy import respond
+from polar_hpc.proxy.capture import SessionLog, safe_name
+from polar_hpc.proxy.detect import Route, body_provider, header_provider, request_key, route_by_path
+from polar_hpc.proxy.errors import ProxyError, bad_request, error_body, error_bytes
+from polar_hpc.proxy.generate import Engine, Failed, Generator
+from polar_hpc.proxy.normalize import normalize
+from polar_hpc.proxy.normalize.common import Normalized
+from polar_hpc.proxy.parse import ToolParser
+from polar_hpc.wire.records import CompletionRecord, Provider
+
+if TYPE_CHECKING:
+    from polar_hpc.inference.template import ChatTemplate
+
+log = get_logger("proxy")
+
+SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+_JSON_CT = "application/json"
+_DECODE = msgspec.json.Decoder()
+_ENC = msgspec.json.Encoder()
+
+
+class _Session:
+    __slots__ = ("session_id", "log", "builder")
+
+    def __init__(self, session_id: str, log: SessionLog, builder: Any) -> None:
+        self.session_id = session_id
+        self.log = log
+        self.builder = builder
+
+
+def _json(provider: Provider, data: bytes, status: int = 200) -> web.Response:
+    return web.Response(body=data, status=status, content_type=_JSON_CT)
+
+
+def _error(provider: Provider, err: ProxyError) -> web.Response:
+    return web.Response(body=error_bytes(provider, err), status=err.status, content_type=_JSON_CT)
+
+
+def _stream_error(provider: Provider, err: ProxyError, completion_id: str, model: str) -> bytes:
+    body = error_body(provider, err)
+    if provider == "anthropic":
+        return b"event: error\ndata: " + _ENC.encode(body) + b"\n\n"
+    if provider == "openai_responses":
+        inner = body["error"]
+        return respond.openai_responses.failed_sse(
+            completion_id, model, int(time.time()), {"code": inner["code"] or inner["type"], "message": err.message}
+        )
+    return b"data: " + _ENC.encode(body) + b"\n\n"
+
+
+class ProxyServer:
+    """See ``docs/interfaces.md``. ``served_models``: when given, other model names get the provider's 404
+    (default: any name is served by the policy, as harnesses send their own names)."""
+
+    def __init__(
+        self,
+        template: ChatTemplate,
+        engine: Engine,
+        *,
+        model_name: str,
+        tool_parser: ToolParser = "qwen",
+        render_mode: str = "canonical",
+        context_length: int = 32768,
+        max_new_tokens: int = 1024,
+        records_dir: str | Path | None = None,
+        served_models: list[str] | None = None,
+        enable_thinking: bool | None = None,
+        request_timeout_s: float | None = None,
+        max_body_bytes: int = 64 * 1024 * 1024,
+        session_memory_bytes: int = 256 * 1024 * 1024,
+        sse_keepalive_s: float = 15.0,
+        measure_divergence: bool = False,
+    ) -> None:
+        self.template = template
+        self.model_name = model_name
+        self.render_mode = render_mode
+        self.gen = Generator(
+            template,
+            engine,
+            tool_parser=tool_parser,
+            context_length=context_length,
+            max_new_tokens=max_new_tokens,
+            enable_thinking=enable_thinking,
+            request_timeout_s=request_timeout_s,
+        )
+        self.records_dir = Path(records_dir) if records_dir is not None else None
+        self.served = frozenset([model_name, *served_models]) if served_models is not None else None
+        self.max_body_bytes = max_body_bytes
+        self.session_memory_bytes = session_memory_bytes
+        self.sse_keepalive_s = sse_keepalive_s
+        self.measure_divergence = measure_divergence
+        self._spill_dir = self.records_dir or Path(tempfile.gettempdir()) / f"polar-proxy-spill-{secrets.token_hex(4)}"
+        self._sessions: dict[str, _Session] = {}
+        self._runner: web.AppRunner | None = None
+        self.app = web.Application(client_max_size=max_body_bytes)
+        self.app.router.add_route("*", "/{tail:.*}", self._handle)
+
+    # -- sessions ----------------------------------------------------------------------------------
+    def open_session(self, session_id: str, api_key: str | None = None) -> str:
+        """Register a session; returns the API key its harness must send (unguessable unless given)."""
+        from polar_hpc.trajectory.continuation import PromptBuilder
+
+        key = api_key or f"sk-polar-{secrets.token_urlsafe(24)}"
+        if key in self._sessions:
+            raise ValueError(f"API key already names session {self._sessions[key].session_id!r}")
+        jsonl = self.records_dir / f"{safe_name(session_id)}.jsonl" if self.records_dir is not None else None
+        if jsonl is not None:
+            jsonl.parent.mkdir(parents=True, exist_ok=True)
+        slog = SessionLog(
+            session_id, memory_limit_bytes=self.session_memory_bytes, spill_dir=self._spill_dir, jsonl_path=jsonl
+        )
+        builder = PromptBuilder(self.template, self.render_mode, measure_divergence=self.measure_divergence)  # type: ignore[arg-type]
+        self._sessions[key] = _Session(session_id, slog, builder)
+        return key
+
+    def close_session(self, api_key: str) -> list[CompletionRecord]:
+        """Forget the session; its records in arrival order. Later calls with its key get a 401."""
+        s = self._sessions.pop(api_key, None)
+        if s is None:
+            raise KeyError("no open session has this API key")
+        return s.log.close()
+
+    def session_ids(self) -> list[str]:
+        return [s.session_id for s in self._sessions.values()]
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    async def start(self, host: str = "127.0.0.1", port: int = 0, unix_path: str | None = None) -> str:
+        self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, host, port, backlog=4096)
+        await site.start()
+        if unix_path is not None:
+            await web.UnixSite(self._runner, unix_path).start()
+        server = site._server
+        assert server is not None
+        bound = server.sockets[0].getsockname()  # type: ignore[attr-defined]
+        return f"http://{host}:{bound[1]}"
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    # -- requests ----------------------------------------------------------------------------------
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        received = time.time()
+        route = route_by_path(request.method, request.path, request.headers)
+        fallback: Provider = (route.provider if route else None) or header_provider(request.headers) or "openai_chat"
+        if route is not None and route.op == "health":
+            return web.Response(status=200) if request.method == "HEAD" else _json(fallback, b'{"status":"ok"}')
+        try:
+            raw = await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            return _error(fallback, ProxyError("too_large", f"request body exceeds {self.max_body_bytes} bytes"))
+        body: Any = None
+        if raw and request.method == "POST":
+            try:
+                body = _DECODE.decode(raw)
+            except msgspec.DecodeError as err:
+                return _error(fallback, bad_request(f"request body is not valid JSON: {err}"))
+        if route is None:
+            provider = header_provider(request.headers) or body_provider(body)
+            if request.method != "POST" or provider is None:
+                msg = f"no such endpoint: {request.method} {request.path}"
+                return _error(fallback, ProxyError("not_found", msg))
+            route = Route(provider, "generate")
+        session = self._session(request)
+        if session is None:
+            return _error(route.provider, ProxyError("auth", "invalid API key: this key names no open session"))
+        if route.op == "models":
+            return self._models(route.provider)
+        if not isinstance(body, dict):
+            kind = "empty" if body is None else type(body).__name__
+            return _error(route.provider, bad_request(f"expected a JSON object as the request body, got {kind}"))
+        try:
+            norm = normalize(route, body)
+            self._check_model(norm)
+        except ProxyError as err:
+            return _error(route.provider, err)
+        except (TypeError, ValueError, AttributeError, KeyError) as err:
+            log.debug("request of %s did not normalize", session.session_id, exc_info=True)
+            return _error(route.provider, bad_request(f"request could not be read: {type(err).__name__}: {err}"))
+        self.gen.prepare(norm)
+        if route.op == "count_tokens":
+            return self._count(route.provider, session, norm)
+        index = session.log.reserve()
+        call = self.gen.complete(
+            norm,
+            session.builder,
+            provider=route.provider,
+            session_id=session.session_id,
+            index=index,
+            raw_request=raw,
+            received=received,
+        )
+        if norm.canonical.stream:
+            return await self._stream(request, route.provider, session, index, norm, call)
+        try:
+            reply, rec = await call
+        except BaseException as err:
+            return self._fail(route.provider, session, index, err)
+        data = respond.json_body(route.provider, reply)
+        rec.timings.responded = time.time()
+        session.log.finish(index, rec)
+        return web.Response(body=data, content_type=_JSON_CT)
+
+    def _fail(self, provider: Provider, session: _Session, index: int, err: BaseException) -> web.Response:
+        if isinstance(err, Failed):
+            session.log.finish(index, err.record)
+            return _error(provider, err.error)
+        session.log.finish(index, None)
+        if isinstance(err, ProxyError):
+            return _error(provider, err)
+        if not isinstance(err, Exception):
+            raise err
+        log.exception("call %d of session %s failed", index, session.session_id)
+        return _error(provider, ProxyError("engine_error", f"internal error: {type(err).__name__}: {err}"))
+
+    async def _stream(
+        self, request: web.Request, provider: Provider, session: _Session, index: int, norm: Normalized, call: Any
+    ) -> web.StreamResponse:
+        task = asyncio.ensure_future(call)
+        resp: web.StreamResponse | None = None
+        while True:
+            done, _ = await asyncio.wait((task,), timeout=self.sse_keepalive_s)
+            if done:
+                break
+            if resp is None:
+                resp = web.StreamResponse(headers=SSE_HEADERS)
+                await resp.prepare(request)
+            await resp.write(b": keep-alive\n\n")
+        err = task.exception()
+        if err is not None:
+            failed = self._fail(provider, session, index, err)
+            if resp is None:
+                return failed
+            perr = err.error if isinstance(err, Failed) else err if isinstance(err, ProxyError) else None
+            perr = perr or ProxyError("engine_error", str(err))
+            await resp.write(_stream_error(provider, perr, secrets.token_hex(8), norm.options.model))
+            await resp.write_eof()
+            return resp
+        reply, rec = task.result()
+        data = respond.sse_body(provider, reply)
+        rec.timings.responded = time.time()
+        session.log.finish(index, rec)
+        if resp is None:
+            return web.Response(body=data, headers=SSE_HEADERS)
+        await resp.write(data)
+        await resp.write_eof()
+        return resp
+
+    def _session(self, request: web.Request) -> _Session | None:
+        for key in request_key(request.headers, request.query):
+            s = self._sessions.get(key)
+            if s is not None:
+                return s
+        return None
+
+    def _check_model(self, norm: Normalized) -> None:
+        model = norm.canonical.model
+        if self.served is not None and model and model not in self.served:
+            raise ProxyError("not_found", f"model {model!r} is not served here; served: {sorted(self.served)}")
+
+    def _count(self, provider: Provider, session: _Session, norm: Normalized) -> web.Response:
+        try:
+            n = len(session.builder.canonical_ids(norm.canonical))
+        except (ValueError, TypeError) as err:
+            return _error(provider, bad_request(f"the model's chat template cannot render this conversation: {err}"))
+        if provider == "google":
+            return _json(provider, _ENC.encode({"totalTokens": n}))
+        return _json(provider, _ENC.encode({"input_tokens": n}))
+
+    def _models(self, provider: Provider) -> web.Response:
+        name = self.model_name
+        if provider == "google":
+            data: dict[str, Any] = {
+                "models": [
+                    {
+                        "name": f"models/{name}",
+                        "displayName": name,
+                        "inputTokenLimit": self.gen.context_length,
+                        "outputTokenLimit": self.gen.max_new_tokens,
+                        "supportedGenerationMethods": ["generateContent", "streamGenerateContent", "countTokens"],
+                    }
+                ]
+            }
+        elif provider == "anthropic":
+            data = {
+                "data": [{"type": "model", "id": name, "display_name": name, "created_at": "1970-01-01T00:00:00Z"}],
+                "has_more": False,
+                "first_id": name,
+                "last_id": name,
+            }
+        else:
+            data = {"object": "list", "data": [{"id": name, "object": "model", "created": 0, "owned_by": "polar-hpc"}]}
+        return _json(provider, _ENC.encode(data))
