@@ -343,7 +343,7 @@ class StagePools:
 
     def _result(self, job: SessionJob, trajectory: Trajectory, evaluation: EvalResult | None) -> SessionResult:
         s = job.session
-        metadata = dict(s.task.metadata)
+        metadata = {**s.task.metadata, **job.notes}
         if job.agent is not None:
             metadata["agent"] = {"status": job.agent.status, "returncode": job.agent.returncode,
                                  "detail": job.agent.detail}

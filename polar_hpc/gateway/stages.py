@@ -58,6 +58,8 @@ class SessionJob:
         self.task: asyncio.Task[None] | None = None
         self.teardown_task: asyncio.Task[None] | None = None
         self.torn_down = False
+        self.notes: dict[str, Any] = {}
+        """Added to the result's metadata (e.g. the tail of the harness log)."""
 
     @property
     def session_id(self) -> str:

@@ -1,0 +1,44 @@
+"""``polar-hpc gateway``: run one gateway rank (proxy + stage pools + shard writer).
+
+With ``--tasks FILE`` or ``--local`` the rank takes sessions from a local queue (the recipe's task source or the
+file, ``num_samples`` each, skipping sessions already committed in the run dir) and exits when they are done.
+Otherwise it serves the coordinator over the control plane. SIGTERM drains: no new work, in-flight sessions
+finish or are cut within ``gateway.drain_grace_s``, the shard is committed.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("gateway", help="run one gateway rank (proxy, stage pools, shard writer)",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--config", required=True, help="the run's resolved config TOML (run_dir/config.toml)")
+    p.add_argument("--rank", type=int, default=0, help="this rank's index (default 0)")
+    p.add_argument("--run-dir", required=True, help="the run dir (shards/, endpoints/, sessions/ live there)")
+    p.add_argument("--tasks", default=None, help="JSONL task file: run these locally instead of the coordinator's")
+    p.add_argument("--local", action="store_true", help="run the recipe's task source locally, no coordinator")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config value (repeatable)")
+    p.add_argument("--keep-session-dirs", action="store_true", help="keep each session's dir (debugging)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    import msgspec
+
+    from polar_hpc.config import load_recipe
+
+    cfg = load_recipe(args.config, args.overrides)
+    if args.tasks:
+        tasks = msgspec.structs.replace(cfg.tasks, path=str(Path(args.tasks).resolve()))
+        cfg = msgspec.structs.replace(cfg, tasks=tasks)
+    from polar_hpc.gateway.main import run_rank
+
+    return asyncio.run(run_rank(cfg, args.rank, Path(args.run_dir), local=bool(args.tasks or args.local),
+                                keep_session_dirs=args.keep_session_dirs))

@@ -1,0 +1,223 @@
+"""The real stage work of a session: sandbox, prepare, harness behind the proxy, build, evaluate, teardown."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from polar_hpc.gateway.stages import AgentOutcome, SessionJob
+from polar_hpc.log import get_logger
+from polar_hpc.wire.records import CompletionRecord, EvalResult, TraceStatus, Trajectory
+
+if TYPE_CHECKING:
+    from polar_hpc.config.run import RunConfig
+    from polar_hpc.runtime import Runtime
+
+log = get_logger("gateway.executor")
+
+LOG_TAIL_BYTES = 4000
+
+
+def session_dirname(session_id: str) -> str:
+    """A file name for a session id: readable, and distinct even where sanitizing makes ids collide."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", session_id)[:80]
+    return f"{safe}-{hashlib.sha256(session_id.encode()).hexdigest()[:8]}"
+
+
+class SessionState:
+    """What the executor holds for one session (``SessionJob.state``)."""
+
+    def __init__(self, session_dir: Path) -> None:
+        self.session_dir = session_dir
+        self.api_key: str | None = None
+        self.runtime: Runtime | None = None
+        self.eval_runtimes: list[Runtime] = []
+        self.prewarmed: Runtime | None = None
+        self.records: list[CompletionRecord] | None = None
+        self.harness_log = session_dir / "logs" / "harness.log"
+
+
+class SessionExecutor:
+    """Implements :class:`polar_hpc.gateway.stages.SessionExecutor` against the rank's proxy.
+
+    ``proxy`` is a ``ProxyServer`` (``open_session`` / ``close_session``); ``proxy_url`` its host base URL.
+    """
+
+    def __init__(self, config: RunConfig, *, proxy: Any, proxy_url: str, proxy_socket: Path | None,
+                 sessions_dir: Path, end_of_turn_id: int | None, keep_session_dirs: bool = False) -> None:
+        self.config = config
+        self.proxy = proxy
+        self.proxy_url = proxy_url
+        self.proxy_socket = proxy_socket
+        self.sessions_dir = sessions_dir
+        self.end_of_turn_id = end_of_turn_id
+        self.keep_session_dirs = keep_session_dirs
+
+    # -- INIT -------------------------------------------------------------------------------------------------
+    def _state(self, job: SessionJob) -> SessionState:
+        if job.state is None:
+            job.state = SessionState(self.sessions_dir / session_dirname(job.session_id))
+        state: SessionState = job.state
+        return state
+
+    def _spec(self, job: SessionJob) -> Any:
+        return job.session.task.runtime or self.config.runtime
+
+    async def _new_runtime(self, job: SessionJob, subdir: str | None) -> Runtime:
+        from polar_hpc.runtime import make_runtime
+
+        st = self._state(job)
+        spec = self._spec(job)
+        root = st.session_dir if subdir is None else st.session_dir / subdir
+        socket = self.proxy_socket if spec.network == "none" else None
+        rt = make_runtime(spec, root, proxy_socket=socket)
+        if subdir is None:
+            st.runtime = rt
+        else:
+            st.eval_runtimes.append(rt)
+        await rt.start()
+        workspace = job.session.task.workspace
+        if workspace:
+            src = Path(workspace)
+            if not src.is_dir():
+                raise FileNotFoundError(f"task {job.session.task.task_id}: workspace {src} is not a folder")
+            await rt.upload(src, spec.workdir)
+        return rt
+
+    async def _prepare(self, job: SessionJob, rt: Runtime) -> None:
+        from polar_hpc.runtime.prepare import run_prepare
+
+        spec = self._spec(job)
+        if not spec.prepare:
+            return
+        left = job.deadline - asyncio.get_running_loop().time()
+        await run_prepare(rt, list(spec.prepare), retries=spec.prepare_retries, timeout_s=max(1.0, left),
+                          log_path=rt.session_dir / "logs" / "prepare.log")
+
+    async def start(self, job: SessionJob) -> None:
+        st = self._state(job)
+        st.session_dir.mkdir(parents=True, exist_ok=True)
+        st.api_key = self.proxy.open_session(job.session_id)
+        await self._new_runtime(job, None)
+
+    async def prepare(self, job: SessionJob) -> None:
+        st = self._state(job)
+        assert st.runtime is not None
+        await self._prepare(job, st.runtime)
+
+    def wants_prewarm(self, job: SessionJob) -> bool:
+        ev = job.session.task.evaluator or self.config.evaluator
+        return bool(ev.fresh_runtime)
+
+    async def prewarm(self, job: SessionJob) -> None:
+        st = self._state(job)
+        rt = await self._new_runtime(job, "eval-0")
+        await self._prepare(job, rt)
+        st.prewarmed = rt
+
+    # -- RUN --------------------------------------------------------------------------------------------------
+    async def run(self, job: SessionJob, budget_s: float) -> AgentOutcome:
+        from polar_hpc.harness import HarnessContext, get_adapter
+
+        st = self._state(job)
+        rt = st.runtime
+        assert rt is not None and st.api_key is not None
+        task = job.session.task
+        agent = task.agent or self.config.agent
+        adapter = get_adapter(agent.harness)
+        ctx = HarnessContext(
+            instruction=task.instruction,
+            base_url=rt.proxy_base_url(self.proxy_url),
+            api_key=st.api_key,
+            model=self.config.inference.served_model_name,
+            agent=agent,
+            session_dir=st.session_dir,
+            sandbox_session_dir=rt.sandbox_session_dir,
+            is_root=rt.is_root,
+            workdir=self._spec(job).workdir,
+        )
+        cmd = await _maybe_await(adapter.prepare(ctx))
+        res = await rt.exec(cmd.argv, env=cmd.env, cwd=cmd.cwd, timeout_s=budget_s, log_path=st.harness_log)
+        if res.timed_out:
+            return AgentOutcome(status="timeout", returncode=res.returncode,
+                                detail=f"agent budget {budget_s:.0f}s spent")
+        if res.returncode != 0:
+            return AgentOutcome(status="failed", returncode=res.returncode,
+                                detail=f"harness exited {res.returncode}: {res.stderr.strip()[-300:]}")
+        return AgentOutcome(status="completed", returncode=0)
+
+    # -- POSTRUN ----------------------------------------------------------------------------------------------
+    def _close_proxy_session(self, st: SessionState) -> list[CompletionRecord]:
+        if st.records is None:
+            st.records = list(self.proxy.close_session(st.api_key)) if st.api_key is not None else []
+        return st.records
+
+    async def build(self, job: SessionJob, status: TraceStatus) -> Trajectory:
+        from polar_hpc.trajectory.registry import get_builder
+
+        st = self._state(job)
+        records = self._close_proxy_session(st)
+        spec = job.session.task.builder or self.config.builder
+        builder = get_builder(spec, end_of_turn_id=self.end_of_turn_id)
+        return await asyncio.to_thread(builder.build, records, status)
+
+    async def evaluate(self, job: SessionJob, trajectory: Trajectory) -> EvalResult | None:
+        from polar_hpc.evaluate.registry import EvalContext, get_evaluator
+
+        st = self._state(job)
+        spec = job.session.task.evaluator or self.config.evaluator
+        evaluator = get_evaluator(spec)
+
+        async def new_runtime() -> Runtime:
+            if st.prewarmed is not None:
+                rt, st.prewarmed = st.prewarmed, None
+                return rt
+            rt = await self._new_runtime(job, f"eval-{len(st.eval_runtimes)}")
+            await self._prepare(job, rt)
+            return rt
+
+        ctx = EvalContext(session=job.session, runtime=st.runtime, new_runtime=new_runtime,
+                          metadata=dict(job.session.task.metadata))
+        result: EvalResult | None = await evaluator.evaluate(trajectory, ctx)
+        return result
+
+    async def teardown(self, job: SessionJob) -> None:
+        if job.state is None:
+            return
+        st: SessionState = job.state
+        runtimes = [rt for rt in [st.runtime, *st.eval_runtimes] if rt is not None]
+        results = await asyncio.gather(*(rt.stop() for rt in runtimes), return_exceptions=True)
+        for rt, res in zip(runtimes, results, strict=True):
+            if isinstance(res, BaseException):
+                log.error("session %s: stopping runtime %s failed: %r", job.session_id, rt.session_dir, res)
+        try:
+            self._close_proxy_session(st)
+        except Exception as err:
+            log.warning("session %s: closing proxy session: %r", job.session_id, err)
+        tail = log_tail(st.harness_log)
+        if tail:
+            job.notes["harness_log_tail"] = tail
+        if not self.keep_session_dirs:
+            await asyncio.to_thread(shutil.rmtree, st.session_dir, True)
+
+
+def log_tail(path: Path, nbytes: int = LOG_TAIL_BYTES) -> str:
+    try:
+        with path.open("rb") as fh:
+            fh.seek(0, 2)
+            size = fh.tell()
+            fh.seek(max(0, size - nbytes))
+            return fh.read().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+async def _maybe_await(value: Any) -> Any:
+    if asyncio.iscoroutine(value) or isinstance(value, asyncio.Future):
+        return await value
+    return value
+

@@ -1,0 +1,228 @@
+"""One gateway rank: the proxy, the stage pools and the rank's own shard writer, in one asyncio process.
+
+Sessions come in through :meth:`GatewayRank.submit` (a local queue, or the control plane's ``Dispatch``);
+results go out through the ``on_status`` / ``on_done`` / ``on_commit`` callbacks, which the control client
+sets. ``on_done`` fires before the result is handed to the shard writer, so ``on_commit`` (which may fire inside
+that hand-off) always follows the ``on_done`` of every session it names.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from polar_hpc import __version__
+from polar_hpc.config.run import RunConfig
+from polar_hpc.gateway.pools import StagePools
+from polar_hpc.gateway.stages import SessionExecutor, Stage
+from polar_hpc.log import get_logger
+from polar_hpc.wire.records import Session, SessionResult
+
+log = get_logger("gateway.rank")
+
+SHARD_POLL_S = 1.0
+UNIX_PATH_MAX = 100
+
+
+class GatewayRank:
+    def __init__(self, config: RunConfig, rank: int, run_dir: str | os.PathLike[str], *,
+                 executor: SessionExecutor | None = None, keep_session_dirs: bool = False) -> None:
+        self.config = config
+        self.rank = rank
+        self.run_dir = Path(run_dir)
+        self.on_status: Callable[[str, Any], None] | None = None
+        self.on_done: Callable[[SessionResult], None] | None = None
+        self.on_commit: Callable[[Path, list[str]], None] | None = None
+        self.keep_session_dirs = keep_session_dirs
+        self.proxy_url = ""
+        self.proxy_socket: Path | None = None
+        self._executor = executor
+        self._proxy: Any = None
+        self._engine: Any = None
+        self._writer: Any = None
+        self._pools: StagePools | None = None
+        self._write_lock = asyncio.Lock()
+        self._poller: asyncio.Task[None] | None = None
+        self._socket_dir: Path | None = None
+        self._closed = False
+        self._drained = False
+        self.results_done = 0
+
+    # -- lifecycle --------------------------------------------------------------------------------------------
+    async def start(self) -> None:
+        from polar_hpc.store.writer import ShardWriter
+
+        cfg = self.config
+        executor = self._executor
+        model = cfg.inference.served_model_name
+        if executor is None:
+            executor = await self._start_proxy_and_executor()
+        producer = {"component": "gateway", "rank": str(self.rank), "host": socket.gethostname(),
+                    "polar_hpc": __version__, "model": model}
+        self._writer = ShardWriter(self.run_dir / "shards", self.rank, cfg.shards, producer,
+                                   on_commit=self._committed)
+        self._pools = StagePools(cfg.gateway, executor, self._sink, on_status=self._status, rank=self.rank,
+                                 model=model)
+        self._poller = asyncio.create_task(self._poll_shards(), name=f"rank{self.rank}:shard-poll")
+        log.info("gateway rank %d ready: proxy %s, pools init=%d ready=%d run=%d postrun=%d", self.rank,
+                 self.proxy_url or "(none)", cfg.gateway.init_pool, cfg.gateway.ready_buffer, cfg.gateway.run_pool,
+                 cfg.gateway.postrun_pool)
+
+    async def _start_proxy_and_executor(self) -> SessionExecutor:
+        from polar_hpc.assets import resolve_model
+        from polar_hpc.gateway.endpoints import engine_endpoints
+        from polar_hpc.gateway.executor import SessionExecutor as RealExecutor
+        from polar_hpc.inference.engine import SGLangEngine
+        from polar_hpc.inference.template import ChatTemplate
+        from polar_hpc.proxy import ProxyServer
+
+        cfg = self.config
+        inf = cfg.inference
+        template = await asyncio.to_thread(ChatTemplate.from_model_dir, resolve_model(inf.model))
+        endpoints = await engine_endpoints(cfg, self.run_dir)
+        self._engine = SGLangEngine(endpoints, request_timeout_s=inf.request_timeout_s,
+                                    context_length=inf.context_length, default_max_new_tokens=inf.max_new_tokens)
+        self._proxy = ProxyServer(template, self._engine, model_name=inf.served_model_name,
+                                  tool_parser=inf.tool_parser, render_mode=cfg.gateway.render,
+                                  context_length=inf.context_length, max_new_tokens=inf.max_new_tokens)
+        unix_path = self._socket_path() if cfg.runtime.network == "none" else None
+        self.proxy_url = await self._proxy.start(host="127.0.0.1", port=cfg.gateway.proxy_port, unix_path=unix_path)
+        self.proxy_socket = unix_path
+        sessions_dir = self.run_dir / "sessions" / f"rank-{self.rank:05d}"
+        sessions_dir.mkdir(parents=True, exist_ok=True)
+        return RealExecutor(cfg, proxy=self._proxy, proxy_url=self.proxy_url, proxy_socket=unix_path,
+                            sessions_dir=sessions_dir, end_of_turn_id=template.end_of_turn_id,
+                            keep_session_dirs=self.keep_session_dirs)
+
+    def _socket_path(self) -> Path:
+        path = self.run_dir / "sessions" / f"proxy-{self.rank:05d}.sock"
+        if len(str(path)) > UNIX_PATH_MAX:
+            self._socket_dir = Path(tempfile.mkdtemp(prefix="polar-proxy-"))
+            path = self._socket_dir / "proxy.sock"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
+
+    async def __aenter__(self) -> GatewayRank:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # -- work -------------------------------------------------------------------------------------------------
+    @property
+    def pools(self) -> StagePools:
+        if self._pools is None:
+            raise RuntimeError(f"gateway rank {self.rank}: call start() first")
+        return self._pools
+
+    async def submit(self, session: Session) -> None:
+        """Take one session (raises ``DrainingError`` once draining)."""
+        self.pools.submit(self._resolve(session))
+
+    def _resolve(self, session: Session) -> Session:
+        """Fill the task's unset specs from the recipe, so every stage sees concrete ones."""
+        t, c = session.task, self.config
+        task = msgspec.structs.replace(
+            t, runtime=t.runtime or c.runtime, agent=t.agent or c.agent, builder=t.builder or c.builder,
+            evaluator=t.evaluator or c.evaluator,
+        )
+        return msgspec.structs.replace(session, task=task)
+
+    async def cancel(self, session_id: str) -> bool:
+        return await self.pools.cancel(session_id)
+
+    @property
+    def capacity(self) -> int:
+        return self.pools.capacity
+
+    def occupancy(self) -> dict[str, int]:
+        return self.pools.occupancy()
+
+    @property
+    def in_flight(self) -> int:
+        return len(self.pools.jobs)
+
+    @property
+    def draining(self) -> bool:
+        return self.pools.draining
+
+    async def wait_idle(self, timeout_s: float | None = None) -> None:
+        await self.pools.wait_idle(timeout_s)
+
+    async def drain(self, grace_s: float | None = None) -> None:
+        """Stop taking work, finish or cut in-flight sessions within ``grace_s``, commit the shard."""
+        if self._drained:
+            return
+        self._drained = True
+        grace = self.config.gateway.drain_grace_s if grace_s is None else grace_s
+        log.info("gateway rank %d draining (%d in flight, grace %.0fs)", self.rank, self.in_flight, grace)
+        await self.pools.drain(grace)
+        await self.commit()
+
+    async def commit(self) -> Path | None:
+        async with self._write_lock:
+            path: Path | None = await asyncio.to_thread(self._writer.commit)
+            return path
+
+    async def close(self) -> None:
+        """Drain (if not yet), commit, stop the proxy and the engine client. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self._pools is not None:
+                await self.drain()
+        finally:
+            if self._poller is not None:
+                self._poller.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._poller
+            if self._writer is not None:
+                async with self._write_lock:
+                    await asyncio.to_thread(self._writer.close)
+            if self._proxy is not None:
+                await self._proxy.stop()
+            if self._engine is not None:
+                await self._engine.close()
+            if self._socket_dir is not None:
+                import shutil
+
+                shutil.rmtree(self._socket_dir, ignore_errors=True)
+
+    # -- callbacks --------------------------------------------------------------------------------------------
+    def _status(self, session_id: str, stage: Stage) -> None:
+        if self.on_status is not None:
+            self.on_status(session_id, stage)
+
+    async def _sink(self, result: SessionResult) -> None:
+        self.results_done += 1
+        if self.on_done is not None:
+            try:
+                self.on_done(result)
+            except Exception:
+                log.exception("on_done callback failed for %s", result.key)
+        async with self._write_lock:
+            await asyncio.to_thread(self._writer.add, result)
+
+    def _committed(self, path: Path, keys: list[str]) -> None:
+        if self.on_commit is not None:
+            self.on_commit(path, keys)
+
+    async def _poll_shards(self) -> None:
+        while True:
+            await asyncio.sleep(SHARD_POLL_S)
+            if self._writer is not None and self._writer.due():
+                async with self._write_lock:
+                    try:
+                        await asyncio.to_thread(self._writer.poll)
+                    except Exception:
+                        log.exception("rank %d: shard commit failed", self.rank)

@@ -1,0 +1,55 @@
+"""GatewayRank with a simulated executor: real shard writer, callbacks in order, drain commits."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from polar_hpc.config.run import GatewayConfig, RunConfig, ShardConfig
+from polar_hpc.gateway.main import expand_sessions, run_local
+from polar_hpc.gateway.rank import GatewayRank
+from polar_hpc.gateway.simulate import SimulatedExecutor
+from polar_hpc.gateway.stages import Stage
+from polar_hpc.store.reader import ShardReader
+from polar_hpc.wire.records import SessionResult, Task, TraceStatus
+
+
+def config(**gw: float) -> RunConfig:
+    return RunConfig(gateway=GatewayConfig(**gw), shards=ShardConfig(max_sessions=4))  # type: ignore[arg-type]
+
+
+async def test_rank_runs_local_queue_commits_and_reports_in_order(tmp_path: Path) -> None:
+    events: list[tuple[str, str]] = []
+    rank = GatewayRank(config(), 2, tmp_path, executor=SimulatedExecutor({"run": 0.01}))
+    rank.on_done = lambda r: events.append(("done", r.key))
+    rank.on_commit = lambda p, keys: events.extend(("commit", k) for k in keys)
+    statuses: list[Stage] = []
+    rank.on_status = lambda sid, st: statuses.append(st)
+    tasks = [Task(task_id=f"t{i}", instruction="x", num_samples=3) for i in range(3)]
+    async with rank:
+        assert rank.capacity == 2 + 2 + 2
+        ok = await asyncio.wait_for(run_local(rank, expand_sessions(tasks, {"t0/1"}), asyncio.Event()), 30)
+        assert ok
+        await rank.drain(5)
+    done = [k for e, k in events if e == "done"]
+    assert sorted(done) == sorted(f"t{i}/{j}" for i in range(3) for j in range(3) if (i, j) != (0, 1))
+    for key in done:  # a session's commit never precedes its done
+        assert events.index(("done", key)) < events.index(("commit", key))
+    results = list(ShardReader([tmp_path]).results(None))
+    assert sorted(r.key for r in results) == sorted(done)
+    assert all(r.gateway_rank == 2 and r.trajectory.status is TraceStatus.COMPLETED for r in results)
+    assert Stage.DONE in statuses and Stage.RUN in statuses
+
+
+async def test_rank_drain_cuts_running_session_and_commits_it(tmp_path: Path) -> None:
+    results: list[SessionResult] = []
+    rank = GatewayRank(config(agent_timeout_s=600), 0, tmp_path, executor=SimulatedExecutor({"run": 300}))
+    rank.on_done = results.append
+    async with rank:
+        await rank.submit(next(expand_sessions([Task(task_id="slow", instruction="x")], set())))
+        while rank.occupancy()["run"] == 0:
+            await asyncio.sleep(0.01)
+        await asyncio.wait_for(rank.drain(0.4), 10)
+    (r,) = results
+    assert r.trajectory.status is TraceStatus.TIMEOUT and "drain" in (r.trajectory.error or "")
+    assert [x.key for x in ShardReader([tmp_path]).results(None)] == ["slow/0"]
