@@ -1,0 +1,153 @@
+"""``apptainer``: one Apptainer instance per session, commands through ``exec instance://NAME``.
+
+Built on the CLI, not spython: spython hard-codes the ``singularity`` binary, blocks the event loop, calls
+``sys.exit`` on a missing bind source and gives no handle on the process tree to kill on timeout. The argv
+builders below are pure and golden-tested; they follow DESIGN §3 / polar.md §6 (host-backed overlay dir,
+``--no-mount home,cwd``, ``--cleanenv``, ``--nv`` for GPUs, optional ``--net --network none``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+from polar_hpc.config.run import RuntimeSpec
+from polar_hpc.log import get_logger
+from polar_hpc.runtime.base import (
+    SANDBOX_FORWARDER,
+    SANDBOX_PROXY_SOCKET,
+    SANDBOX_SESSION_DIR,
+    SandboxStartError,
+    SandboxUnavailable,
+)
+from polar_hpc.runtime.bwrap import FORWARDER_SRC, forwarder_prefix, parse_bind
+from polar_hpc.runtime.common import SandboxBase
+from polar_hpc.runtime.process import kill_tree, run_command
+
+log = get_logger("runtime")
+STOP_TIMEOUT_S = 30
+
+
+def instance_name(session_dir: Path) -> str:
+    """``polar-<id30>-<sha8>``: readable, unique per session dir, within Apptainer's name rules."""
+    tag = re.sub(r"[^A-Za-z0-9_.-]", "-", session_dir.name)[:30]
+    digest = hashlib.sha256(str(session_dir).encode()).hexdigest()[:8]
+    return f"polar-{tag}-{digest}"
+
+
+def start_argv(
+    spec: RuntimeSpec,
+    *,
+    name: str,
+    session_dir: Path,
+    overlay_dir: Path,
+    work_dir: Path,
+    proxy_socket: Path | None = None,
+    binary: str = "apptainer",
+) -> list[str]:
+    if not spec.image:
+        raise ValueError("runtime.image: the apptainer backend needs a SIF path or a docker:// URI, got none")
+    argv = [binary, "instance", "start", "--cleanenv", "--no-mount", "home,cwd", "--contain",
+            "--workdir", str(work_dir), "--overlay", str(overlay_dir)]
+    if spec.gpus > 0:
+        argv.append("--nv")
+    if spec.network == "none":
+        argv += ["--net", "--network", "none"]
+    argv += ["--bind", f"{session_dir}:{SANDBOX_SESSION_DIR}"]
+    if spec.network == "none" and proxy_socket is not None:
+        argv += ["--bind", f"{FORWARDER_SRC}:{SANDBOX_FORWARDER}:ro", "--bind", f"{proxy_socket}:{SANDBOX_PROXY_SOCKET}"]
+    for item in spec.binds:
+        src, dst = parse_bind(item)
+        argv += ["--bind", f"{src}:{dst}:ro"]
+    return [*argv, spec.image, name]
+
+
+def exec_argv(
+    name: str, cmd: list[str], env: dict[str, str], cwd: str, *, bridged: bool = False, binary: str = "apptainer"
+) -> list[str]:
+    """``env -i`` sets exactly ``env`` (``--env`` would split values on commas)."""
+    argv = [binary, "exec", "--cleanenv", "--pwd", cwd, f"instance://{name}", "/usr/bin/env", "-i"]
+    argv += [f"{k}={env[k]}" for k in sorted(env)]
+    if bridged:
+        argv += forwarder_prefix()
+    return argv + cmd
+
+
+def stop_argv(name: str, *, binary: str = "apptainer") -> list[str]:
+    return [binary, "instance", "stop", "-t", str(STOP_TIMEOUT_S), name]
+
+
+def list_argv(name: str, *, binary: str = "apptainer") -> list[str]:
+    return [binary, "instance", "list", "--json", name]
+
+
+def find_binary() -> str | None:
+    return shutil.which("apptainer") or shutil.which("singularity")
+
+
+class ApptainerRuntime(SandboxBase):
+    backend = "apptainer"
+
+    def __init__(self, spec: RuntimeSpec, session_dir: Path, *, proxy_socket: Path | None = None) -> None:
+        super().__init__(spec, session_dir, proxy_socket=proxy_socket)
+        self.binary = find_binary() or ""
+        self.name = instance_name(self.session_dir)
+        self.is_root = os.geteuid() == 0
+        self._instance_pid: int | None = None
+
+    def _host_env(self) -> dict[str, str]:
+        keep = ("PATH", "APPTAINER_CACHEDIR", "APPTAINER_TMPDIR", "SINGULARITY_CACHEDIR", "XDG_RUNTIME_DIR", "HOME")
+        return {k: os.environ[k] for k in keep if k in os.environ}
+
+    async def _start(self) -> None:
+        if not self.binary:
+            raise SandboxUnavailable(
+                "runtime backend 'apptainer': neither `apptainer` nor `singularity` is on PATH "
+                "(use backend 'bwrap' where Apptainer is not installed)"
+            )
+        overlay = self.scratch / "overlay"
+        work = self.scratch / "work"
+        overlay.mkdir()
+        work.mkdir()
+        argv = start_argv(self.spec, name=self.name, session_dir=self.session_dir, overlay_dir=overlay,
+                          work_dir=work, proxy_socket=self.proxy_socket, binary=self.binary)
+        res = await run_command(argv, env=self._host_env(), timeout_s=self.spec.start_timeout_s)
+        if not res.ok:
+            raise SandboxStartError(
+                f"apptainer instance {self.name} did not start (exit {res.returncode}"
+                f"{', timed out' if res.timed_out else ''}): {res.stderr.strip()[-1000:]}"
+            )
+        listed = await run_command(list_argv(self.name, binary=self.binary), env=self._host_env(), timeout_s=30)
+        try:
+            self._instance_pid = int(json.loads(listed.stdout)["instances"][0]["pid"])
+        except (ValueError, KeyError, IndexError, TypeError):
+            log.warning("apptainer instance %s: no pid in `instance list --json` output %r", self.name,
+                        listed.stdout[:200])
+
+    async def _stop(self) -> None:
+        if not self.binary or self._scratch is None or not (self._scratch / "overlay").exists():
+            return
+        res = await run_command(stop_argv(self.name, binary=self.binary), env=self._host_env(),
+                                timeout_s=STOP_TIMEOUT_S + 10)
+        if not res.ok:
+            log.warning("apptainer instance stop %s: exit %d: %s", self.name, res.returncode, res.stderr.strip())
+        if self._instance_pid is not None:
+            await kill_tree(self._instance_pid)
+
+    def _wrap(self, argv: list[str], env: dict[str, str], cwd: str) -> tuple[list[str], dict[str, str], Path | None]:
+        host_cwd = self.host_path(cwd)
+        if host_cwd is not None:
+            host_cwd.mkdir(parents=True, exist_ok=True)
+        return exec_argv(self.name, argv, env, cwd, bridged=self.bridged, binary=self.binary), self._host_env(), None
+
+    def host_path(self, sandbox_path: str) -> Path | None:
+        """Only the session dir is mapped; /tmp lives under Apptainer's --workdir layout, reached by exec."""
+        p = sandbox_path.rstrip("/") or "/"
+        root = self.sandbox_session_dir
+        if p == root or p.startswith(root + "/"):
+            return self.session_dir / p[len(root) :].lstrip("/")
+        return None

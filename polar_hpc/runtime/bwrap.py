@@ -1,0 +1,152 @@
+"""``bwrap``: rootless bubblewrap sandboxes, one ``bwrap`` invocation per command.
+
+The sandbox is a mount recipe over host-backed dirs: system dirs read-only (the host's or an image root
+folder's), the session dir writable at ``/polar/session``, a private ``/tmp`` backed by the session's scratch
+dir (so it survives between commands and goes with ``stop``), its own pid/ipc/uts namespaces and, with
+``network = "none"``, its own network namespace where only ``lo`` exists; the proxy is then reached
+through its Unix socket bound in, behind an in-sandbox TCP forwarder on ``127.0.0.1:FORWARD_PORT``.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+from pathlib import Path
+
+from polar_hpc.config.run import RuntimeSpec
+from polar_hpc.log import get_logger
+from polar_hpc.runtime.base import (
+    FORWARD_PORT,
+    SANDBOX_FORWARDER,
+    SANDBOX_PROXY_SOCKET,
+    SANDBOX_SESSION_DIR,
+    SandboxStartError,
+    SandboxUnavailable,
+)
+from polar_hpc.runtime.common import SandboxBase
+from polar_hpc.runtime.process import run_command
+
+log = get_logger("runtime")
+
+HOST_SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc")
+"""Top-level host entries visible (read-only) when no image is given; nothing else of the host is."""
+IMAGE_SKIP = frozenset({"proc", "dev", "sys", "tmp", "polar"})
+FORWARDER_SRC = Path(__file__).with_name("uds_forward.py")
+
+
+def parse_bind(item: str) -> tuple[str, str]:
+    """``SRC[:DST]`` → (src, dst); relative or empty parts are errors."""
+    src, _, dst = item.partition(":")
+    dst = dst or src
+    if not src.startswith("/") or not dst.startswith("/"):
+        raise ValueError(f"runtime.binds: expected SRC[:DST] with absolute paths, got {item!r}")
+    return src, dst
+
+
+def root_args(image: str | None) -> list[str]:
+    """Binds that make up the sandbox's root: the host's system dirs, or every entry of an image folder."""
+    root = Path(image) if image else Path("/")
+    if image and not root.is_dir():
+        raise ValueError(f"runtime.image for bwrap: expected a root filesystem folder, got {image!r}")
+    names = sorted(p.name for p in root.iterdir() if p.name not in IMAGE_SKIP) if image else HOST_SYSTEM_DIRS
+    args: list[str] = []
+    for name in names:
+        path = root / name
+        if path.is_symlink():
+            args += ["--symlink", os.readlink(path), f"/{name}"]
+        elif path.exists():
+            args += ["--ro-bind", str(path), f"/{name}"]
+    return args
+
+
+def bwrap_argv(
+    spec: RuntimeSpec,
+    *,
+    session_dir: Path,
+    tmp_dir: Path,
+    cmd: list[str],
+    env: dict[str, str],
+    cwd: str,
+    proxy_socket: Path | None = None,
+    bwrap: str = "bwrap",
+    root: list[str] | None = None,
+) -> list[str]:
+    """The full host argv running ``cmd`` in the sandbox (pure: golden-tested)."""
+    argv = [bwrap, "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    if spec.network == "none":
+        argv.append("--unshare-net")
+    argv += ["--die-with-parent", "--new-session", "--hostname", "polar"]
+    argv += root if root is not None else root_args(spec.image)
+    argv += ["--proc", "/proc", "--dev", "/dev"]
+    if spec.gpus > 0:
+        for dev in sorted(glob.glob("/dev/nvidia*")):
+            argv += ["--dev-bind", dev, dev]
+    argv += ["--bind", str(tmp_dir), "/tmp", "--bind", str(session_dir), SANDBOX_SESSION_DIR]
+    for item in spec.binds:
+        src, dst = parse_bind(item)
+        argv += ["--ro-bind", src, dst]
+    bridged = spec.network == "none" and proxy_socket is not None
+    if bridged:
+        argv += ["--ro-bind", str(FORWARDER_SRC), SANDBOX_FORWARDER]
+        argv += ["--bind", str(proxy_socket), SANDBOX_PROXY_SOCKET]
+    argv += ["--chdir", cwd, "--clearenv"]
+    for key in sorted(env):
+        argv += ["--setenv", key, env[key]]
+    argv.append("--")
+    if bridged:
+        argv += forwarder_prefix()
+    return argv + cmd
+
+
+def forwarder_prefix() -> list[str]:
+    return ["python3", SANDBOX_FORWARDER, "--listen", f"127.0.0.1:{FORWARD_PORT}", "--socket",
+            SANDBOX_PROXY_SOCKET, "--"]
+
+
+class BwrapRuntime(SandboxBase):
+    backend = "bwrap"
+    _probed: set[str | None] = set()
+
+    def __init__(self, spec: RuntimeSpec, session_dir: Path, *, proxy_socket: Path | None = None) -> None:
+        super().__init__(spec, session_dir, proxy_socket=proxy_socket)
+        self.is_root = os.geteuid() == 0
+        self.bwrap = shutil.which("bwrap") or ""
+        self._root: list[str] | None = None
+
+    async def _start(self) -> None:
+        if not self.bwrap:
+            raise SandboxUnavailable("runtime backend 'bwrap': no `bwrap` on PATH (Debian/Ubuntu: apt-get install bubblewrap)")
+        if self.spec.memory_gb is not None:
+            log.warning("runtime backend 'bwrap' cannot limit memory; runtime.memory_gb is ignored")
+        self._root = root_args(self.spec.image)
+        if self.spec.image in BwrapRuntime._probed:
+            return
+        res = await run_command(
+            self._full_argv(["true"], self.base_env(), SANDBOX_SESSION_DIR), env={}, timeout_s=self.spec.start_timeout_s
+        )
+        if not res.ok:
+            raise SandboxStartError(
+                f"bwrap sandbox for {self.session_dir} did not start (exit {res.returncode}"
+                f"{', timed out' if res.timed_out else ''}): {res.stderr.strip()[-1000:]}"
+            )
+        BwrapRuntime._probed.add(self.spec.image)
+
+    def _full_argv(self, cmd: list[str], env: dict[str, str], cwd: str) -> list[str]:
+        return bwrap_argv(
+            self.spec,
+            session_dir=self.session_dir,
+            tmp_dir=self.scratch / "tmp",
+            cmd=cmd,
+            env=env,
+            cwd=cwd,
+            proxy_socket=self.proxy_socket,
+            bwrap=self.bwrap,
+            root=self._root,
+        )
+
+    def _wrap(self, argv: list[str], env: dict[str, str], cwd: str) -> tuple[list[str], dict[str, str], Path | None]:
+        host_cwd = self.host_path(cwd)
+        if host_cwd is not None:
+            host_cwd.mkdir(parents=True, exist_ok=True)
+        return self._full_argv(argv, env, cwd), {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, None

@@ -1,0 +1,96 @@
+"""In-sandbox TCP→Unix-socket forwarder, then exec of the real command.
+
+Standalone (stdlib only, any Python 3.8+): bound read-only into sandboxes and run as
+``python3 uds_forward.py --listen 127.0.0.1:PORT --socket /polar/proxy.sock -- CMD ARGS...``.
+The listening socket is bound before the fork, so connections made by CMD right away queue in the
+backlog. The forwarder child dies with CMD (PR_SET_PDEATHSIG) and with the sandbox's pid namespace.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import os
+import signal
+import socket
+import sys
+import threading
+
+PR_SET_PDEATHSIG = 1
+
+
+def _pipe(src: socket.socket, dst: socket.socket) -> None:
+    try:
+        while True:
+            data = src.recv(65536)
+            if not data:
+                break
+            dst.sendall(data)
+    except OSError:
+        pass
+    finally:
+        try:
+            dst.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+
+def _serve_one(conn: socket.socket, path: str) -> None:
+    up = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        up.connect(path)
+    except OSError as err:
+        sys.stderr.write(f"uds_forward: cannot connect to {path}: {err}\n")
+        conn.close()
+        up.close()
+        return
+    t = threading.Thread(target=_pipe, args=(up, conn), daemon=True)
+    t.start()
+    _pipe(conn, up)
+    t.join()
+    conn.close()
+    up.close()
+
+
+def serve(listener: socket.socket, path: str) -> None:
+    while True:
+        conn, _ = listener.accept()
+        threading.Thread(target=_serve_one, args=(conn, path), daemon=True).start()
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="uds_forward")
+    ap.add_argument("--listen", required=True, help="HOST:PORT inside the sandbox")
+    ap.add_argument("--socket", required=True, help="path of the bound Unix socket")
+    ap.add_argument("cmd", nargs=argparse.REMAINDER)
+    args = ap.parse_args(argv)
+    cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
+    if not cmd:
+        ap.error("expected a command after --")
+    host, _, port = args.listen.rpartition(":")
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind((host, int(port)))
+    listener.listen(128)
+    parent = os.getpid()
+    if os.fork() == 0:
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+        if os.getppid() != parent:
+            os._exit(0)
+        devnull = os.open(os.devnull, os.O_RDWR)
+        os.dup2(devnull, 0)
+        os.dup2(devnull, 1)
+        try:
+            serve(listener, args.socket)
+        finally:
+            os._exit(0)
+    listener.close()
+    os.execvp(cmd[0], cmd)
+    return 127
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
