@@ -67,19 +67,21 @@ def sample_ids(template: Any, text: str, rng: np.random.Generator, split: bool) 
 class Session:
     records: list[CompletionRecord]
     builds: list[Any]
+    messages: list[ChatMessage]
 
 
 def run_session(template: Any, mode: RenderMode, system: str, user: str, turns: list[Turn], *,
                 template_kwargs: dict[str, Any] | None = None, echo_reasoning: bool = True,
                 split_sampling: bool = True, seed: int = 0, session_id: str = "s#0",
                 builder: PromptBuilder | None = None, start_index: int = 0,
-                tools: list[ToolSpec] | None = None) -> Session:
+                tools: list[ToolSpec] | None = None, history: list[ChatMessage] | None = None) -> Session:
     kw = dict(template_kwargs or {})
     thinking = kw.get("enable_thinking", True) is not False
     rng = np.random.default_rng(seed)
     pb = builder or PromptBuilder(template, mode)
     tools = TOOLS if tools is None else tools
-    messages = [ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)]
+    messages = list(history) if history is not None else [ChatMessage(role="system", content=system),
+                                                         ChatMessage(role="user", content=user)]
     records: list[CompletionRecord] = []
     builds = []
     eot = template.end_of_turn_id
@@ -112,7 +114,7 @@ def run_session(template: Any, mode: RenderMode, system: str, user: str, turns: 
             messages.append(ChatMessage(role="tool", content=result, tool_call_id=f"echo_call_{n}_{i}"))
         if t.then_user is not None:
             messages.append(ChatMessage(role="user", content=t.then_user))
-    return Session(records=records, builds=builds)
+    return Session(records=records, builds=builds, messages=messages)
 
 
 def tool_loop(n: int, *, final_user: bool = False) -> list[Turn]:
