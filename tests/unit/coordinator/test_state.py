@@ -1,0 +1,122 @@
+"""DispatchState: capacity, least-loaded dispatch, rank death, retries, duplicates, restore."""
+
+from __future__ import annotations
+
+import pytest
+
+from polar_hpc.coordinator.state import DispatchState, QueueFull
+from polar_hpc.wire.control import SessionRef, SessionState
+from polar_hpc.wire.records import Task
+
+
+def _state(**kw: object) -> DispatchState:
+    return DispatchState(max_attempts=2, heartbeat_timeout_s=10.0, **kw)  # type: ignore[arg-type]
+
+
+def test_dispatch_never_exceeds_capacity_and_balances() -> None:
+    st = _state()
+    st.add_task(Task(task_id="t", instruction="x", num_samples=10))
+    st.register(b"a", 0, 3, now=0.0)
+    st.register(b"b", 1, 2, now=0.0)
+    out = st.dispatch()
+    assert {r: len(v) for r, v in out.items()} == {0: 3, 1: 2}
+    assert len(st.pending) == 5
+    assert st.dispatch() == {}
+    assert st.counts[SessionState.RUNNING] == 5
+
+
+def test_least_loaded_first() -> None:
+    st = _state()
+    st.add_task(Task(task_id="t", instruction="x", num_samples=2))
+    st.register(b"a", 0, 4, now=0.0)
+    st.register(b"b", 1, 4, now=0.0)
+    out = st.dispatch()
+    assert sorted(len(v) for v in out.values()) == [1, 1]
+
+
+def test_done_then_commit_completes_task() -> None:
+    st = _state()
+    st.add_task(Task(task_id="t", instruction="x", num_samples=1))
+    st.register(b"a", 0, 1, now=0.0)
+    (s,) = st.dispatch()[0]
+    assert st.done(b"a", s.key, s.attempt, reward=1.0, accepted=True)
+    assert st.counts[SessionState.DONE] == 1 and not st.finished
+    assert st.committed(b"a", [s.key]) == [s.key]
+    assert st.finished and st.accepted == 1 and st.completed_tasks == ["t"]
+
+
+def test_dead_rank_requeues_with_next_attempt_then_error() -> None:
+    st = _state()
+    st.add_task(Task(task_id="t", instruction="x", num_samples=1))
+    st.register(b"a", 0, 1, now=0.0)
+    st.register(b"b", 1, 1, now=5.0)
+    (rank, (s,)), = st.dispatch().items()
+    assert s.attempt == 0
+    st.heartbeat(b"b", now=12.0)
+    dead = st.expire(now=12.0)
+    assert [r.rank for r in dead] == [rank] == [0]
+    (s2,) = st.dispatch()[1]
+    assert (s2.key, s2.attempt) == (s.key, 1)
+    st.rank_dead(1, "test")
+    assert st.sessions[s.key].state == SessionState.ERROR
+    assert st.errored and st.errored[0][0] == s.key
+    assert st.finished
+
+
+def test_uncommitted_results_are_redone_when_rank_dies() -> None:
+    st = _state()
+    st.add_task(Task(task_id="t", instruction="x", num_samples=1))
+    st.register(b"a", 0, 1, now=0.0)
+    (s,) = st.dispatch()[0]
+    st.done(b"a", s.key, 0)
+    st.rank_dead(0)
+    assert st.sessions[s.key].state == SessionState.PENDING
+    assert st.sessions[s.key].failures == 0
+
+
+def test_first_result_wins_and_duplicates_counted() -> None:
+    st = _state()
+    st.add_task(Task(task_id="t", instruction="x", num_samples=1))
+    st.register(b"a", 0, 1, now=0.0)
+    (s,) = st.dispatch()[0]
+    assert st.done(b"a", s.key, 0)
+    st.register(b"b", 1, 1, now=0.0)
+    assert not st.done(b"b", s.key, 0)
+    assert st.duplicates == 1
+
+
+def test_restore_skips_committed_and_reregister_adopts() -> None:
+    st = _state()
+    st.restore_committed(["t/0", "t/2"])
+    st.add_task(Task(task_id="t", instruction="x", num_samples=4))
+    assert list(st.pending) == ["t/1", "t/3"]
+    stale = st.register(b"a", 0, 4, now=0.0, active=[SessionRef("t/1", 0)], uncommitted=[SessionRef("t/0", 0)])
+    assert stale == ["t/0"]
+    assert st.sessions["t/1"].state == SessionState.RUNNING
+    assert [s.key for s in st.dispatch()[0]] == ["t/3"]
+
+
+def test_reject_requeues_without_failure() -> None:
+    st = _state()
+    st.add_task(Task(task_id="t", instruction="x", num_samples=1))
+    st.register(b"a", 0, 1, now=0.0)
+    (s,) = st.dispatch()[0]
+    st.reject(b"a", s.key, 0)
+    assert st.sessions[s.key].state == SessionState.PENDING
+    assert st.dispatch() == {}  # rank marked draining until its next heartbeat
+    st.heartbeat(b"a", 1.0, draining=False)
+    assert [x.key for x in st.dispatch()[0]] == [s.key]
+
+
+def test_cancel_and_limits() -> None:
+    st = _state(max_pending=3)
+    st.add_task(Task(task_id="t", instruction="x", num_samples=3))
+    with pytest.raises(QueueFull, match="pending limit 3"):
+        st.add_task(Task(task_id="u", instruction="x", num_samples=1))
+    with pytest.raises(ValueError, match="already submitted"):
+        st.add_task(Task(task_id="t", instruction="x", num_samples=1))
+    st.register(b"a", 0, 1, now=0.0)
+    st.dispatch()
+    cancelled, running = st.cancel_task("t")
+    assert cancelled == 2 and running == {0: ["t/0"]}
+    assert st.task_state("t") == "running"
