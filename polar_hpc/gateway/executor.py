@@ -166,7 +166,8 @@ class SessionExecutor:
         return await asyncio.to_thread(builder.build, records, status)
 
     async def evaluate(self, job: SessionJob, trajectory: Trajectory) -> EvalResult | None:
-        from polar_hpc.evaluate.registry import EvalContext, get_evaluator
+        from polar_hpc.evaluate.base import EvalContext, apply_rewards, evaluate_safely
+        from polar_hpc.evaluate.registry import get_evaluator
 
         st = self._state(job)
         spec = job.session.task.evaluator or self.config.evaluator
@@ -182,7 +183,8 @@ class SessionExecutor:
 
         ctx = EvalContext(session=job.session, runtime=st.runtime, new_runtime=new_runtime,
                           metadata=dict(job.session.task.metadata))
-        result: EvalResult | None = await evaluator.evaluate(trajectory, ctx)
+        result = await evaluate_safely(evaluator, trajectory, ctx)
+        apply_rewards(trajectory, result)
         return result
 
     async def teardown(self, job: SessionJob) -> None:

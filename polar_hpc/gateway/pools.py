@@ -32,7 +32,7 @@ log = get_logger("gateway.pools")
 TEARDOWN_TIMEOUT_S = 120.0
 BUILD_TIMEOUT_S = 300.0
 EVAL_SLACK_S = 120.0
-"""Added to the evaluator's own timeout (fresh runtime start, result parsing)."""
+"""Evaluation is bounded by twice the evaluator's own timeout (its command, a fresh runtime) plus this."""
 
 ResultSink = Callable[[SessionResult], Awaitable[None]]
 StatusCallback = Callable[[str, Stage], None]
@@ -329,7 +329,7 @@ class StagePools:
             with self._timed(job, "prewarm_wait"), contextlib.suppress(Exception):
                 await job.prewarm
         spec = job.session.task.evaluator
-        eval_timeout = (spec.timeout_s if spec is not None else 600.0) + EVAL_SLACK_S
+        eval_timeout = 2 * (spec.timeout_s if spec is not None else 600.0) + EVAL_SLACK_S
         try:
             with self._timed(job, "evaluate"):
                 async with asyncio.timeout(eval_timeout):

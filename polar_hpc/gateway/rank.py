@@ -82,7 +82,7 @@ class GatewayRank:
         from polar_hpc.gateway.executor import SessionExecutor as RealExecutor
         from polar_hpc.inference.engine import SGLangEngine
         from polar_hpc.inference.template import ChatTemplate
-        from polar_hpc.proxy import ProxyServer
+        from polar_hpc.proxy.server import ProxyServer
 
         cfg = self.config
         inf = cfg.inference
@@ -92,9 +92,11 @@ class GatewayRank:
                                     context_length=inf.context_length, default_max_new_tokens=inf.max_new_tokens)
         self._proxy = ProxyServer(template, self._engine, model_name=inf.served_model_name,
                                   tool_parser=inf.tool_parser, render_mode=cfg.gateway.render,
-                                  context_length=inf.context_length, max_new_tokens=inf.max_new_tokens)
+                                  context_length=inf.context_length, max_new_tokens=inf.max_new_tokens,
+                                  enable_thinking=inf.enable_thinking, request_timeout_s=inf.request_timeout_s)
         unix_path = self._socket_path() if cfg.runtime.network == "none" else None
-        self.proxy_url = await self._proxy.start(host="127.0.0.1", port=cfg.gateway.proxy_port, unix_path=unix_path)
+        self.proxy_url = await self._proxy.start(host="127.0.0.1", port=cfg.gateway.proxy_port,
+                                                 unix_path=str(unix_path) if unix_path else None)
         self.proxy_socket = unix_path
         sessions_dir = self.run_dir / "sessions" / f"rank-{self.rank:05d}"
         sessions_dir.mkdir(parents=True, exist_ok=True)
