@@ -1,0 +1,56 @@
+"""``polar-hpc serve-reference`` and ``polar-hpc serve-inference`` (light: heavy imports happen in ``run``)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "serve-reference",
+        help="serve SGLang's /generate subset on the CPU with a small transformers model",
+        description="Reference inference server: SGLang's native /generate protocol on torch CPU.",
+    )
+    p.add_argument("--model", required=True, help="model dir (config.json, safetensors, tokenizer.json) or asset:NAME")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=30000, help="0 picks a free port (see --ready-file)")
+    p.add_argument("--seed", type=int, default=0, help="seeds requests that carry no sampling_seed")
+    p.add_argument("--context-length", type=int, default=None, help="default: max_position_embeddings")
+    p.add_argument("--served-model-name", default=None)
+    p.add_argument("--threads", type=int, default=None, help="torch threads (default: min(4, cores))")
+    p.add_argument("--ready-file", default=None, help="write the endpoint (url, pid) here as JSON once listening")
+    p.add_argument("--logprob-mode", choices=["processed", "original"], default="processed",
+                   help="processed: softmax(logits/T) as SGLang reports; original: raw log_softmax")
+    p.set_defaults(func=run_reference)
+
+    s = subparsers.add_parser(
+        "serve-inference",
+        help="job body: start one inference server from the run config, publish its endpoint, supervise it",
+    )
+    s.add_argument("--run-dir", required=True)
+    s.add_argument("--index", type=int, default=0, help="server number N (endpoints/inference-N.json)")
+    s.set_defaults(func=run_server_job)
+
+
+def run_reference(args: argparse.Namespace) -> int:
+    from polar_hpc.assets import resolve_model
+    from polar_hpc.inference.reference.serve import serve
+
+    return serve(
+        resolve_model(args.model),
+        host=args.host,
+        port=args.port,
+        seed=args.seed,
+        context_length=args.context_length,
+        served_model_name=args.served_model_name,
+        threads=args.threads,
+        ready_file=args.ready_file,
+        logprob_mode=args.logprob_mode,
+    )
+
+
+def run_server_job(args: argparse.Namespace) -> int:
+    from polar_hpc.inference.server import run_from_run_dir
+
+    return run_from_run_dir(args.run_dir, args.index)

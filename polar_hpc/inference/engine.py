@@ -1,0 +1,320 @@
+"""Async client of SGLang's native ``POST /generate``: token ids in, sampled ids and logprobs out.
+
+One pooled aiohttp session (``trust_env=False``: cluster proxy variables must not reroute intra-cluster
+traffic). Several servers are routed by :class:`~polar_hpc.inference.routing.ServerPool`. Each attempt uses a
+fresh ``rid`` (SGLang refuses an rid already in flight), retries go to another server on connection errors
+and 5xx with exponential backoff, and every call has a deadline. A cancelled or timed-out call aborts its
+request on the server (``/abort_request``) so it does not hold a KV-cache slot.
+
+Deadlines are absolute ``time.monotonic()`` values (the clock asyncio's loop uses on Linux).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any, Literal
+
+import aiohttp
+import msgspec
+import numpy as np
+
+from polar_hpc.inference.admin import EngineAdmin
+from polar_hpc.inference.errors import ContextOverflow, EngineError, EngineTimeout, EngineUnavailable
+from polar_hpc.inference.protocol import (
+    ErrorResponse,
+    FinishAbort,
+    FinishLength,
+    FinishStop,
+    GenerateRequest,
+    GenerateResponse,
+    WireSampling,
+)
+from polar_hpc.inference.routing import ServerPool
+from polar_hpc.log import get_logger
+from polar_hpc.wire.records import SamplingParams
+
+log = get_logger("inference.engine")
+
+_JSON = {"Content-Type": "application/json"}
+
+
+class GenerateResult(msgspec.Struct, kw_only=True):
+    """One completed ``/generate`` call. Arrays are numpy: ``output_ids`` int32, ``output_logprobs`` float32.
+
+    The ids come from ``meta_info.output_token_logprobs`` (the stop token, when one was sampled, is included).
+    """
+
+    output_ids: np.ndarray
+    output_logprobs: np.ndarray
+    finish_reason: Literal["stop", "length", "abort"]
+    matched_stop: int | str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    weight_version: str | None = None
+    server: str = ""
+    rid: str = ""
+    text: str = ""
+    abort_message: str | None = None
+    attempts: int = 1
+
+
+def _is_context_error(message: str) -> bool:
+    m = message.lower()
+    return "context length" in m or "maximum context" in m or "longer than the model" in m
+
+
+class SGLangEngine(EngineAdmin):
+    """Client of one or more SGLang (or reference) servers; see ``docs/interfaces.md``.
+
+    ``context_length``: when known, ``max_new_tokens`` is clamped to the room left after the prompt and a
+    prompt that leaves no room raises :class:`ContextOverflow` without a request. ``request_hook`` receives
+    every ``/generate`` body before it is sent (contract tests validate them against SGLang's schema).
+    """
+
+    def __init__(
+        self,
+        endpoints: list[str],
+        *,
+        request_timeout_s: float = 600.0,
+        max_retries: int = 3,
+        context_length: int | None = None,
+        default_max_new_tokens: int = 1024,
+        backoff_s: float = 0.2,
+        max_backoff_s: float = 5.0,
+        connect_timeout_s: float = 10.0,
+        admin_timeout_s: float = 600.0,
+        request_hook: Callable[[bytes], None] | None = None,
+    ) -> None:
+        self.pool = ServerPool(endpoints)
+        self.request_timeout_s = request_timeout_s
+        self.max_retries = max_retries
+        self.context_length = context_length
+        self.default_max_new_tokens = default_max_new_tokens
+        self.backoff_s = backoff_s
+        self.max_backoff_s = max_backoff_s
+        self.connect_timeout_s = connect_timeout_s
+        self.admin_timeout_s = admin_timeout_s
+        self.request_hook = request_hook
+        self._http: aiohttp.ClientSession | None = None
+        self._encoder = msgspec.json.Encoder()
+        self._decoder = msgspec.json.Decoder(GenerateResponse)
+        self._error_decoder = msgspec.json.Decoder(ErrorResponse)
+        self._background: set[asyncio.Task[Any]] = set()
+
+    @property
+    def endpoints(self) -> list[str]:
+        return [s.url for s in self.pool.servers]
+
+    def http(self) -> aiohttp.ClientSession:
+        if self._http is None or self._http.closed:
+            connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=60.0)
+            self._http = aiohttp.ClientSession(connector=connector, trust_env=False)
+        return self._http
+
+    async def close(self) -> None:
+        if self._background:
+            await asyncio.wait(list(self._background), timeout=2.0)
+        if self._http is not None:
+            await self._http.close()
+            self._http = None
+
+    async def __aenter__(self) -> SGLangEngine:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def build_request(
+        self,
+        input_ids: list[int],
+        sampling: SamplingParams,
+        *,
+        stop_token_ids: list[int] | None = None,
+        rid: str | None = None,
+    ) -> GenerateRequest:
+        if not input_ids:
+            raise EngineError("generate needs a non-empty list of prompt token ids, got an empty one")
+        n = len(input_ids)
+        max_new = sampling.max_new_tokens if sampling.max_new_tokens is not None else self.default_max_new_tokens
+        if self.context_length is not None:
+            room = self.context_length - n
+            if room < 1:
+                raise ContextOverflow(
+                    f"the prompt has {n} tokens; the model's context length is {self.context_length} tokens, "
+                    "which leaves no room for a new token",
+                    prompt_tokens=n,
+                    context_length=self.context_length,
+                )
+            max_new = min(max_new, room)
+        wire = WireSampling(
+            max_new_tokens=max_new,
+            temperature=sampling.temperature,
+            top_p=sampling.top_p,
+            top_k=sampling.top_k,
+            stop=list(sampling.stop) or None,
+            stop_token_ids=list(stop_token_ids) if stop_token_ids else None,
+            skip_special_tokens=False,
+            spaces_between_special_tokens=False,
+            no_stop_trim=True,
+            sampling_seed=sampling.seed,
+        )
+        return GenerateRequest(
+            input_ids=input_ids,
+            sampling_params=wire,
+            rid=rid,
+            return_logprob=True,
+            logprob_start_len=-1,
+            stream=False,
+        )
+
+    async def generate(
+        self,
+        input_ids: list[int],
+        sampling: SamplingParams,
+        *,
+        session_id: str | None = None,
+        stop_token_ids: list[int] | None = None,
+        deadline: float | None = None,
+    ) -> GenerateResult:
+        request = self.build_request(input_ids, sampling, stop_token_ids=stop_token_ids)
+        if deadline is None:
+            deadline = time.monotonic() + self.request_timeout_s
+        tried: set[int] = set()
+        errors: list[str] = []
+        for attempt in range(1, self.max_retries + 2):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            idx = self.pool.choose(session_id, frozenset(tried))
+            wait = self.pool.wait_s(idx)
+            if attempt > 1:
+                wait = max(wait, min(self.max_backoff_s, self.backoff_s * 2 ** (attempt - 2)))
+            if wait > 0:
+                await asyncio.sleep(min(wait, max(0.0, remaining)))
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+            url = self.pool.servers[idx].url
+            request.rid = uuid.uuid4().hex
+            body = self._encoder.encode(request)
+            if self.request_hook is not None:
+                self.request_hook(body)
+            try:
+                status, raw = await self._post(idx, body, request.rid, remaining)
+            except aiohttp.ClientError as err:  # includes connect timeouts
+                msg = f"{type(err).__name__}: {err}"
+                self.pool.mark_failed(idx, msg)
+                tried.add(idx)
+                errors.append(f"attempt {attempt} at {url} (rid {request.rid}): {msg}")
+                log.warning("generate attempt %d at %s failed: %s", attempt, url, msg)
+                continue
+            if status >= 500:
+                msg = f"HTTP {status}: {raw[:300].decode(errors='replace')}"
+                self.pool.mark_failed(idx, msg)
+                tried.add(idx)
+                errors.append(f"attempt {attempt} at {url} (rid {request.rid}): {msg}")
+                log.warning("generate attempt %d at %s failed: %s", attempt, url, msg)
+                continue
+            self.pool.mark_ok(idx)
+            if status != 200:
+                raise self._client_error(status, raw, url, request.rid, len(input_ids))
+            return self._result(raw, url, request.rid, attempt)
+        if time.monotonic() >= deadline:
+            raise EngineTimeout(
+                f"generate passed its deadline after {len(errors)} failed attempt(s); "
+                f"servers: {self.pool.describe()}" + (f"; last error: {errors[-1]}" if errors else "")
+            )
+        raise EngineUnavailable(
+            f"generate failed on every attempt ({len(errors)}): " + " | ".join(errors[-4:])
+        )
+
+    async def _post(self, idx: int, body: bytes, rid: str, remaining: float) -> tuple[int, bytes]:
+        server = self.pool.servers[idx]
+        timeout = aiohttp.ClientTimeout(total=remaining, sock_connect=min(self.connect_timeout_s, remaining))
+        server.inflight += 1
+        try:
+            async with self.http().post(f"{server.url}/generate", data=body, headers=_JSON, timeout=timeout) as resp:
+                return resp.status, await resp.read()
+        except aiohttp.ConnectionTimeoutError:
+            raise
+        except TimeoutError:
+            self._abort_in_background(server.url, rid)
+            raise EngineTimeout(
+                f"generate at {server.url} (rid {rid}) passed its deadline after {remaining:.1f}s; request aborted"
+            ) from None
+        except asyncio.CancelledError:
+            self._abort_in_background(server.url, rid)
+            raise
+        finally:
+            server.inflight -= 1
+
+    def _client_error(self, status: int, raw: bytes, url: str, rid: str, n_prompt: int) -> EngineError:
+        try:
+            err = self._error_decoder.decode(raw).error
+            message = err if isinstance(err, str) else err.message
+        except msgspec.DecodeError:
+            message = raw[:500].decode(errors="replace")
+        text = f"{url} refused generate (rid {rid}, {n_prompt} prompt tokens): HTTP {status}: {message}"
+        if _is_context_error(message):
+            return ContextOverflow(text, prompt_tokens=n_prompt, context_length=self.context_length)
+        return EngineError(text)
+
+    def _result(self, raw: bytes, url: str, rid: str, attempts: int) -> GenerateResult:
+        try:
+            resp = self._decoder.decode(raw)
+        except msgspec.DecodeError as err:
+            raise EngineError(f"{url} sent a /generate response that does not decode (rid {rid}): {err}") from None
+        meta = resp.meta_info
+        entries = meta.output_token_logprobs
+        if entries is None:
+            raise EngineError(f"{url} sent no meta_info.output_token_logprobs (rid {rid}); is return_logprob ignored?")
+        if len(entries) != meta.completion_tokens:
+            raise EngineError(
+                f"{url} (rid {rid}): output_token_logprobs has {len(entries)} entries but completion_tokens is "
+                f"{meta.completion_tokens}"
+            )
+        ids = np.fromiter((e[1] for e in entries), dtype=np.int32, count=len(entries))
+        lps = np.fromiter((e[0] if e[0] is not None else np.nan for e in entries), dtype=np.float32, count=len(entries))
+        if resp.output_ids and len(resp.output_ids) == len(ids) and resp.output_ids != ids.tolist():
+            log.warning("%s (rid %s): output_ids differ from the ids in output_token_logprobs; using the latter", url, rid)
+        fr = meta.finish_reason
+        matched: int | str | None = None
+        abort_message = None
+        reason: Literal["stop", "length", "abort"]
+        if isinstance(fr, FinishStop):
+            reason = "stop"
+            matched = fr.matched if isinstance(fr.matched, int | str) else None
+        elif isinstance(fr, FinishLength):
+            reason = "length"
+        elif isinstance(fr, FinishAbort):
+            reason = "abort"
+            abort_message = fr.message
+        else:
+            raise EngineError(f"{url} (rid {rid}) returned a finished response without a finish_reason")
+        return GenerateResult(
+            output_ids=ids,
+            output_logprobs=lps,
+            finish_reason=reason,
+            matched_stop=matched,
+            prompt_tokens=meta.prompt_tokens,
+            completion_tokens=meta.completion_tokens,
+            cached_tokens=meta.cached_tokens,
+            weight_version=meta.weight_version,
+            server=url,
+            rid=rid,
+            text=resp.text,
+            abort_message=abort_message,
+            attempts=attempts,
+        )
+
+    def _abort_in_background(self, url: str, rid: str) -> None:
+        try:
+            task = asyncio.get_running_loop().create_task(self.abort(url, rid))
+        except RuntimeError:
+            return
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)

@@ -1,0 +1,131 @@
+"""The subset of SGLang's native ``/generate`` protocol we speak, as msgspec Structs.
+
+Shared by the engine client (encodes requests, decodes responses) and the reference server (the reverse).
+Field names and shapes follow SGLang 0.5.23 (``sglang/api/v1/api_types.py``); the contract tests validate
+both directions against that schema. Unknown response keys are ignored; ``None`` fields are never sent
+(``sampling_params`` in SGLang rejects unknown keys, and ``null`` is not always accepted).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+from polar_hpc.inference.versions import SGLANG_VERSION
+
+__all__ = ["SGLANG_VERSION"]
+
+
+class WireSampling(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """``sampling_params`` of ``POST /generate`` (only keys SGLang knows)."""
+
+    max_new_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    top_k: int | None = None
+    min_p: float | None = None
+    stop: list[str] | None = None
+    stop_token_ids: list[int] | None = None
+    ignore_eos: bool | None = None
+    skip_special_tokens: bool | None = None
+    spaces_between_special_tokens: bool | None = None
+    no_stop_trim: bool | None = None
+    sampling_seed: int | None = None
+
+
+class GenerateRequest(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """``POST /generate`` body for one prompt given as token ids."""
+
+    input_ids: list[int] | None = None
+    text: str | None = None
+    sampling_params: WireSampling = msgspec.field(default_factory=WireSampling)
+    rid: str | None = None
+    return_logprob: bool | None = None
+    logprob_start_len: int | None = None
+    top_logprobs_num: int | None = None
+    return_text_in_logprobs: bool | None = None
+    stream: bool | None = None
+
+
+class FinishStop(msgspec.Struct, tag_field="type", tag="stop", kw_only=True):
+    matched: int | str | list[Any] | None = None
+
+
+class FinishLength(msgspec.Struct, tag_field="type", tag="length", kw_only=True):
+    length: int = 0
+
+
+class FinishAbort(msgspec.Struct, tag_field="type", tag="abort", kw_only=True, omit_defaults=True):
+    message: str | None = None
+    status_code: int | None = None
+    err_type: str | None = None
+
+
+FinishReason = FinishStop | FinishLength | FinishAbort
+
+LogprobEntry = tuple[float | None, int, str | None]
+"""``[logprob, token_id, text]``; text is ``null`` unless ``return_text_in_logprobs``."""
+
+
+class MetaInfo(msgspec.Struct, kw_only=True):
+    id: str
+    finish_reason: FinishReason | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    weight_version: str | None = None
+    e2e_latency: float | None = None
+    output_token_logprobs: list[LogprobEntry] | None = None
+
+
+class GenerateResponse(msgspec.Struct, kw_only=True, omit_defaults=True):
+    text: str = ""
+    output_ids: list[int] = msgspec.field(default_factory=list)
+    meta_info: MetaInfo
+
+
+class ErrorBody(msgspec.Struct, kw_only=True, omit_defaults=True):
+    message: str
+    type: str | None = None
+    code: int | None = None
+
+
+class ErrorResponse(msgspec.Struct, kw_only=True):
+    """SGLang's error envelope for ``/generate``: ``{"error": {"message": ...}}``."""
+
+    error: ErrorBody | str
+
+
+class AbortRequest(msgspec.Struct, kw_only=True, omit_defaults=True):
+    rid: str = ""
+    abort_all: bool = False
+
+
+class PauseRequest(msgspec.Struct, kw_only=True, omit_defaults=True):
+    mode: Literal["abort", "retract", "in_place"] = "abort"
+
+
+class UpdateWeightsFromDisk(msgspec.Struct, kw_only=True, omit_defaults=True):
+    model_path: str
+    load_format: str | None = None
+    weight_version: str | None = None
+    abort_all_requests: bool = False
+
+
+class UpdateWeightsResult(msgspec.Struct, kw_only=True, omit_defaults=True):
+    success: bool
+    message: str = ""
+    num_paused_requests: int = 0
+
+
+class ModelInfo(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """``GET /model_info`` (the keys we read; SGLang sends more)."""
+
+    model_path: str
+    tokenizer_path: str | None = None
+    is_generation: bool = True
+    weight_version: str | None = None
+    served_model_name: str | None = None
+    context_length: int | None = None
+    """Not sent by SGLang's ``/model_info`` (it is in ``/get_server_info``); the reference server adds it."""

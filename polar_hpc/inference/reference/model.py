@@ -1,0 +1,141 @@
+"""The reference server's model: a transformers causal LM on torch CPU, stepped one token at a time.
+
+Logprob convention (what SGLang reports by default): the logprob of the sampled token under
+``softmax(logits / temperature)``, taken *before* top-k / top-p / min-p filtering; for greedy decoding
+(``temperature`` ≈ 0 or ``top_k == 1``) under ``softmax(logits)``. With ``logprob_mode="original"``
+(SGLang's ``SGLANG_RETURN_ORIGINAL_LOGPROB``) it is always ``log_softmax(logits)`` of the raw logits.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import torch
+from tokenizers import Tokenizer
+
+from polar_hpc.log import get_logger
+
+log = get_logger("inference.reference")
+
+GREEDY_EPS = 1e-5
+
+LogprobMode = Literal["processed", "original"]
+
+
+@dataclass
+class SamplingSpec:
+    max_new_tokens: int = 128
+    temperature: float = 1.0
+    top_p: float = 1.0
+    top_k: int = -1
+    min_p: float = 0.0
+    stop: list[str] = field(default_factory=list)
+    stop_token_ids: set[int] = field(default_factory=set)
+    ignore_eos: bool = False
+    skip_special_tokens: bool = True
+    no_stop_trim: bool = False
+    seed: int | None = None
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature < GREEDY_EPS or self.top_k == 1
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def _as_ids(value: Any) -> set[int]:
+    if value is None:
+        return set()
+    if isinstance(value, int):
+        return {value}
+    return {int(v) for v in value}
+
+
+class ModelRunner:
+    """Loads a model dir (config.json + safetensors + tokenizer.json) and runs prefill/decode steps."""
+
+    def __init__(self, model_dir: str | Path, *, context_length: int | None = None, logprob_mode: LogprobMode = "processed") -> None:
+        self.logprob_mode = logprob_mode
+        self.weight_version = "default"
+        self.model_dir = Path(model_dir)
+        self.model = self._load(self.model_dir)
+        tok_file = self.model_dir / "tokenizer.json"
+        if not tok_file.is_file():
+            raise FileNotFoundError(f"the reference server needs {tok_file} (a model dir with a tokenizer.json)")
+        self.tokenizer = Tokenizer.from_file(str(tok_file))
+        config = _read_json(self.model_dir / "config.json")
+        gen_config = _read_json(self.model_dir / "generation_config.json")
+        tok_config = _read_json(self.model_dir / "tokenizer_config.json")
+        eos = _as_ids(gen_config.get("eos_token_id")) | _as_ids(config.get("eos_token_id"))
+        eos_token = tok_config.get("eos_token")
+        if isinstance(eos_token, dict):
+            eos_token = eos_token.get("content")
+        if isinstance(eos_token, str) and self.tokenizer.token_to_id(eos_token) is not None:
+            eos.add(int(self.tokenizer.token_to_id(eos_token)))
+        self.eos_token_ids = eos
+        max_pos = int(config.get("max_position_embeddings") or 32768)
+        self.context_length = context_length or max_pos
+        self.vocab_size = int(config.get("vocab_size") or self.tokenizer.get_vocab_size())
+
+    @staticmethod
+    def _load(model_dir: Path) -> torch.nn.Module:
+        from transformers import AutoModelForCausalLM
+
+        if not (model_dir / "config.json").is_file():
+            raise FileNotFoundError(f"no config.json in {model_dir}: expected a transformers model dir")
+        model = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=torch.float32)
+        model.eval()
+        return model
+
+    def load_weights(self, model_dir: str | Path) -> None:
+        """Replace the model by the checkpoint in ``model_dir`` (same architecture and tokenizer)."""
+        new = self._load(Path(model_dir))
+        self.model = new
+        self.model_dir = Path(model_dir)
+
+    @torch.inference_mode()
+    def forward(self, ids: list[int], cache: Any | None) -> tuple[torch.Tensor, Any]:
+        """Logits (float32, ``[vocab]``) after ``ids``, given ``cache`` of everything before them."""
+        inp = torch.tensor([ids], dtype=torch.long)
+        out = self.model(input_ids=inp, cache=cache, use_cache=True)
+        return out.logits[0, -1].float(), out.cache
+
+    def sample(self, logits: torch.Tensor, spec: SamplingSpec, gen: torch.Generator) -> tuple[int, float]:
+        if spec.greedy:
+            lp = torch.log_softmax(logits, dim=-1)
+            tok = int(torch.argmax(logits))
+            return tok, float(lp[tok])
+        lp = torch.log_softmax(logits / spec.temperature, dim=-1)
+        probs = lp.exp()
+        if 0 < spec.top_k < probs.numel():
+            kth = torch.topk(probs, spec.top_k).values[-1]
+            probs = torch.where(probs >= kth, probs, torch.zeros_like(probs))
+        if spec.top_p < 1.0:
+            sorted_p, order = torch.sort(probs, descending=True)
+            cum = torch.cumsum(sorted_p, dim=-1)
+            sorted_p[(cum - sorted_p) > spec.top_p] = 0.0
+            probs = torch.zeros_like(probs).scatter_(0, order, sorted_p)
+        if spec.min_p > 0.0:
+            probs = torch.where(probs >= probs.max() * spec.min_p, probs, torch.zeros_like(probs))
+        tok = int(torch.multinomial(probs, 1, generator=gen))
+        if self.logprob_mode == "original":
+            return tok, float(torch.log_softmax(logits, dim=-1)[tok])
+        return tok, float(lp[tok])
+
+    def decode(self, ids: list[int], skip_special_tokens: bool) -> str:
+        return str(self.tokenizer.decode([i for i in ids if i < self.tokenizer.get_vocab_size(with_added_tokens=True)], skip_special_tokens=skip_special_tokens))
+
+    def encode(self, text: str) -> list[int]:
+        return list(self.tokenizer.encode(text, add_special_tokens=False).ids)
+
+
+def make_generator(seed: int | None, fallback: random.Random) -> torch.Generator:
+    gen = torch.Generator()
+    gen.manual_seed(seed if seed is not None else fallback.getrandbits(63))
+    return gen

@@ -1,0 +1,105 @@
+"""Rendezvous through the run dir: a component publishes ``endpoints/<name>.json`` once it is ready.
+
+Files are written under a temporary name and published with ``os.replace``, so a reader sees either no
+file or a complete one. Names: ``inference-<N>`` (one per inference server), ``coordinator``, ...
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from pathlib import Path
+
+import msgspec
+
+ENDPOINTS_DIR = "endpoints"
+
+
+class Endpoint(msgspec.Struct, kw_only=True, omit_defaults=True):
+    name: str
+    url: str
+    """Base URL (``http://host:port``) or a ZeroMQ address (``tcp://host:port``)."""
+    pid: int
+    host: str
+    started_at: float
+    """Wall-clock (``time.time()``) when the component became ready."""
+    kind: str = ""
+    """``sglang``, ``reference``, ``coordinator``, ..."""
+    port: int | None = None
+    model: str | None = None
+    served_model_name: str | None = None
+    log_path: str | None = None
+    job_id: str | None = None
+
+
+class EndpointTimeout(TimeoutError):
+    """Waited for endpoint files that did not all appear before the deadline."""
+
+
+def endpoint_path(run_dir: str | os.PathLike[str], name: str) -> Path:
+    return Path(run_dir) / ENDPOINTS_DIR / f"{name}.json"
+
+
+def write_endpoint_file(path: str | os.PathLike[str], endpoint: Endpoint) -> Path:
+    """Write ``endpoint`` to ``path`` atomically (temp file in the same dir, fsync, ``os.replace``)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as f:
+        f.write(msgspec.json.encode(endpoint))
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    return path
+
+
+def write_endpoint(run_dir: str | os.PathLike[str], endpoint: Endpoint) -> Path:
+    return write_endpoint_file(endpoint_path(run_dir, endpoint.name), endpoint)
+
+
+def read_endpoint_file(path: str | os.PathLike[str]) -> Endpoint:
+    path = Path(path)
+    try:
+        return msgspec.json.decode(path.read_bytes(), type=Endpoint)
+    except msgspec.ValidationError as err:
+        raise ValueError(f"endpoint file {path} does not hold an Endpoint: {err}") from None
+
+
+def read_endpoint(run_dir: str | os.PathLike[str], name: str) -> Endpoint:
+    return read_endpoint_file(endpoint_path(run_dir, name))
+
+
+def read_endpoints(run_dir: str | os.PathLike[str], prefix: str = "") -> list[Endpoint]:
+    """Every published endpoint whose name starts with ``prefix``, sorted by name."""
+    folder = Path(run_dir) / ENDPOINTS_DIR
+    if not folder.is_dir():
+        return []
+    return [read_endpoint_file(p) for p in sorted(folder.glob(f"{prefix}*.json"))]
+
+
+def remove_endpoint(run_dir: str | os.PathLike[str], name: str) -> None:
+    endpoint_path(run_dir, name).unlink(missing_ok=True)
+
+
+def wait_endpoints(
+    run_dir: str | os.PathLike[str], names: list[str], *, timeout_s: float, poll_s: float = 0.5
+) -> list[Endpoint]:
+    """Block until every named endpoint is published; raises :class:`EndpointTimeout` naming the missing ones."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        missing = [n for n in names if not endpoint_path(run_dir, n).is_file()]
+        if not missing:
+            return [read_endpoint(run_dir, n) for n in names]
+        if time.monotonic() >= deadline:
+            present = sorted(p.stem for p in (Path(run_dir) / ENDPOINTS_DIR).glob("*.json"))
+            raise EndpointTimeout(
+                f"waited {timeout_s:.0f}s for endpoints {missing} in {Path(run_dir) / ENDPOINTS_DIR}; "
+                f"published so far: {present or 'none'}"
+            )
+        time.sleep(poll_s)
+
+
+def advertised_host() -> str:
+    """This node's name as other nodes should reach it (``POLAR_HPC_ADVERTISE_HOST`` overrides)."""
+    return os.environ.get("POLAR_HPC_ADVERTISE_HOST") or socket.gethostname()
