@@ -92,7 +92,7 @@ class SessionLog:
             fd, name = tempfile.mkstemp(prefix=f"{safe_name(self.session_id)}-", suffix=".spill", dir=self._spill_dir)
             self._spill_path = Path(name)
             self._spill = os.fdopen(fd, "w+b")
-        data = codec.to_msgpack(rec)
+        data = codec.to_json(rec)  # not msgpack: ``request`` is raw JSON, which msgpack would embed verbatim
         self._spill.write(_LEN.pack(len(data)) + data)
         self._spilled += 1
 
@@ -110,7 +110,7 @@ class SessionLog:
         if self._spill is not None:
             self._spill.flush()
             self._spill.seek(0)
-            dec = codec.msgpack_decoder(CompletionRecord)
+            dec = codec.json_decoder(CompletionRecord)
             for _ in range(self._spilled):
                 (n,) = _LEN.unpack(self._spill.read(_LEN.size))
                 out.append(dec.decode(self._spill.read(n)))
