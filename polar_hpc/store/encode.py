@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import zlib
+import threading
 from collections.abc import Sequence
 from typing import Any
 
 import msgspec
 import numpy as np
+import zstandard
 
-from polar_hpc.store.schema import BLOB_ZLIB_LEVEL, SessionBlob, TraceBlob
+from polar_hpc.store.schema import BLOB_COMPRESS_MIN, BLOB_ZSTD_LEVEL, COLUMNS, SessionBlob, TraceBlob
 from polar_hpc.wire.codec import json_decoder, json_encoder
 from polar_hpc.wire.records import SessionResult, Trace, TraceStatus, Trajectory
 
@@ -53,8 +54,34 @@ def _token_array(value: object, field: str, where: str) -> np.ndarray:
     return value
 
 
+_local = threading.local()
+
+
+def _codecs() -> tuple[zstandard.ZstdCompressor, zstandard.ZstdDecompressor]:
+    try:
+        return _local.codecs  # type: ignore[no-any-return]
+    except AttributeError:
+        _local.codecs = (zstandard.ZstdCompressor(level=BLOB_ZSTD_LEVEL), zstandard.ZstdDecompressor())
+        return _local.codecs  # type: ignore[no-any-return]
+
+
 def compress(data: bytes) -> bytes:
-    return zlib.compress(data, BLOB_ZLIB_LEVEL)
+    """Small JSON stays as is (compression setup costs more than it saves); see ``schema``."""
+    return _codecs()[0].compress(data) if len(data) >= BLOB_COMPRESS_MIN else data
+
+
+def decompress(blob: bytes) -> bytes:
+    """Raises BlobError for bytes that are neither JSON nor a zstd frame."""
+    if blob[:1] == b"{":
+        return blob
+    try:
+        return _codecs()[1].decompress(blob)
+    except zstandard.ZstdError as err:
+        raise BlobError(f"not a zstd frame nor JSON ({len(blob)} bytes): {err}") from None
+
+
+class BlobError(ValueError):
+    """A blob column item that does not decompress."""
 
 
 def encode_session(result: SessionResult) -> EncodedSession:
@@ -140,15 +167,28 @@ def blob_items(data: np.ndarray, offsets: np.ndarray) -> list[bytes]:
     return [raw[a:b] for a, b in zip(off[:-1], off[1:], strict=True)]
 
 
-def build_columns(sessions: Sequence[EncodedSession]) -> dict[str, np.ndarray]:
-    """Whole-shard columns keyed by dataset path (text/blob columns give NAME and NAME_offsets)."""
-    prompts = [a for s in sessions for a in s.prompts]
-    responses = [a for s in sessions for a in s.responses]
-    cols: dict[str, np.ndarray] = {
-        "tokens/prompt_ids": _concat(prompts, "int32"),
-        "tokens/response_ids": _concat(responses, "int32"),
-        "tokens/loss_mask": _concat([a for s in sessions for a in s.masks], "uint8"),
-        "tokens/response_logprobs": _concat([a for s in sessions for a in s.logprobs], "float32"),
+def token_pieces(sessions: Sequence[EncodedSession]) -> dict[str, list[np.ndarray]]:
+    """The per-trace arrays of each token column, in shard order."""
+    return {
+        "tokens/prompt_ids": [a for s in sessions for a in s.prompts],
+        "tokens/response_ids": [a for s in sessions for a in s.responses],
+        "tokens/loss_mask": [a for s in sessions for a in s.masks],
+        "tokens/response_logprobs": [a for s in sessions for a in s.logprobs],
+    }
+
+
+def build_columns(sessions: Sequence[EncodedSession], *, tokens: bool = True) -> dict[str, np.ndarray]:
+    """Whole-shard columns keyed by dataset path (text/blob columns give NAME and NAME_offsets).
+
+    ``tokens=False`` leaves out the four token columns (the writer writes those from the pieces).
+    """
+    pieces = token_pieces(sessions)
+    prompts, responses = pieces["tokens/prompt_ids"], pieces["tokens/response_ids"]
+    cols: dict[str, np.ndarray] = {}
+    if tokens:
+        for name, parts in pieces.items():
+            cols[name] = _concat(parts, COLUMNS[name].dtype)
+    cols |= {
         "traces/prompt_offsets": _offsets([a.shape[0] for a in prompts]),
         "traces/response_offsets": _offsets([a.shape[0] for a in responses]),
         "traces/session": np.repeat(
@@ -181,11 +221,11 @@ def _put(cols: dict[str, np.ndarray], path: str, items: list[bytes]) -> None:
 
 
 def decode_trace_blob(blob: bytes) -> TraceBlob:
-    return _TRACE_DEC.decode(zlib.decompress(blob))
+    return _TRACE_DEC.decode(decompress(blob))
 
 
 def decode_session_blob(blob: bytes) -> SessionBlob:
-    return _SESSION_DEC.decode(zlib.decompress(blob))
+    return _SESSION_DEC.decode(decompress(blob))
 
 
 def rebuild_trace(

@@ -8,7 +8,6 @@ listed in ``duplicates``. A shard that fails is named in ``problems`` and skippe
 from __future__ import annotations
 
 import os
-import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -227,7 +226,7 @@ class ShardReader:
             for row in rows.tolist():
                 try:
                     result = data.rebuild(s.table, row)
-                except (zlib.error, msgspec.DecodeError, ValueError) as err:
+                except (msgspec.DecodeError, ValueError) as err:
                     self.report(f"{s.path}: session {s.table.keys[row]!r}: corrupt blob: {err}")
                     continue
                 yield result

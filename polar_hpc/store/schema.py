@@ -11,12 +11,14 @@ One shard holds S sessions with T traces in total, columnar::
     /traces/session             int64   [T]     row in /sessions
     /traces/reward              float64 [T]
     /traces/finish_reason       text    [T]
-    /traces/blob                blob    [T]     zlib(JSON(TraceBlob)): messages, tools, metadata
+    /traces/blob                blob    [T]     zstd(JSON(TraceBlob)): messages, tools, metadata
     /sessions/key ... /sessions/blob            one row per session (SESSION_COLUMNS)
     /sessions/trace_offsets     int64   [S+1]   session s: traces trace_offsets[s]:trace_offsets[s+1]
 
-A *text* or *blob* column NAME is stored as two datasets: ``NAME`` (uint8, the concatenated bytes: UTF-8
-text, or zlib-compressed JSON) and ``NAME_offsets`` (int64 [n+1]). Bytes survive exactly (NUL included),
+A *text* or *blob* column NAME is stored as two datasets: ``NAME`` (uint8, the concatenated bytes) and
+``NAME_offsets`` (int64 [n+1]). Text items are UTF-8. A blob item is msgspec JSON of a Struct below: as is
+when it starts with ``{`` (items under BLOB_COMPRESS_MIN bytes), else one zstd frame (level 1: fast;
+it starts with the zstd magic 28 b5 2f fd). Bytes survive exactly (NUL included),
 and a whole column reads in two calls. JSON blobs carry non-finite floats as ``null``; rewards live in
 float64 columns and token logprobs in float32 columns, so those keep NaN/inf bit for bit.
 
@@ -37,7 +39,8 @@ SCHEMA_NAME = "polar-hpc-shard"
 SCHEMA_VERSION = 1
 SHARD_SUFFIX = ".h5"
 TMP_SUFFIX = ".h5.tmp"
-BLOB_ZLIB_LEVEL = 1
+BLOB_ZSTD_LEVEL = 1
+BLOB_COMPRESS_MIN = 512
 
 Kind = Literal["array", "text", "blob"]
 Length = Literal["prompt", "response", "traces", "traces+1", "sessions", "sessions+1"]
