@@ -106,6 +106,7 @@ def forwarder_prefix() -> list[str]:
 
 class BwrapRuntime(SandboxBase):
     backend = "bwrap"
+    exec_transfers = False
     _probed: set[str | None] = set()
 
     def __init__(self, spec: RuntimeSpec, session_dir: Path, *, proxy_socket: Path | None = None) -> None:

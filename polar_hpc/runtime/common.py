@@ -43,6 +43,8 @@ class SandboxBase:
     """
 
     backend = "base"
+    exec_transfers = True
+    """Whether paths off the host-backed mounts can be reached by copying through an ``exec``."""
 
     def __init__(self, spec: RuntimeSpec, session_dir: Path, *, proxy_socket: Path | None = None) -> None:
         self.spec = spec
@@ -159,11 +161,19 @@ class SandboxBase:
             return self._scratch / "tmp" / p[len("/tmp") :].lstrip("/")
         return None
 
+    def _check_transfer(self, path: str) -> None:
+        if not self.exec_transfers:
+            raise SandboxError(
+                f"{self.backend}: {path!r} does not persist between commands in this sandbox; expected a path "
+                f"under {self.sandbox_session_dir}/ or /tmp/"
+            )
+
     async def upload(self, src: Path, dst: str) -> None:
         target = self.host_path(dst)
         if target is not None:
             await asyncio.to_thread(copy_path, Path(src), target)
             return
+        self._check_transfer(dst)
         staged = f".polar-xfer-{uuid.uuid4().hex[:12]}"
         await asyncio.to_thread(copy_path, Path(src), self.session_dir / staged)
         try:
@@ -181,6 +191,7 @@ class SandboxBase:
         if source is not None:
             await asyncio.to_thread(copy_path, source, Path(dst))
             return
+        self._check_transfer(src)
         staged = f".polar-xfer-{uuid.uuid4().hex[:12]}"
         inside = f"{self.sandbox_session_dir}/{staged}"
         try:

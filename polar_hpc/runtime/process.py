@@ -169,6 +169,7 @@ async def run_command(
             live.add(proc.pid)
         assert proc.stdout is not None and proc.stderr is not None
         pumps = asyncio.gather(_pump(proc.stdout, out), _pump(proc.stderr, err))
+        pumps.add_done_callback(lambda f: f.cancelled() or f.exception())
         timed_out = False
         try:
             await asyncio.wait_for(_exited(proc.pid), timeout_s)

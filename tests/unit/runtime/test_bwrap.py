@@ -1,0 +1,183 @@
+"""Real bubblewrap sandboxes: isolation, private /tmp, network bridge, process cleanup."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+
+from polar_hpc.config.run import RuntimeSpec
+from polar_hpc.runtime import SandboxError, SandboxStateError, make_runtime
+from polar_hpc.runtime.base import PrepareError
+from polar_hpc.runtime.bwrap import BwrapRuntime, bwrap_argv
+from polar_hpc.runtime.prepare import run_prepare
+from tests.unit.runtime.conftest import pids_with
+
+pytestmark = pytest.mark.usefixtures("need_bwrap")
+
+@pytest.fixture
+async def sandboxes(tmp_path: Path) -> AsyncIterator[Callable[..., object]]:
+    started: list[BwrapRuntime] = []
+
+    async def make(name: str, proxy_socket: Path | None = None, **spec: object) -> BwrapRuntime:
+        rt = make_runtime(RuntimeSpec(backend="bwrap", **spec), tmp_path / name, proxy_socket=proxy_socket)  # type: ignore[arg-type]
+        assert isinstance(rt, BwrapRuntime)
+        await rt.start()
+        started.append(rt)
+        return rt
+
+    yield make
+    for rt in started:
+        await rt.stop()
+
+
+async def test_session_dir_is_at_polar_session(sandboxes) -> None:  # type: ignore[no-untyped-def]
+    rt = await sandboxes("s1")
+    (rt.session_dir / "work" / "hello.txt").write_text("from host")
+    res = await rt.exec("cat hello.txt; pwd; echo made > /polar/session/out.txt")
+    assert res.ok, res.stderr
+    assert res.stdout == "from host/polar/session/work\n"
+    assert (rt.session_dir / "out.txt").read_text() == "made\n"
+
+
+async def test_cannot_see_other_session_or_host_home(sandboxes) -> None:  # type: ignore[no-untyped-def]
+    a = await sandboxes("a")
+    b = await sandboxes("b")
+    (b.session_dir / "secret.txt").write_text("b's secret")
+    res = await a.exec(f"cat {b.session_dir}/secret.txt")
+    assert res.returncode != 0 and "No such file" in res.stderr
+    for path in ("/root", "/home", "/work", str(b.session_dir.parent)):
+        res = await a.exec(["ls", path])
+        assert res.returncode != 0, f"{path} visible in sandbox: {res.stdout}"
+    res = await a.exec("touch /usr/x")
+    assert res.returncode != 0 and "Read-only" in res.stderr
+
+
+async def test_tmp_is_private_and_persists_between_commands(sandboxes) -> None:  # type: ignore[no-untyped-def]
+    a = await sandboxes("a")
+    b = await sandboxes("b")
+    assert (await a.exec("echo mine > /tmp/polar-test-private")).ok
+    assert (await a.exec("cat /tmp/polar-test-private")).stdout == "mine\n"
+    assert (await b.exec("cat /tmp/polar-test-private")).returncode != 0
+    assert not Path("/tmp/polar-test-private").exists()
+
+
+async def test_unshared_network_cannot_reach_host_tcp(sandboxes, tcp_http: int) -> None:  # type: ignore[no-untyped-def]
+    probe = f"curl -sS --max-time 5 http://127.0.0.1:{tcp_http}/x || python3 -c 'import urllib.request as u; print(u.urlopen(\"http://127.0.0.1:{tcp_http}/x\").read())'"
+    shared = await sandboxes("shared", network="shared")
+    assert "hello from /x" in (await shared.exec(probe, timeout_s=20)).stdout
+    isolated = await sandboxes("isolated", network="none")
+    res = await isolated.exec(probe, timeout_s=20)
+    assert res.returncode != 0 and "hello" not in res.stdout
+    assert "refused" in res.stderr.lower()
+
+
+async def test_unshared_network_reaches_proxy_socket_via_forwarder(sandboxes, unix_http: Path, marker: str) -> None:  # type: ignore[no-untyped-def]
+    rt = await sandboxes("bridged", proxy_socket=unix_http, network="none")
+    url = rt.proxy_base_url("http://127.0.0.1:1")
+    assert url.startswith("http://127.0.0.1:") and url != "http://127.0.0.1:1"
+    script = (
+        "import urllib.request as u, sys\n"
+        f"for p in ('/v1/models', '/v1/chat/completions'): print(u.urlopen('{url}' + p).read().decode())\n"
+    )
+    res = await rt.exec(["python3", "-c", script], timeout_s=30)
+    assert res.ok, res.stderr
+    assert res.stdout.splitlines() == ["hello from /v1/models", "hello from /v1/chat/completions"]
+    # the forwarder lives only as long as the command
+    assert pids_with("uds_forward.py --listen") == []
+
+
+async def test_timeout_kills_sandbox_tree(sandboxes, marker: str) -> None:  # type: ignore[no-untyped-def]
+    rt = await sandboxes("t")
+    res = await rt.exec(f"sleep {marker} & (sleep {marker} &); sleep {marker}", timeout_s=0.5)
+    assert res.timed_out
+    assert pids_with(marker) == []
+
+
+async def test_stop_kills_running_exec_and_removes_scratch(tmp_path: Path, marker: str) -> None:
+    rt = make_runtime(RuntimeSpec(backend="bwrap"), tmp_path / "s")
+    await rt.start()
+    assert isinstance(rt, BwrapRuntime)
+    scratch = rt.scratch
+    task = asyncio.create_task(rt.exec(f"sleep {marker}"))
+    for _ in range(200):
+        if pids_with(marker):
+            break
+        await asyncio.sleep(0.02)
+    assert pids_with(marker)
+    await rt.stop()
+    await rt.stop()
+    res = await asyncio.wait_for(task, 10)
+    assert res.returncode != 0  # -15, or 143 when bwrap saw its child die before its own SIGTERM
+    assert pids_with(marker) == [] and not scratch.exists()
+    assert (tmp_path / "s").is_dir()  # the session dir is the gateway's to delete
+    with pytest.raises(SandboxStateError):
+        await rt.exec("true")
+
+
+async def test_upload_download(sandboxes, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    rt = await sandboxes("u")
+    src = tmp_path / "repo"
+    (src / "pkg").mkdir(parents=True)
+    (src / "pkg" / "a.py").write_text("x = 1\n")
+    await rt.upload(src, "/polar/session/work/repo")
+    await rt.upload(src / "pkg" / "a.py", "/tmp/a.py")
+    res = await rt.exec("cat repo/pkg/a.py /tmp/a.py && echo y > /tmp/b.txt")
+    assert res.stdout == "x = 1\nx = 1\n"
+    await rt.download("/tmp/b.txt", tmp_path / "out" / "b.txt")
+    await rt.download("/polar/session/work/repo", tmp_path / "back")
+    assert (tmp_path / "out" / "b.txt").read_text() == "y\n"
+    assert (tmp_path / "back" / "pkg" / "a.py").read_text() == "x = 1\n"
+    with pytest.raises(SandboxError, match="does not persist"):
+        await rt.upload(src, "/opt/repo")
+
+
+async def test_prepare_retries_then_succeeds_or_raises(sandboxes) -> None:  # type: ignore[no-untyped-def]
+    rt = await sandboxes("p")
+    flaky = "n=$(cat /tmp/n 2>/dev/null || echo 0); echo $((n+1)) > /tmp/n; [ $n -ge 1 ]"
+    results = await run_prepare(rt, ["echo one", flaky], retries=2, backoff_s=0.01, timeout_s=60)
+    assert [r.stdout for r in results] == ["one\n", ""]
+    with pytest.raises(PrepareError, match="exit 7 after 2 attempt") as err:
+        await run_prepare(rt, ["exit 7"], retries=1, backoff_s=0.01)
+    assert err.value.result is not None and err.value.result.returncode == 7
+
+
+async def test_env_is_cleared_and_set(sandboxes, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("POLAR_LEAK_CHECK", "host-value")
+    rt = await sandboxes("e", env={"FROM_SPEC": "1"})
+    res = await rt.exec("env | sort", env={"FROM_EXEC": "2"})
+    keys = {line.split("=", 1)[0] for line in res.stdout.splitlines()}
+    assert "POLAR_LEAK_CHECK" not in keys
+    assert {"FROM_SPEC", "FROM_EXEC", "HOME", "PATH"} <= keys
+    assert "HOME=/polar/session/home" in res.stdout
+
+
+def test_golden_argv(tmp_path: Path) -> None:
+    spec = RuntimeSpec(backend="bwrap", network="none", binds=["/data/ds:/ds"], gpus=0)
+    argv = bwrap_argv(
+        spec,
+        session_dir=Path("/runs/r/sessions/s1"),
+        tmp_dir=Path("/scratch/tmp"),
+        cmd=["codex", "exec", "hi"],
+        env={"HOME": "/polar/session/home", "A": "1"},
+        cwd="/polar/session/work",
+        proxy_socket=Path("/runs/r/proxy.sock"),
+        root=["--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin"],
+    )
+    assert argv == [
+        "bwrap", "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+        "--unshare-net", "--die-with-parent", "--new-session", "--hostname", "polar",
+        "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin",
+        "--proc", "/proc", "--dev", "/dev",
+        "--bind", "/scratch/tmp", "/tmp", "--bind", "/runs/r/sessions/s1", "/polar/session",
+        "--ro-bind", "/data/ds", "/ds",
+        "--ro-bind", str(Path(__file__).parents[3] / "polar_hpc/runtime/uds_forward.py"), "/polar/runtime/uds_forward.py",
+        "--bind", "/runs/r/proxy.sock", "/polar/proxy.sock",
+        "--chdir", "/polar/session/work", "--clearenv",
+        "--setenv", "A", "1", "--setenv", "HOME", "/polar/session/home",
+        "--",
+        "python3", "/polar/runtime/uds_forward.py", "--listen", "127.0.0.1:28080", "--socket", "/polar/proxy.sock", "--",
+        "codex", "exec", "hi",
+    ]  # fmt: skip
