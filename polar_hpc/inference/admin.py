@@ -8,6 +8,7 @@ Weight updates follow SGLang's RL sequence, applied to every server: ``pause_gen
 from __future__ import annotations
 
 import asyncio
+
 import aiohttp
 import msgspec
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from polar_hpc.inference.protocol import (
     ErrorResponse,
     FinishStop,
     GenerateResponse,
+    LogprobEntry,
     MetaInfo,
     ModelInfo,
     PauseRequest,
@@ -92,7 +94,7 @@ class ReferenceServer:
         if isinstance(fin, FinishStop) and not spec.no_stop_trim and isinstance(fin.matched, str):
             cut = text.find(fin.matched)
             text = text[:cut] if cut >= 0 else text
-        entries = [(lp, tok, None) for lp, tok in zip(gen.logprobs, gen.output_ids, strict=True)] if return_logprob else None
+        entries: list[LogprobEntry] | None = [(lp, tok, None) for lp, tok in zip(gen.logprobs, gen.output_ids, strict=True)] if return_logprob else None
         meta = MetaInfo(
             id=gen.rid,
             finish_reason=fin,
@@ -120,10 +122,7 @@ class ReferenceServer:
             return await self._stream(request, gen, return_logprob, started, loop)
         done: asyncio.Future[Generation] = loop.create_future()
 
-        def on_done(g: Generation) -> None:
-            loop.call_soon_threadsafe(lambda: done.done() or done.set_result(g))
-
-        gen.on_done = on_done
+        gen.on_done = _resolver(loop, done)
         self._inflight.add(gen.rid)
         self.scheduler.submit(gen)
         try:
@@ -205,7 +204,7 @@ class ReferenceServer:
             input_ids=[0],
             spec=spec,
             internal=True,
-            on_done=lambda g: loop.call_soon_threadsafe(lambda: done.done() or done.set_result(g)),
+            on_done=_resolver(loop, done),
         )
         self.scheduler.submit(gen)
         try:
@@ -291,6 +290,19 @@ class ReferenceServer:
             log.warning("update_weights_from_disk(%s) failed: %s", body.model_path, err)
             return _json(UpdateWeightsResult(success=False, message=f"Failed to update weights: {err}"), 400)
         return _json(UpdateWeightsResult(success=True, message=f"Succeeded to update model weights (version {version})."))
+
+
+def _resolver(loop: asyncio.AbstractEventLoop, fut: asyncio.Future[Generation]) -> Callable[[Generation], None]:
+    """A callback for the scheduler thread that completes ``fut`` on the event loop."""
+
+    def settle(gen: Generation) -> None:
+        if not fut.done():
+            fut.set_result(gen)
+
+    def on_done(gen: Generation) -> None:
+        loop.call_soon_threadsafe(settle, gen)
+
+    return on_done
 
 
 def _bump(version: str) -> str:

@@ -76,8 +76,9 @@ class ModelRunner:
         eos_token = tok_config.get("eos_token")
         if isinstance(eos_token, dict):
             eos_token = eos_token.get("content")
-        if isinstance(eos_token, str) and self.tokenizer.token_to_id(eos_token) is not None:
-            eos.add(int(self.tokenizer.token_to_id(eos_token)))
+        eos_id = self.tokenizer.token_to_id(eos_token) if isinstance(eos_token, str) else None
+        if eos_id is not None:
+            eos.add(int(eos_id))
         self.eos_token_ids = eos
         max_pos = int(config.get("max_position_embeddings") or 32768)
         self.context_length = context_length or max_pos
