@@ -134,7 +134,9 @@ def sse_body(r: Reply) -> bytes:
     ]
     for idx, item in enumerate(items):
         _item_events(item, idx, ev)
-    ev.append((f"response.{status}", {"response": _response(r, items, status)}))
+    # A length-cut reply still ends with ``response.completed`` (status "incomplete" inside): Codex turns a
+    # ``response.incomplete`` event into a retried stream error and the SDKs' final-response helpers refuse it.
+    ev.append(("response.completed", {"response": _response(r, items, status)}))
     return b"".join(sse(name, {"type": name, "sequence_number": n, **data}) for n, (name, data) in enumerate(ev))
 
 

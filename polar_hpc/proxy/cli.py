@@ -1,0 +1,73 @@
+"""``polar-hpc proxy``: the proxy alone in front of an engine, writing each session's records as JSONL.
+
+Capture any harness's traffic on a workstation: point the harness at the printed base URL with one of the
+``--session-key`` values as its API key; records go to ``RECORDS/<session>.jsonl`` as calls finish.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("proxy", help="run the model-API proxy alone (standalone capture mode)")
+    p.add_argument("--engine", action="append", required=True, metavar="URL", help="SGLang (or reference) server URL; repeatable")
+    p.add_argument("--model", required=True, metavar="DIR", help="model dir (tokenizer + chat template) or asset:NAME")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--unix", default=None, metavar="PATH", help="also listen on this Unix socket")
+    p.add_argument("--session-key", action="append", default=[], metavar="KEY",
+                   help="API key that opens a session of the same name; repeatable (default: one random key, printed)")
+    p.add_argument("--records", required=True, metavar="DIR", help="folder for <session>.jsonl completion records")
+    p.add_argument("--render", choices=["canonical", "continuation"], default="canonical")
+    p.add_argument("--tool-parser", choices=["qwen", "qwen3_coder", "none"], default="qwen")
+    p.add_argument("--model-name", default="policy", help="name /v1/models reports")
+    p.add_argument("--context-length", type=int, default=32768)
+    p.add_argument("--max-new-tokens", type=int, default=4096)
+    p.add_argument("--request-timeout", type=float, default=600.0)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+    import signal
+    import sys
+
+    from polar_hpc.assets import resolve_model
+    from polar_hpc.inference.engine import SGLangEngine
+    from polar_hpc.inference.template import ChatTemplate
+    from polar_hpc.log import get_logger
+    from polar_hpc.proxy.server import ProxyServer
+
+    log = get_logger("proxy.cli")
+
+    async def main() -> None:
+        template = ChatTemplate.from_model_dir(resolve_model(args.model))
+        engine = SGLangEngine(list(args.engine), request_timeout_s=args.request_timeout,
+                              context_length=args.context_length)
+        server = ProxyServer(
+            template, engine, model_name=args.model_name, tool_parser=args.tool_parser, render_mode=args.render,
+            context_length=args.context_length, max_new_tokens=args.max_new_tokens, records_dir=args.records,
+            request_timeout_s=args.request_timeout,
+        )
+        keys = [server.open_session(k, api_key=k) for k in args.session_key] or [server.open_session("session-0")]
+        base = await server.start(args.host, args.port, args.unix)
+        sys.stdout.write(f"proxy listening on {base}\n")
+        if not args.session_key:
+            sys.stdout.write(f"session key: {keys[0]}\n")
+        sys.stdout.flush()
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        await stop.wait()
+        log.info("stopping")
+        await server.stop()
+        for k in keys:
+            n = len(server.close_session(k))
+            log.info("session %s: %d record(s)", k if args.session_key else "session-0", n)
+        await engine.close()
+
+    asyncio.run(main())
+    return 0
