@@ -1,0 +1,66 @@
+"""Contract: what the engine sends and what the reference server answers both satisfy SGLang's own schema."""
+
+from __future__ import annotations
+
+import json
+
+import aiohttp
+import msgspec
+
+from polar_hpc.inference.engine import SGLangEngine
+from polar_hpc.inference.reference.process import ReferenceHandle
+from polar_hpc.inference.sglang_schema import validate_generate_request, validate_generate_response
+from polar_hpc.wire.records import SamplingParams
+
+PROMPT = [151644, 872, 198, 6023, 151645, 198, 151644, 77091, 198]
+
+CASES = [
+    (SamplingParams(max_new_tokens=4, temperature=0.0), None),
+    (SamplingParams(max_new_tokens=6, temperature=0.8, top_p=0.9, top_k=50, seed=1), [151645]),
+    (SamplingParams(max_new_tokens=6, temperature=1.0, stop=["a", "e"], seed=2), None),
+]
+
+
+async def test_engine_requests_and_server_responses_validate(reference_server: ReferenceHandle) -> None:
+    sent: list[bytes] = []
+    async with SGLangEngine([reference_server.url], context_length=32768, request_hook=sent.append) as engine:
+        results = [await engine.generate(PROMPT, s, stop_token_ids=ids) for s, ids in CASES]
+    assert len(sent) == len(CASES)
+    for body in sent:
+        validate_generate_request(body)
+    async with aiohttp.ClientSession(trust_env=False) as http:
+        for body, res in zip(sent, results, strict=True):
+            req = json.loads(body)
+            req["rid"] = req["rid"] + "-replay"
+            async with http.post(f"{reference_server.url}/generate", json=req) as resp:
+                raw = await resp.read()
+            parsed = validate_generate_response(raw)
+            assert [e.token_id for e in parsed.meta_info.output_token_logprobs] == res.output_ids.tolist()
+            assert parsed.meta_info.finish_reason is not None
+
+
+async def test_stream_chunks_and_abort_validate(reference_server: ReferenceHandle) -> None:
+    engine = SGLangEngine([reference_server.url])
+    req = engine.build_request(PROMPT, SamplingParams(max_new_tokens=4000, temperature=1.0), rid="contract-stream")
+    req.stream = True
+    body = msgspec.json.encode(req)
+    validate_generate_request(body)
+    chunks: list[bytes] = []
+    async with aiohttp.ClientSession(trust_env=False) as http:
+        async with http.post(f"{reference_server.url}/generate", data=body) as resp:
+            async for line in resp.content:
+                if not line.startswith(b"data: "):
+                    continue
+                data = line[6:].strip()
+                if data == b"[DONE]":
+                    break
+                chunks.append(data)
+                if len(chunks) == 3:
+                    async with http.post(f"{reference_server.url}/abort_request", json={"rid": "contract-stream"}) as ab:
+                        assert ab.status == 200
+    await engine.close()
+    parsed = [validate_generate_response(c) for c in chunks]
+    assert parsed[0].meta_info.finish_reason is None
+    last = parsed[-1].meta_info
+    assert type(last.finish_reason).__name__ == "FinishAbort"
+    assert last.completion_tokens == len(last.output_token_logprobs) < 4000
