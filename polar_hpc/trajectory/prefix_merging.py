@@ -59,7 +59,6 @@ class _Chain:
     """Per link i→i+1: where the interstitial starts in the tail of prompt i+1 after prompt i."""
     retokenized: int = 0
     tip_hash: int | None = None
-    last_active: int = 0
     parent: int | None = None
     fork_token: int | None = None
     fork_completion_id: str | None = None
@@ -67,9 +66,16 @@ class _Chain:
 
 
 def _lcp(a: np.ndarray, b: np.ndarray) -> int:
+    """Longest common prefix, scanning in growing chunks so an early difference costs little."""
     m = min(a.shape[0], b.shape[0])
-    neq = np.flatnonzero(a[:m] != b[:m])
-    return int(neq[0]) if neq.size else m
+    lo, step = 0, 256
+    while lo < m:
+        hi = min(m, lo + step)
+        neq = np.flatnonzero(a[lo:hi] != b[lo:hi])
+        if neq.size:
+            return lo + int(neq[0])
+        lo, step = hi, step * 4
+    return m
 
 
 class PrefixMergingBuilder(Builder):
@@ -102,15 +108,17 @@ class _Grouper:
         self.chains: list[_Chain] = []
         self.by_len: dict[int, list[_Chain]] = {}
         self.powers = _Powers()
-        self.clock = 0
+        self.recent: list[_Chain] = []
+        """The most recently active chains, newest first (at most ``_RECENT``)."""
 
     def _hash_all(self, p: np.ndarray) -> np.ndarray:
-        return np.cumsum(p.astype(np.uint64) * self.powers.get(p.shape[0]), dtype=np.uint64)
+        x = p.view(np.uint32) * self.powers.get(p.shape[0])  # ids are non-negative: a free reinterpretation
+        return np.cumsum(x, out=x)
 
     def _tip_hash(self, c: _Chain) -> int:
         if c.tip_hash is None:
             n = c.tip.shape[0]
-            c.tip_hash = int(np.sum(c.tip.astype(np.uint64) * self.powers.get(n), dtype=np.uint64)) if n else 0
+            c.tip_hash = int(np.sum(c.tip.view(np.uint32) * self.powers.get(n), dtype=np.uint64)) if n else 0
         return c.tip_hash
 
     def _match(self, p: np.ndarray) -> tuple[_Chain | None, int | None]:
@@ -157,14 +165,16 @@ class _Grouper:
             if not old:
                 del self.by_len[c.tip.shape[0]]
         c.tip, c.tip_hash = p, h
-        c.last_active = self.clock
+        if c in self.recent:
+            self.recent.remove(c)
+        self.recent.insert(0, c)
+        del self.recent[_RECENT:]
         self.by_len.setdefault(p.shape[0], []).append(c)
 
     def _new_chain(self, rec: CompletionRecord, p: np.ndarray, h: int | None, reason: str | None) -> None:
         c = _Chain(index=len(self.chains), members=[rec], tip=p[:0])
-        if self.chains:
-            recent = sorted(self.chains, key=lambda x: x.last_active, reverse=True)[:_RECENT]
-            best, lcp = max(((x, _lcp(p, x.tip)) for x in recent), key=lambda t: t[1])
+        if self.recent:
+            best, lcp = max(((x, _lcp(p, x.tip)) for x in self.recent), key=lambda t: t[1])
             if lcp > 0:
                 c.parent, c.fork_token = best.index, lcp
                 lens = [m.prompt_ids.shape[0] for m in best.members]
@@ -176,7 +186,6 @@ class _Grouper:
 
     def group(self, records: list[CompletionRecord]) -> list[_Chain]:
         for rec in records:
-            self.clock += 1
             p = np.asarray(rec.prompt_ids, dtype=np.int32)
             c, h = self._match(p)
             if c is None:
