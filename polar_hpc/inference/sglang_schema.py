@@ -11,7 +11,6 @@ import importlib.util
 import json
 import sys
 from functools import cache
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 

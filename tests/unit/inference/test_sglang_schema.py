@@ -9,7 +9,11 @@ import pytest
 
 from polar_hpc.assets import AssetError, asset_path
 from polar_hpc.inference.engine import SGLangEngine
-from polar_hpc.inference.sglang_schema import SchemaViolation, validate_generate_request, validate_generate_response
+from polar_hpc.inference.sglang_schema import (
+    SchemaViolation,
+    validate_generate_request,
+    validate_generate_response,
+)
 from polar_hpc.wire.records import SamplingParams
 
 
