@@ -33,7 +33,8 @@ RenderMode = Literal["canonical", "continuation"]
 class TemplateLike(Protocol):
     """The part of ``polar_hpc.inference.template.ChatTemplate`` prompt construction uses."""
 
-    end_of_turn_id: int | None
+    @property
+    def end_of_turn_id(self) -> int | None: ...
 
     def render(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
                add_generation_prompt: bool = True, **template_kwargs: Any) -> str: ...
