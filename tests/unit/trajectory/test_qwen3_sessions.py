@@ -60,6 +60,11 @@ def test_continuation_is_one_chain_without_retokenization(qwen3: ChatTemplate, c
     s = run_session(qwen3, "continuation", "You are a coding agent.", "List the dirs.", turns,
                     template_kwargs=kw, echo_reasoning=echo)
     assert [b.mode for b in s.builds] == ["canonical"] + ["continuation"] * (len(turns) - 1)
+    for b, rec in zip(s.builds[1:], s.records[1:], strict=True):
+        # only what follows the reply was rendered, and it is exactly the canonical render's ending
+        canon = qwen3.render_ids(*_render_args(rec), add_generation_prompt=True, **kw)
+        assert 0 < b.rendered_tokens < 80 and b.ids[-b.rendered_tokens:] == canon[-b.rendered_tokens:]
+        assert b.held_tokens == len(b.ids) - b.rendered_tokens
     traj = merge(qwen3, s.records)
     assert traj.stats.chains == 1 and traj.stats.breaks == {}
     assert retokenized(traj) == 0
