@@ -135,12 +135,14 @@ class SessionExecutor:
             api_key=st.api_key,
             model=self.config.inference.served_model_name,
             agent=agent,
-            session_dir=st.session_dir,
+            session_dir=str(st.session_dir),
             sandbox_session_dir=rt.sandbox_session_dir,
             is_root=rt.is_root,
             workdir=self._spec(job).workdir,
         )
-        cmd = await _maybe_await(adapter.prepare(ctx))
+        cmd = await asyncio.to_thread(adapter.prepare, ctx)
+        st.harness_log = Path(cmd.log_path)
+        st.harness_log.parent.mkdir(parents=True, exist_ok=True)
         res = await rt.exec(cmd.argv, env=cmd.env, cwd=cmd.cwd, timeout_s=budget_s, log_path=st.harness_log)
         if res.timed_out:
             return AgentOutcome(status="timeout", returncode=res.returncode,
@@ -216,10 +218,3 @@ def log_tail(path: Path, nbytes: int = LOG_TAIL_BYTES) -> str:
             return fh.read().decode(errors="replace")
     except OSError:
         return ""
-
-
-async def _maybe_await(value: Any) -> Any:
-    if asyncio.iscoroutine(value) or isinstance(value, asyncio.Future):
-        return await value
-    return value
-
