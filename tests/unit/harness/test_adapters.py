@@ -1,0 +1,157 @@
+"""Golden config files and commands per adapter, with the no-telemetry switches of fixtures.md §3.2."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from polar_hpc.config.run import AgentSpec
+from polar_hpc.harness import ADAPTERS, HarnessContext, HarnessError, get_adapter
+
+BASE = "http://127.0.0.1:28080"
+KEY = "sess-key-123"
+INSTR = "Fix the bug; don't touch 'tests' $HOME"
+
+
+def ctx_for(tmp_path: Path, harness: str, *, is_root: bool = False, **agent: object) -> HarnessContext:
+    return HarnessContext(
+        instruction=INSTR, base_url=BASE, api_key=KEY, model="policy", agent=AgentSpec(harness=harness, **agent),  # type: ignore[arg-type]
+        session_dir=str(tmp_path), sandbox_session_dir="/polar/session", is_root=is_root,
+    )  # fmt: skip
+
+
+def read_json(tmp_path: Path, rel: str) -> object:
+    return json.loads((tmp_path / "home" / rel).read_text())
+
+
+def test_unknown_harness_lists_known() -> None:
+    with pytest.raises(HarnessError, match="unknown harness 'aider' \\(known: shell, codex, claude_code, gemini_cli"):
+        get_adapter("aider")
+
+
+def test_unknown_setting_lists_valid(tmp_path: Path) -> None:
+    with pytest.raises(HarnessError, match="unknown key\\(s\\) colour \\(valid keys: api, extra_args\\)"):
+        get_adapter("pi").prepare(ctx_for(tmp_path, "pi", settings={"colour": 1}))
+
+
+def test_common_env_and_log_path(tmp_path: Path) -> None:
+    for name in ADAPTERS:
+        extra = {"command": "true"} if name == "shell" else {}
+        cmd = get_adapter(name).prepare(ctx_for(tmp_path, name, env={"EXTRA": "x"}, **extra))  # type: ignore[arg-type]
+        env = cmd.env
+        assert env["OPENAI_BASE_URL"] == f"{BASE}/v1" and env["ANTHROPIC_BASE_URL"] == BASE
+        assert env["GOOGLE_GEMINI_BASE_URL"] == BASE
+        assert {env["OPENAI_API_KEY"], env["ANTHROPIC_API_KEY"], env["GEMINI_API_KEY"], env["POLAR_API_KEY"]} == {KEY}
+        assert env["HOME"] == "/polar/session/home" and env["EXTRA"] == "x"
+        assert cmd.log_path == str(tmp_path / "logs" / "agent" / f"{name}.txt")
+        assert all(f.startswith(str(tmp_path / "home")) for f in cmd.files)
+
+
+def test_shell_substitutes_quoted_instruction(tmp_path: Path) -> None:
+    cmd = get_adapter("shell").prepare(ctx_for(tmp_path, "shell", command="printf %s {instruction}", max_turns=3))
+    assert cmd.argv == ["/bin/sh", "-c", f"printf %s {shlex.quote(INSTR)}"]
+    out = subprocess.run(cmd.argv, capture_output=True, text=True, env={"HOME": "/nonexistent"}, check=True)
+    assert out.stdout == INSTR
+    assert cmd.env["POLAR_MAX_TURNS"] == "3" and cmd.env["OPENAI_MODEL"] == "policy"
+    with pytest.raises(HarnessError, match="agent.command: the shell harness needs a command"):
+        get_adapter("shell").prepare(ctx_for(tmp_path, "shell"))
+
+
+def test_codex(tmp_path: Path) -> None:
+    cmd = get_adapter("codex").prepare(ctx_for(tmp_path, "codex"))
+    config = tomllib.loads((tmp_path / "home/.codex/config.toml").read_text())
+    assert config == {
+        "model": "policy", "model_provider": "polar", "approval_policy": "never",
+        "sandbox_mode": "danger-full-access", "check_for_update_on_startup": False,
+        "model_providers": {"polar": {"name": "polar", "base_url": f"{BASE}/v1", "env_key": "POLAR_API_KEY",
+                                      "wire_api": "responses"}},
+        "analytics": {"enabled": False},
+    }  # fmt: skip
+    assert cmd.argv == ["codex", "exec", "--skip-git-repo-check", "--disable", "plugins", "-m", "policy", "--", INSTR]
+    assert cmd.env["CODEX_HOME"] == "/polar/session/home/.codex"
+
+
+@pytest.mark.parametrize("is_root", [False, True])
+def test_claude_code_root_quirk(tmp_path: Path, is_root: bool) -> None:
+    cmd = get_adapter("claude_code").prepare(ctx_for(tmp_path, "claude_code", is_root=is_root, max_turns=7))
+    assert cmd.argv == [
+        "claude", "-p", INSTR, "--verbose", "--output-format=stream-json", "--model", "policy",
+        "--dangerously-skip-permissions", "--max-turns", "7",
+    ]  # fmt: skip
+    assert ("IS_SANDBOX" in cmd.env) is is_root
+    for var in ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "DISABLE_AUTOUPDATER", "DISABLE_TELEMETRY",
+                "DISABLE_ERROR_REPORTING"):
+        assert cmd.env[var] == "1"
+    assert cmd.env["ANTHROPIC_MODEL"] == cmd.env["CLAUDE_CODE_SUBAGENT_MODEL"] == "policy"
+    assert cmd.env["CLAUDE_CONFIG_DIR"] == "/polar/session/home/.claude"
+
+
+def test_claude_code_allowed_tools_mode(tmp_path: Path) -> None:
+    cmd = get_adapter("claude_code").prepare(
+        ctx_for(tmp_path, "claude_code", is_root=True, settings={"permissions": "allowed_tools"})
+    )
+    assert "--allowedTools=Bash,Edit,Write,Read,NotebookEdit" in cmd.argv
+    assert "--dangerously-skip-permissions" not in cmd.argv and "IS_SANDBOX" not in cmd.env
+    with pytest.raises(HarnessError, match="expected 'skip' or 'allowed_tools', got 'ask'"):
+        get_adapter("claude_code").prepare(ctx_for(tmp_path, "claude_code", settings={"permissions": "ask"}))
+
+
+def test_gemini_cli(tmp_path: Path) -> None:
+    cmd = get_adapter("gemini_cli").prepare(ctx_for(tmp_path, "gemini_cli", max_turns=5))
+    assert read_json(tmp_path, ".gemini/settings.json") == {
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+        "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+        "model": {"maxSessionTurns": 5},
+    }
+    assert cmd.argv == ["gemini", "--approval-mode=yolo", "-m", "policy", f"--prompt={INSTR}"]
+    assert cmd.env["GEMINI_CLI_TRUST_WORKSPACE"] == "true"
+
+
+def test_qwen_code(tmp_path: Path) -> None:
+    cmd = get_adapter("qwen_code").prepare(ctx_for(tmp_path, "qwen_code", max_turns=4))
+    assert read_json(tmp_path, ".qwen/settings.json") == {
+        "privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False},
+        "memory": {"enableManagedAutoMemory": False}, "general": {"enableAutoUpdate": False},
+    }  # fmt: skip
+    assert cmd.argv == [
+        "qwen", "--auth-type", "openai", "--openai-base-url", f"{BASE}/v1", "--openai-api-key", KEY,
+        "-m", "policy", "--yolo", "--max-session-turns", "4", INSTR,
+    ]  # fmt: skip
+
+
+def test_opencode(tmp_path: Path) -> None:
+    cmd = get_adapter("opencode").prepare(ctx_for(tmp_path, "opencode"))
+    assert read_json(tmp_path, ".config/opencode/opencode.json") == {
+        "$schema": "https://opencode.ai/config.json", "autoupdate": False, "share": "disabled",
+        "model": "polar/policy",
+        "provider": {"polar": {"npm": "@ai-sdk/openai-compatible", "name": "polar",
+                               "options": {"baseURL": f"{BASE}/v1", "apiKey": "{env:POLAR_API_KEY}"},
+                               "models": {"policy": {"name": "policy", "tool_call": True}}}},
+    }  # fmt: skip
+    assert cmd.argv == ["opencode", "run", "-m", "polar/policy", "--auto", INSTR]
+    assert cmd.env["XDG_CONFIG_HOME"] == "/polar/session/home/.config"
+    for var in ("OPENCODE_DISABLE_MODELS_FETCH", "OPENCODE_DISABLE_AUTOUPDATE", "OPENCODE_DISABLE_DEFAULT_PLUGINS",
+                "OPENCODE_DISABLE_LSP_DOWNLOAD"):
+        assert cmd.env[var] == "1"
+
+
+@pytest.mark.parametrize(
+    "api,base",
+    [("openai-completions", f"{BASE}/v1"), ("openai-responses", f"{BASE}/v1"), ("anthropic-messages", BASE),
+     ("google-generative-ai", f"{BASE}/v1beta")],
+)  # fmt: skip
+def test_pi(tmp_path: Path, api: str, base: str) -> None:
+    cmd = get_adapter("pi").prepare(ctx_for(tmp_path, "pi", settings={"api": api, "extra_args": ["--no-session"]}))
+    provider = {"baseUrl": base, "api": api, "apiKey": "POLAR_API_KEY", "models": [{"id": "policy"}]}
+    if api == "openai-completions":
+        provider["compat"] = {"supportsDeveloperRole": False, "supportsReasoningEffort": False}
+    assert read_json(tmp_path, ".pi/agent/models.json") == {"providers": {"polar": provider}}
+    assert cmd.argv == ["pi", "-p", "--provider", "polar", "--model", "policy", "--no-session", INSTR]
+    assert cmd.env["PI_OFFLINE"] == "1" and cmd.env["PI_CODING_AGENT_DIR"] == "/polar/session/home/.pi/agent"

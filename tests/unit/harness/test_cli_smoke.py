@@ -1,0 +1,50 @@
+"""`<cli> --version` of each real harness CLI inside a bwrap sandbox, with the adapter's env.
+
+Needs the CLIs from npm (the line in .ci/run):
+npm install -g @openai/codex@0.171.0 @anthropic-ai/claude-code@2.1.197 @google/gemini-cli@0.61.0 \
+  @qwen-code/qwen-code@0.15.10 opencode-ai@1.18.33 @mariozechner/pi-coding-agent@0.73.1
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from polar_hpc.config.run import AgentSpec, RuntimeSpec
+from polar_hpc.harness import HarnessContext, get_adapter
+from polar_hpc.runtime import make_runtime
+
+VERSIONS = {
+    "codex": "0.171.0",
+    "claude_code": "2.1.197",
+    "gemini_cli": "0.61.0",
+    "qwen_code": "0.15.10",
+    "opencode": "1.18.33",
+    "pi": "0.73.1",
+}
+
+
+@pytest.mark.harness
+@pytest.mark.parametrize("name", sorted(VERSIONS))
+async def test_version_in_bwrap(tmp_path: Path, name: str) -> None:
+    adapter = get_adapter(name)
+    if shutil.which("bwrap") is None:
+        pytest.fail("bwrap not on PATH (apt-get install bubblewrap)")
+    if shutil.which(adapter.binary) is None:
+        pytest.fail(f"{adapter.binary} not on PATH: install the harness CLIs (see this module's docstring)")
+    rt = make_runtime(RuntimeSpec(backend="bwrap", network="none"), tmp_path / "s")
+    await rt.start()
+    try:
+        ctx = HarnessContext(
+            instruction="hi", base_url=rt.proxy_base_url("http://127.0.0.1:1"), api_key="k", model="policy",
+            agent=AgentSpec(harness=name), session_dir=str(rt.session_dir),
+            sandbox_session_dir=rt.sandbox_session_dir, is_root=rt.is_root,
+        )  # fmt: skip
+        cmd = adapter.prepare(ctx)
+        res = await rt.exec([cmd.argv[0], "--version"], env=cmd.env, timeout_s=120, log_path=Path(cmd.log_path))
+    finally:
+        await rt.stop()
+    assert res.ok, f"{name}: exit {res.returncode}\n{res.stdout}\n{res.stderr}"
+    assert VERSIONS[name] in res.stdout + res.stderr  # pi prints it on stderr
