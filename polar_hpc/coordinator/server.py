@@ -198,6 +198,7 @@ class Coordinator:
             if now - last_status >= self.cc.status_interval_s:
                 last_status = now
                 self._write_status()
+                self._ask_idle_ranks_to_commit()
             if self.exit_when_done and self.state.finished and not self.state.counts[c.SessionState.DONE]:
                 log.info("all %d tasks finished; shutting the gateway ranks down", len(self.state.tasks))
                 for r in self.state.ranks.values():
@@ -205,6 +206,13 @@ class Coordinator:
                         self._send(r.peer, c.Shutdown(reason="run finished"))
                 await asyncio.sleep(0.2)
                 self.stop()
+
+    def _ask_idle_ranks_to_commit(self) -> None:
+        if self.state.pending:
+            return
+        for r in self.state.ranks.values():
+            if r.alive and r.uncommitted and not r.in_flight:
+                self._send(r.peer, c.CommitNow())
 
     def _write_status(self) -> None:
         write_status(self.run_dir, self.run_status())

@@ -98,6 +98,11 @@ class SimulatedRank:
             self._pending = 0
             self.writer.commit()
 
+    def commit(self) -> None:
+        self._pending = 0
+        if self.writer is not None:
+            self.writer.commit()
+
     async def drain(self) -> None:
         self.draining = True
         if self.running:

@@ -120,7 +120,6 @@ class DispatchState:
             )
         keys = [session_key(task.task_id, i) for i in range(task.num_samples)]
         entry = TaskEntry(task=task, keys=keys, open=0)
-        self.tasks[task.task_id] = entry
         for i, key in enumerate(keys):
             s = SessionEntry(task_id=task.task_id, sample_index=i)
             self.sessions[key] = s
@@ -131,6 +130,7 @@ class DispatchState:
             else:
                 entry.open += 1
                 self.pending.append(key)
+        self.tasks[task.task_id] = entry  # after the loop: restored sessions do not count as closing it
         if entry.open == 0:
             self.tasks_completed += 1
             self.completed_tasks.append(task.task_id)

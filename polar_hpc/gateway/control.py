@@ -88,6 +88,7 @@ class GatewayControl:
         self._stop = asyncio.Event()
         self._decoder = c.gateway_decoder()
         self._drain_task: asyncio.Task[None] | None = None
+        self._last_hello = 0.0
         rank.on_status = self._on_status
         rank.on_done = self._on_done
         rank.on_commit = self._on_commit
@@ -192,6 +193,7 @@ class GatewayControl:
         return reason
 
     async def _session(self, sock: zmq.asyncio.Socket) -> str:
+        self._last_hello = time.monotonic()
         await sock.send(c.encode(self._hello()))
         last_heard = time.monotonic()
         last_beat = time.monotonic()
@@ -245,7 +247,9 @@ class GatewayControl:
             case c.HeartbeatAck() | c.Welcome():
                 pass
             case c.Refused(rehello=True):
-                await sock.send(c.encode(self._hello()))
+                if time.monotonic() - self._last_hello > self.interval:
+                    self._last_hello = time.monotonic()
+                    await sock.send(c.encode(self._hello()))
             case c.Refused():
                 raise ControlRefused(f"coordinator refused rank {self.rank_id}: {msg.reason}")
             case c.CancelSessions():
@@ -256,6 +260,12 @@ class GatewayControl:
                         r = cancel(f"{key}#{attempt}")
                         if inspect.isawaitable(r):
                             await r
+            case c.CommitNow():
+                commit = getattr(self.rank, "commit", None)
+                if commit is not None:
+                    r = commit()
+                    if inspect.isawaitable(r):
+                        await r
             case c.Drain():
                 self.request_drain(msg.reason or "coordinator asked")
             case c.Shutdown():

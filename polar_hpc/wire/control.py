@@ -123,6 +123,10 @@ class CancelSessions(Msg):
     keys: list[str]
 
 
+class CommitNow(Msg):
+    """Publish the buffered shard now (the queue ran dry; nothing else will fill it soon)."""
+
+
 class Drain(Msg):
     reason: str = ""
 
@@ -274,7 +278,7 @@ ToCoordinator = (
     Hello | Heartbeat | SessionStatus | SessionDone | Committed | Rejected
     | SubmitTasks | GetTaskStatus | GetRunStatus | CancelTask | Subscribe | Credit | Unsubscribe
 )
-ToGateway = Welcome | Refused | Dispatch | CancelSessions | Drain | Shutdown | HeartbeatAck
+ToGateway = Welcome | Refused | Dispatch | CancelSessions | CommitNow | Drain | Shutdown | HeartbeatAck
 ToClient = (
     Welcome | Refused | SubmitReply | TaskStatus | RunStatus | CancelReply | ResultMsg | Lagged | ErrorReply
     | Shutdown | HeartbeatAck

@@ -120,3 +120,12 @@ def test_cancel_and_limits() -> None:
     cancelled, running = st.cancel_task("t")
     assert cancelled == 2 and running == {0: ["t/0"]}
     assert st.task_state("t") == "running"
+
+
+def test_task_fully_restored_from_shards_counts_complete() -> None:
+    st = _state()
+    st.restore_committed(["t/0", "t/1", "u/0"])
+    st.add_task(Task(task_id="t", instruction="x", num_samples=2))
+    st.add_task(Task(task_id="u", instruction="x", num_samples=2))
+    assert st.tasks["t"].open == 0 and st.tasks["u"].open == 1
+    assert st.tasks_completed == 1 and not st.finished

@@ -1,0 +1,117 @@
+"""Real processes: a coordinator and simulated gateway ranks; kill things and check exactly-once shards."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from polar_hpc.coordinator.status import read_status
+from tests.integration.coordinator.helpers import (
+    make_config,
+    shard_keys,
+    spawn_coordinator,
+    spawn_rank,
+    stop,
+    wait_for,
+    write_run,
+)
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
+
+N_TASKS, SAMPLES = 8, 2
+EXPECTED = sorted(f"t{i:03d}/{j}" for i in range(N_TASKS) for j in range(SAMPLES))
+
+
+def _status(run_dir: Path) -> dict[str, int]:
+    try:
+        return read_status(run_dir).sessions
+    except (OSError, ValueError):
+        return {}
+
+
+class Run:
+    def __init__(self, tmp_path: Path) -> None:
+        self.run_dir = write_run(tmp_path, make_config(tmp_path, n_tasks=N_TASKS, num_samples=SAMPLES))
+        self.logs = tmp_path / "logs"
+        self.logs.mkdir()
+        self.procs: list[subprocess.Popen[bytes]] = []
+
+    def coordinator(self) -> subprocess.Popen[bytes]:
+        p = spawn_coordinator(self.run_dir, self.logs / "coordinator.log")
+        self.procs.append(p)
+        wait_for(lambda: (self.run_dir / "endpoints" / "coordinator.json").exists(), 20, "coordinator endpoint")
+        return p
+
+    def rank(self, rank: int, **kw: object) -> subprocess.Popen[bytes]:
+        p = spawn_rank(self.run_dir, rank, self.logs / f"rank{rank}.log", **kw)  # type: ignore[arg-type]
+        self.procs.append(p)
+        return p
+
+    def finish(self, coord: subprocess.Popen[bytes]) -> None:
+        try:
+            coord.wait(90)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"coordinator did not finish; status {_status(self.run_dir)}; logs in {self.logs}")
+        assert coord.returncode == 0
+        for p in self.procs:
+            stop(p, timeout_s=15)
+
+    def check_exactly_once(self) -> None:
+        keys, dups = shard_keys(self.run_dir)
+        assert sorted(set(keys)) == EXPECTED, f"missing: {sorted(set(EXPECTED) - set(keys))}"
+        assert len(keys) == len(set(keys)) and dups == 0, f"duplicated in shards: {len(keys) - len(set(keys))}"
+        status = read_status(self.run_dir)
+        assert status.finished and status.sessions["committed"] == len(EXPECTED)
+
+    def cleanup(self) -> None:
+        for p in self.procs:
+            stop(p, signal.SIGKILL, timeout_s=5)
+
+
+@pytest.fixture
+def run(tmp_path: Path):  # type: ignore[no-untyped-def]
+    r = Run(tmp_path)
+    yield r
+    r.cleanup()
+
+
+def test_loopback_two_ranks_complete(run: Run) -> None:
+    coord = run.coordinator()
+    run.rank(0)
+    run.rank(1)
+    run.finish(coord)
+    run.check_exactly_once()
+
+
+def test_sigkill_rank_mid_session(run: Run) -> None:
+    coord = run.coordinator()
+    victim = run.rank(0, duration=3.0, capacity=2)
+    wait_for(lambda: _status(run.run_dir).get("running", 0) >= 2, 20, "rank 0 running sessions")
+    stop(victim, signal.SIGKILL)
+    run.rank(1, duration=0.05)
+    run.finish(coord)
+    run.check_exactly_once()
+
+
+def test_sigkill_coordinator_and_restart(run: Run) -> None:
+    coord = run.coordinator()
+    run.rank(0, duration=0.3)
+    run.rank(1, duration=0.3)
+    wait_for(lambda: _status(run.run_dir).get("committed", 0) >= 3, 30, "some commits")
+    stop(coord, signal.SIGKILL)
+    coord = run.coordinator()
+    run.finish(coord)
+    run.check_exactly_once()
+
+
+def test_sigterm_rank_drains_and_commits(run: Run) -> None:
+    coord = run.coordinator()
+    preempted = run.rank(0, duration=0.5, capacity=2, commit_every=100)
+    wait_for(lambda: _status(run.run_dir).get("done", 0) >= 1, 30, "rank 0 finished a session")
+    assert stop(preempted, signal.SIGTERM, timeout_s=20) == 0
+    run.rank(1, duration=0.05)
+    run.finish(coord)
+    run.check_exactly_once()
