@@ -54,7 +54,7 @@ class Run:
         try:
             coord.wait(90)
         except subprocess.TimeoutExpired:
-            raise AssertionError(f"coordinator did not finish; status {_status(self.run_dir)}; logs in {self.logs}")
+            raise AssertionError(f"coordinator did not finish; status {_status(self.run_dir)}; logs in {self.logs}") from None
         assert coord.returncode == 0
         for p in self.procs:
             stop(p, timeout_s=15)
