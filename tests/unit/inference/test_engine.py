@@ -1,0 +1,182 @@
+"""Engine client behaviour: retries, stickiness, failover, deadlines, error mapping.
+
+The servers here are the in-process FAKE ``polar_hpc.inference.stub.StubServer`` (they must fail on demand);
+failover against real reference servers is in tests/integration/inference/test_engine_failover.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+from collections.abc import AsyncIterator
+
+import pytest
+
+from polar_hpc.inference.engine import SGLangEngine
+from polar_hpc.inference.errors import ContextOverflow, EngineError, EngineTimeout, EngineUnavailable
+from polar_hpc.inference.protocol import GenerateRequest
+from polar_hpc.inference.stub import StubServer, error_response, instant_response, sleep_then
+from polar_hpc.wire.records import SamplingParams
+
+PARAMS = SamplingParams(max_new_tokens=3)
+
+
+@pytest.fixture
+async def stubs() -> AsyncIterator[list[StubServer]]:
+    started: list[StubServer] = []
+    yield started
+    for s in started:
+        await s.stop()
+
+
+async def start(stubs: list[StubServer], behaviour=None) -> StubServer:
+    s = StubServer(behaviour)
+    await s.start()
+    stubs.append(s)
+    return s
+
+
+def dead_url() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}"  # nothing listens there any more
+
+
+async def test_result_fields(stubs: list[StubServer]) -> None:
+    s = await start(stubs)
+    async with SGLangEngine([s.url]) as engine:
+        res = await engine.generate([7, 8, 9], PARAMS)
+    assert res.output_ids.tolist() == [10, 11, 12] and res.output_ids.dtype.name == "int32"
+    assert res.output_logprobs.tolist() == [-0.5] * 3 and res.output_logprobs.dtype.name == "float32"
+    assert res.finish_reason == "length" and res.weight_version == "stub" and res.server == s.url
+    assert res.rid == s.requests[0].rid and res.attempts == 1
+
+
+async def test_retries_5xx_with_fresh_rid(stubs: list[StubServer]) -> None:
+    calls = 0
+
+    async def flaky(_: GenerateRequest):
+        nonlocal calls
+        calls += 1
+        return error_response(503, "overloaded") if calls <= 2 else None
+
+    s = await start(stubs, flaky)
+    async with SGLangEngine([s.url], backoff_s=0.01) as engine:
+        engine.pool.base_cooldown_s = 0.01
+        res = await engine.generate([1], PARAMS)
+    assert res.attempts == 3
+    rids = [r.rid for r in s.requests]
+    assert len(set(rids)) == 3 and res.rid == rids[-1]
+
+
+async def test_connection_error_fails_over_and_marks_down(stubs: list[StubServer]) -> None:
+    good = await start(stubs)
+    bad = dead_url()
+    async with SGLangEngine([bad, good.url], backoff_s=0.01) as engine:
+        results = [await engine.generate([1], PARAMS, session_id=f"s{i}") for i in range(4)]
+        assert all(r.server == good.url for r in results)
+        assert not engine.pool.servers[0].is_up(time.monotonic())
+        assert "Connect" in engine.pool.servers[0].last_error
+
+
+async def test_session_stickiness_and_spread(stubs: list[StubServer]) -> None:
+    a, b = await start(stubs, sleep_then(0.05)), await start(stubs, sleep_then(0.05))
+    async with SGLangEngine([a.url, b.url]) as engine:
+        first = await asyncio.gather(*(engine.generate([1], PARAMS, session_id=f"s{i}") for i in range(4)))
+        servers = {f"s{i}": r.server for i, r in enumerate(first)}
+        assert set(servers.values()) == {a.url, b.url}  # least-loaded spreads new sessions
+        for _ in range(3):
+            again = await asyncio.gather(*(engine.generate([1], PARAMS, session_id=s) for s in servers))
+            assert [r.server for r in again] == list(servers.values())
+
+
+async def test_sticky_session_moves_when_its_server_fails(stubs: list[StubServer]) -> None:
+    down = False
+
+    async def maybe_down(_: GenerateRequest):
+        return error_response(500, "boom") if down else None
+
+    a = await start(stubs, maybe_down)
+    b = await start(stubs)
+    async with SGLangEngine([a.url, b.url], backoff_s=0.01) as engine:
+        first = await engine.generate([1], PARAMS, session_id="s")
+        assert first.server == a.url
+        down = True
+        moved = await engine.generate([1], PARAMS, session_id="s")
+        assert moved.server == b.url and moved.attempts == 2
+        down = False
+        assert (await engine.generate([1], PARAMS, session_id="s")).server == b.url  # stays on the new server
+
+
+async def test_all_down_raises_unavailable_naming_servers() -> None:
+    urls = [dead_url(), dead_url()]
+    async with SGLangEngine(urls, max_retries=2, backoff_s=0.01) as engine:
+        engine.pool.base_cooldown_s = 0.01
+        with pytest.raises(EngineUnavailable) as info:
+            await engine.generate([1], PARAMS)
+    assert urls[0] in str(info.value) and "attempt 3" in str(info.value)
+
+
+async def test_deadline_aborts_request(stubs: list[StubServer]) -> None:
+    s = await start(stubs, sleep_then(5.0))
+    async with SGLangEngine([s.url]) as engine:
+        t0 = time.monotonic()
+        with pytest.raises(EngineTimeout, match="deadline"):
+            await engine.generate([1], PARAMS, deadline=time.monotonic() + 0.3)
+        assert time.monotonic() - t0 < 3.0
+        await asyncio.sleep(0.2)
+    assert s.aborted == [s.requests[0].rid]
+
+
+async def test_default_timeout_applies(stubs: list[StubServer]) -> None:
+    s = await start(stubs, sleep_then(5.0))
+    async with SGLangEngine([s.url], request_timeout_s=0.2) as engine:
+        with pytest.raises(EngineTimeout):
+            await engine.generate([1], PARAMS)
+
+
+async def test_cancellation_aborts_request(stubs: list[StubServer]) -> None:
+    s = await start(stubs, sleep_then(5.0))
+    async with SGLangEngine([s.url]) as engine:
+        task = asyncio.create_task(engine.generate([1], PARAMS))
+        await asyncio.sleep(0.2)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    assert s.aborted == [s.requests[0].rid]
+
+
+async def test_context_error_maps_to_context_overflow(stubs: list[StubServer]) -> None:
+    async def refuse(_: GenerateRequest):
+        return error_response(400, "The input (40000 tokens) is longer than the model's context length (32768 tokens).")
+
+    s = await start(stubs, refuse)
+    async with SGLangEngine([s.url]) as engine:
+        with pytest.raises(ContextOverflow) as info:
+            await engine.generate([1] * 5, PARAMS)
+    assert info.value.prompt_tokens == 5 and len(s.requests) == 1  # 4xx is not retried
+
+
+async def test_count_mismatch_is_an_error(stubs: list[StubServer]) -> None:
+    async def short(req: GenerateRequest):
+        from aiohttp import web
+
+        body = instant_response(req).replace(b'"completion_tokens":3', b'"completion_tokens":4')
+        return web.Response(body=body, content_type="application/json")
+
+    s = await start(stubs, short)
+    async with SGLangEngine([s.url]) as engine:
+        with pytest.raises(EngineError, match="3 entries but completion_tokens is 4"):
+            await engine.generate([1], PARAMS)
+
+
+async def test_admin_fans_out_and_reports_failures(stubs: list[StubServer]) -> None:
+    s = await start(stubs)
+    bad = dead_url()
+    async with SGLangEngine([s.url, bad]) as engine:
+        health = await engine.health()
+        assert health == {s.url: True, bad: False}
+        with pytest.raises(EngineError, match=f"1/2 server.*{bad}"):
+            await engine.continue_generation()
