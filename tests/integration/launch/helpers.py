@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from polar_hpc.launch.monitor import _signal_tree, pid_alive
+from polar_hpc.launch.rundir import RunDir
+from polar_hpc.store import ShardReader
+
+ROOT = Path(__file__).parents[3]
+
+
+def polar(*args: str, timeout: float = 600, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "polar_hpc", *args], capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **(env or {})}, cwd=ROOT)
+
+
+def committed_keys(run_dir: Path) -> tuple[list[str], int]:
+    reader = ShardReader(run_dir)
+    keys = [r.key for r in reader.results()]
+    return keys, len(reader.duplicates)
+
+
+def kill_run(run_dir: Path) -> None:
+    """SIGKILL every process of a local run (controllers and components), by pid."""
+    run = RunDir(run_dir)
+    jobs = run.read_jobs()
+    assert jobs is not None
+    import signal
+
+    for job in jobs.jobs:
+        _signal_tree(int(job.job_id), signal.SIGKILL)
+    for pid_file in run.root.glob("logs/*/*.pid"):
+        pid = int(pid_file.read_text())
+        if pid_alive(pid):
+            _signal_tree(pid, signal.SIGKILL)

@@ -1,0 +1,57 @@
+"""The launcher's local backend end to end: real reference server, coordinator, gateway, bwrap, shell harness."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from polar_hpc.launch.monitor import read_status
+from polar_hpc.launch.rundir import RunDir
+from tests.integration.launch.helpers import ROOT, committed_keys, kill_run, polar
+
+pytestmark = pytest.mark.slow
+
+RECIPE = str(ROOT / "recipes" / "local-shell.toml")
+
+
+def _expected() -> set[str]:
+    return {f"{t}/{i}" for t in ("calc-add", "fizzbuzz-15", "words-reverse") for i in range(2)}
+
+
+def test_local_run_completes_and_status_reports_it(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    out = polar("launch", RECIPE, "--run-dir", str(run_dir), "--wait", "--timeout", "500", timeout=560)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "tail -F" in out.stdout and "polar-hpc status" in out.stdout
+    keys, dups = committed_keys(run_dir)
+    assert sorted(keys) == sorted(_expected())
+    assert dups == 0
+    val = polar("shards", "validate", str(run_dir / "shards"))
+    assert val.returncode == 0, val.stdout + val.stderr
+    st = polar("status", str(run_dir), "--json")
+    assert st.returncode == 0 and '"finished": true' in st.stdout, st.stdout
+    assert '"coordinator"' in st.stdout and '"pid"' in st.stdout
+
+
+def test_resume_after_sigkill_of_every_component(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    out = polar("launch", RECIPE, "--run-dir", str(run_dir), "--set", "shards.max_sessions=1")
+    assert out.returncode == 0, out.stderr
+    deadline = time.monotonic() + 400
+    while time.monotonic() < deadline:
+        keys, _ = committed_keys(run_dir)
+        if len(keys) >= 2:
+            break
+        time.sleep(1)
+    kill_run(run_dir)
+    before, _ = committed_keys(run_dir)
+    assert 0 < len(before) < len(_expected()) * 1 + 1
+    status = read_status(RunDir(run_dir))
+    assert status is None or not status.finished
+    out = polar("resume", str(run_dir), "--wait", "--timeout", "500", timeout=560)
+    assert out.returncode == 0, out.stdout + out.stderr
+    keys, dups = committed_keys(run_dir)
+    assert sorted(keys) == sorted(_expected())
+    assert dups == 0, "a session committed before the kill was run again"
