@@ -29,6 +29,7 @@ def register(subparsers: Any) -> None:
         help="job body: start one inference server from the run config, publish its endpoint, supervise it",
     )
     s.add_argument("--run-dir", required=True)
+    s.add_argument("--config", default=None, help="resolved RunConfig TOML (default: RUN_DIR/config.toml)")
     s.add_argument("--index", type=int, default=0, help="server number N (endpoints/inference-N.json)")
     s.set_defaults(func=run_server_job)
 
@@ -53,4 +54,4 @@ def run_reference(args: argparse.Namespace) -> int:
 def run_server_job(args: argparse.Namespace) -> int:
     from polar_hpc.inference.server import run_from_run_dir
 
-    return run_from_run_dir(args.run_dir, args.index)
+    return run_from_run_dir(args.run_dir, args.index, args.config)

@@ -1,0 +1,67 @@
+"""Golden command lines and environment of the inference server job body."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from polar_hpc.config.run import InferenceConfig
+from polar_hpc.inference.server import (
+    ServerJob,
+    Topology,
+    server_env,
+    sglang_command,
+    slurm_topology,
+)
+
+
+def test_sglang_single_node_golden() -> None:
+    cfg = InferenceConfig(engine="sglang", served_model_name="policy", tp=2, dp=4, context_length=65536,
+                          mem_fraction_static=0.85, random_seed=7, extra_args=["--enable-metrics", "--skip-server-warmup"])
+    cmd = sglang_command(cfg, model_path="/m/qwen3", host="gpu017", port=31234, python="python")
+    assert cmd == [
+        "python", "-m", "sglang.launch_server", "--model-path", "/m/qwen3", "--host", "gpu017", "--port", "31234",
+        "--served-model-name", "policy", "--tp-size", "2", "--dp-size", "4", "--context-length", "65536",
+        "--mem-fraction-static", "0.85", "--random-seed", "7", "--enable-metrics", "--skip-server-warmup",
+    ]
+
+
+def test_sglang_multi_node_golden() -> None:
+    cfg = InferenceConfig(engine="sglang", tp=16)
+    topo = Topology(nnodes=2, node_rank=1, head_host="gpu001", dist_init_port=20042, job_id="42")
+    cmd = sglang_command(cfg, model_path="/m", host="gpu002", port=30000, topology=topo, python="python")
+    assert cmd == [
+        "python", "-m", "sglang.launch_server", "--model-path", "/m", "--host", "gpu002", "--port", "30000",
+        "--served-model-name", "policy", "--tp-size", "16", "--dp-size", "1", "--context-length", "32768",
+        "--nnodes", "2", "--node-rank", "1", "--dist-init-addr", "gpu001:20042",
+    ]
+    with pytest.raises(ValueError, match="head host"):
+        sglang_command(cfg, model_path="/m", host="h", port=1, topology=Topology(nnodes=2))
+
+
+def test_reference_engine_runs_serve_reference() -> None:
+    cfg = InferenceConfig(engine="reference", random_seed=3, context_length=4096, served_model_name="pol")
+    job = ServerJob(cfg, index=0, run_dir="/run", model_path="/m/tiny", topology=Topology(), host="127.0.0.1")
+    cmd = job.command(4321)
+    assert cmd[1:] == ["-m", "polar_hpc", "serve-reference", "--model", "/m/tiny", "--host", "127.0.0.1",
+                       "--port", "4321", "--seed", "3", "--context-length", "4096", "--served-model-name", "pol"]
+    with pytest.raises(ValueError, match="external"):
+        ServerJob(InferenceConfig(engine="external"), index=0, run_dir="/r", model_path="/m").command(1)
+
+
+def test_slurm_topology_from_env() -> None:
+    assert slurm_topology({}) == Topology()
+    assert slurm_topology({"SLURM_JOB_ID": "9", "SLURM_JOB_NUM_NODES": "1"}) == Topology(job_id="9")
+    topo = slurm_topology({"SLURM_JOB_ID": "12345", "SLURM_JOB_NUM_NODES": "3", "SLURM_NODEID": "2",
+                           "SLURM_JOB_NODELIST": "nodeA,nodeB,nodeC"})
+    assert topo == Topology(nnodes=3, node_rank=2, head_host="nodeA", dist_init_port=20000 + 12345 % 20000, job_id="12345")
+
+
+def test_server_env_isolates_caches(tmp_path: Path) -> None:
+    env = server_env(tmp_path / "s0", base={"PATH": "/bin", "TMPDIR": "/shared"})
+    assert env["PATH"] == "/bin"
+    assert env["TMPDIR"] == str(tmp_path / "s0" / "tmp") and Path(env["TMPDIR"]).is_dir()
+    assert env["TRITON_CACHE_DIR"] == str(tmp_path / "s0" / "triton")
+    other = server_env(tmp_path / "s1", base={})
+    assert other["TRITON_CACHE_DIR"] != env["TRITON_CACHE_DIR"]
