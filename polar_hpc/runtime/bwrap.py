@@ -100,7 +100,7 @@ def bwrap_argv(
 
 
 def forwarder_prefix() -> list[str]:
-    return ["python3", SANDBOX_FORWARDER, "--listen", f"127.0.0.1:{FORWARD_PORT}", "--socket",
+    return ["python3", "-I", "-S", SANDBOX_FORWARDER, "--listen", f"127.0.0.1:{FORWARD_PORT}", "--socket",
             SANDBOX_PROXY_SOCKET, "--"]
 
 

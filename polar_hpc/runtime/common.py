@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import shlex
 import shutil
+import signal
 import tempfile
+import time
 import uuid
 from pathlib import Path
 
@@ -18,7 +20,7 @@ from polar_hpc.runtime.base import (
     SandboxError,
     SandboxStateError,
 )
-from polar_hpc.runtime.process import kill_tree, run_command
+from polar_hpc.runtime.process import DRAIN_S, KILL_GRACE_S, kill_tree, run_command
 
 log = get_logger("runtime")
 
@@ -53,6 +55,7 @@ class SandboxBase:
         self.proxy_socket = proxy_socket
         self.is_root = False
         self._live: set[int] = set()
+        self._inflight: set[asyncio.Future[ExecResult]] = set()
         self._state = "new"
         self._scratch: Path | None = None
 
@@ -100,6 +103,11 @@ class SandboxBase:
             return
         self._state = "stopping"
         try:
+            inflight = list(self._inflight)
+            for task in inflight:
+                task.cancel()  # run_command kills the command's tree on cancellation
+            if inflight:
+                await asyncio.wait(inflight, timeout=KILL_GRACE_S + DRAIN_S + 5.0)
             await asyncio.gather(*(kill_tree(pid) for pid in list(self._live)))
             self._live.clear()
             await self._stop()
@@ -146,9 +154,21 @@ class SandboxBase:
             raise ValueError("exec: empty command")
         full_env = {**self.base_env(), **self.spec.env, **(env or {})}
         host_argv, host_env, host_cwd = self._wrap(argv, full_env, self.resolve_cwd(cwd))
-        return await run_command(
-            host_argv, env=host_env, cwd=host_cwd, timeout_s=timeout_s, log_path=log_path, live=self._live
+        t0 = time.monotonic()
+        task = asyncio.ensure_future(
+            run_command(host_argv, env=host_env, cwd=host_cwd, timeout_s=timeout_s, log_path=log_path, live=self._live)
         )
+        self._inflight.add(task)
+        try:
+            return await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise
+            return ExecResult(returncode=-signal.SIGKILL, stdout="", stderr=f"{self.backend} runtime stopped during "
+                              "this command", duration_s=time.monotonic() - t0)
+        finally:
+            self._inflight.discard(task)
 
     # ---- transfers ---------------------------------------------------------------------------
     def host_path(self, sandbox_path: str) -> Path | None:
