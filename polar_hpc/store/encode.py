@@ -70,7 +70,7 @@ def compress(data: bytes) -> bytes:
     return _codecs()[0].compress(data) if len(data) >= BLOB_COMPRESS_MIN else data
 
 
-def decompress(blob: bytes) -> bytes:
+def decompress(blob: bytes | memoryview) -> bytes | memoryview:
     """Raises BlobError for bytes that are neither JSON nor a zstd frame."""
     if blob[:1] == b"{":
         return blob
@@ -161,8 +161,9 @@ def text_items(data: np.ndarray, offsets: np.ndarray) -> list[str]:
     return [raw[a:b].decode() for a, b in zip(off[:-1], off[1:], strict=True)]
 
 
-def blob_items(data: np.ndarray, offsets: np.ndarray) -> list[bytes]:
-    raw = data.tobytes()
+def blob_items(data: np.ndarray, offsets: np.ndarray) -> list[memoryview]:
+    """Zero-copy slices of a blob column."""
+    raw = memoryview(data.data).cast("B")
     off = offsets.tolist()
     return [raw[a:b] for a, b in zip(off[:-1], off[1:], strict=True)]
 
@@ -220,11 +221,11 @@ def _put(cols: dict[str, np.ndarray], path: str, items: list[bytes]) -> None:
     cols[path], cols[f"{path}_offsets"] = ragged(items)
 
 
-def decode_trace_blob(blob: bytes) -> TraceBlob:
+def decode_trace_blob(blob: bytes | memoryview) -> TraceBlob:
     return _TRACE_DEC.decode(decompress(blob))
 
 
-def decode_session_blob(blob: bytes) -> SessionBlob:
+def decode_session_blob(blob: bytes | memoryview) -> SessionBlob:
     return _SESSION_DEC.decode(decompress(blob))
 
 

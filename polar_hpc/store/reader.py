@@ -11,7 +11,6 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-import h5py
 import msgspec
 import numpy as np
 
@@ -26,6 +25,7 @@ from polar_hpc.store.encode import (
 from polar_hpc.store.schema import TraceBlob
 from polar_hpc.store.shardfile import (
     SessionTable,
+    Shard,
     ShardError,
     Tokens,
     TraceTable,
@@ -93,10 +93,14 @@ class TraceView(msgspec.Struct, kw_only=True):
     response_ids: np.ndarray
     loss_mask: np.ndarray
     response_logprobs: np.ndarray
-    blob: bytes
-    """Compressed JSON of messages, tools, metadata: ``decode()`` it when needed."""
+    blob: memoryview | None
+    """Compressed JSON of messages, tools, metadata: ``decode()`` it when needed (None: read without blobs)."""
 
     def decode(self) -> TraceBlob:
+        if self.blob is None:
+            raise ValueError(
+                f"trace {self.key!r}/{self.trace_index} was read with blobs=False; no messages to decode"
+            )
         return decode_trace_blob(self.blob)
 
 
@@ -175,19 +179,22 @@ class ShardReader:
             if rows.size:
                 yield s, rows
 
-    def traces(self, flt: ShardFilter | None = None) -> Iterator[TraceView]:
-        """Every trace of the selected sessions; token arrays are views into whole-column reads."""
+    def traces(self, flt: ShardFilter | None = None, *, blobs: bool = True) -> Iterator[TraceView]:
+        """Every trace of the selected sessions; token arrays are views into whole-column reads.
+
+        ``blobs=False`` skips reading messages/tools/metadata (faster; ``TraceView.decode`` then raises).
+        """
         for s, rows in self._selected(flt):
             try:
-                with open_shard(s.path) as f:
-                    tr = read_traces(f)
+                with open_shard(s.path, check=False) as f:
+                    tr = read_traces(f, blobs=blobs)
                     tok = read_tokens(f)
             except (ShardError, OSError, KeyError, ValueError) as err:
                 self.report(f"{s.path}: unreadable trace data: {err}")
                 continue
             t = s.table
             po, ro, to = tr.prompt_offsets.tolist(), tr.response_offsets.tolist(), t.trace_offsets.tolist()
-            blobs = blob_items(tr.blob, tr.blob_offsets)
+            tblobs = blob_items(tr.blob, tr.blob_offsets) if blobs else None
             rewards = tr.reward.tolist()
             for row in rows.tolist():
                 status = TraceStatus(int(t.status[row]))
@@ -211,14 +218,14 @@ class ShardReader:
                         response_ids=tok.response_ids[c:d],
                         loss_mask=tok.loss_mask[c:d],
                         response_logprobs=tok.response_logprobs[c:d],
-                        blob=blobs[ti],
+                        blob=tblobs[ti] if tblobs is not None else None,
                     )
 
     def results(self, flt: ShardFilter | None = None) -> Iterator[SessionResult]:
         """The selected sessions rebuilt as SessionResults (arrays are copies; equal to what was written)."""
         for s, rows in self._selected(flt):
             try:
-                with open_shard(s.path) as f:
+                with open_shard(s.path, check=False) as f:
                     data = _Loaded.read(f)
             except (ShardError, OSError, KeyError, ValueError) as err:
                 self.report(f"{s.path}: unreadable trace data: {err}")
@@ -237,20 +244,20 @@ class _Loaded(msgspec.Struct):
 
     tr: TraceTable
     tok: Tokens
-    tblobs: list[bytes]
-    sblobs: list[bytes]
+    tblobs: list[memoryview]
+    sblobs: list[memoryview]
     po: list[int]
     ro: list[int]
     rewards: list[float]
 
     @classmethod
-    def read(cls, f: h5py.File) -> _Loaded:
+    def read(cls, f: Shard) -> _Loaded:
         tr = read_traces(f)
         return cls(
             tr,
             read_tokens(f),
             blob_items(tr.blob, tr.blob_offsets),
-            blob_items(f["sessions/blob"][()], f["sessions/blob_offsets"][()]),
+            blob_items(f.read("sessions/blob"), f.read("sessions/blob_offsets")),
             tr.prompt_offsets.tolist(),
             tr.response_offsets.tolist(),
             tr.reward.tolist(),

@@ -28,7 +28,7 @@ File attributes: ``schema`` (SCHEMA_NAME), ``schema_version``, ``producer`` (JSO
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import msgspec
 import numpy as np
@@ -131,11 +131,8 @@ def expected_rows(length: Length, sizes: dict[str, int]) -> int:
     return sizes[length]
 
 
-def check_structure(f: Any) -> list[str]:
-    """Schema checks that read attributes, shapes and the small offset columns only (no token data).
-
-    ``f`` is an open ``h5py.File``. Returns problems as text; empty when the layout is sound.
-    """
+def check_attributes(f: Any) -> list[str]:
+    """Schema name and version of an open ``h5py.File``."""
     attrs = f.attrs
     name = attrs.get("schema")
     if isinstance(name, np.generic):
@@ -149,38 +146,58 @@ def check_structure(f: Any) -> list[str]:
         version = version.item()
     if version != SCHEMA_VERSION:
         return [f"attribute schema_version: expected {SCHEMA_VERSION}, found {version!r}"]
-    missing = [n for n in dataset_names() if n not in f]
+    return []
+
+
+class ShardLike(Protocol):
+    """What the checks need from an open shard (``shardfile.Shard``)."""
+
+    @property
+    def attrs(self) -> Any: ...
+    def names(self) -> set[str]: ...
+    def shape(self, name: str) -> tuple[int, ...]: ...
+    def dtype(self, name: str) -> np.dtype[Any]: ...
+    def read(self, name: str) -> np.ndarray: ...
+
+
+def check_structure(f: ShardLike) -> list[str]:
+    """Schema checks that read attributes, shapes and the small offset columns only (no token data).
+
+    Returns problems as text; empty when the layout is sound.
+    """
+    problems = check_attributes(f)
+    if problems:
+        return problems
+    present = f.names()
+    missing = [n for n in dataset_names() if n not in present]
     if missing:
         return [f"missing datasets: {', '.join(missing)}"]
-    problems: list[str] = []
     sizes = {
-        "traces": f["traces/session"].shape[0],
-        "sessions": f["sessions/sample_index"].shape[0],
-        "prompt": f["tokens/prompt_ids"].shape[0],
-        "response": f["tokens/response_ids"].shape[0],
+        "traces": f.shape("traces/session")[0],
+        "sessions": f.shape("sessions/sample_index")[0],
+        "prompt": f.shape("tokens/prompt_ids")[0],
+        "response": f.shape("tokens/response_ids")[0],
     }
     for c in ALL_COLUMNS:
-        ds = f[c.path]
-        if ds.dtype != np.dtype(c.dtype) or len(ds.shape) != 1:
-            problems.append(f"{c.path}: expected 1-D {c.dtype}, found {ds.dtype} shape {ds.shape}")
+        shape, dtype = f.shape(c.path), f.dtype(c.path)
+        if dtype != np.dtype(c.dtype) or len(shape) != 1:
+            problems.append(f"{c.path}: expected 1-D {c.dtype}, found {dtype} shape {shape}")
             continue
         rows = expected_rows(c.length, sizes)
         if c.kind == "array":
-            if ds.shape[0] != rows:
-                problems.append(f"{c.path}: expected {rows} rows ({c.length}), found {ds.shape[0]}")
+            if shape[0] != rows:
+                problems.append(f"{c.path}: expected {rows} rows ({c.length}), found {shape[0]}")
             continue
-        off = f[offsets_name(c.path)]
-        if off.dtype != np.dtype("int64") or off.shape != (rows + 1,):
-            problems.append(
-                f"{offsets_name(c.path)}: expected int64 [{rows + 1}], found {off.dtype} {off.shape}"
-            )
+        name = offsets_name(c.path)
+        if f.dtype(name) != np.dtype("int64") or f.shape(name) != (rows + 1,):
+            problems.append(f"{name}: expected int64 [{rows + 1}], found {f.dtype(name)} {f.shape(name)}")
             continue
-        problems += check_offsets(offsets_name(c.path), off[()], ds.shape[0])
+        problems += check_offsets(name, f.read(name), shape[0])
     if problems:
         return problems
-    problems += check_offsets("traces/prompt_offsets", f["traces/prompt_offsets"][()], sizes["prompt"])
-    problems += check_offsets("traces/response_offsets", f["traces/response_offsets"][()], sizes["response"])
-    problems += check_offsets("sessions/trace_offsets", f["sessions/trace_offsets"][()], sizes["traces"])
+    problems += check_offsets("traces/prompt_offsets", f.read("traces/prompt_offsets"), sizes["prompt"])
+    problems += check_offsets("traces/response_offsets", f.read("traces/response_offsets"), sizes["response"])
+    problems += check_offsets("sessions/trace_offsets", f.read("sessions/trace_offsets"), sizes["traces"])
     return problems
 
 

@@ -6,13 +6,14 @@ import os
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import h5py
 import msgspec
 import numpy as np
 
 from polar_hpc.store.encode import text_items
-from polar_hpc.store.schema import SHARD_SUFFIX, TMP_SUFFIX, check_structure
+from polar_hpc.store.schema import SHARD_SUFFIX, TMP_SUFFIX, check_attributes, check_offsets, check_structure
 
 
 class ShardError(Exception):
@@ -90,76 +91,139 @@ def resolve_shards(
     return files, problems
 
 
-@contextmanager
-def open_shard(path: Path) -> Iterator[h5py.File]:
-    """Open a shard read-only and check its structure; raises ShardError naming the file and the fault."""
+class Shard:
+    """An open shard: cached low-level dataset handles and whole-dataset reads.
+
+    h5py's high-level objects cost tens of microseconds per lookup; a shard has ~35 datasets and a run
+    may have thousands of shards, so the reader goes through ``h5py.h5d`` directly.
+    """
+
+    def __init__(self, f: h5py.File, path: Path) -> None:
+        self.file = f
+        self.path = path
+        self._ids: dict[str, Any] = {}
+
+    @property
+    def attrs(self) -> Any:
+        return self.file.attrs
+
+    def names(self) -> set[str]:
+        out: set[str] = set()
+        for group in ("tokens", "traces", "sessions"):
+            g = self.file.get(group)
+            if isinstance(g, h5py.Group):
+                out.update(f"{group}/{k}" for k in g)
+        return out
+
+    def dsid(self, name: str) -> Any:
+        d = self._ids.get(name)
+        if d is None:
+            d = self._ids[name] = h5py.h5d.open(self.file.id, name.encode())
+        return d
+
+    def shape(self, name: str) -> tuple[int, ...]:
+        return tuple(self.dsid(name).shape)
+
+    def dtype(self, name: str) -> np.dtype[Any]:
+        return np.dtype(self.dsid(name).dtype)
+
+    def read(self, name: str) -> np.ndarray:
+        d = self.dsid(name)
+        out = np.empty(d.shape, dtype=d.dtype)
+        if out.size:
+            d.read(h5py.h5s.ALL, h5py.h5s.ALL, out)
+        return out
+
+    def text(self, name: str) -> list[str]:
+        return text_items(self.read(name), self.read(f"{name}_offsets"))
+
+
+def _open(path: Path) -> h5py.File:
     try:
-        f = h5py.File(path, "r", locking=False)
+        return h5py.File(path, "r", locking=False)
     except (OSError, ValueError) as err:
         raise ShardError(f"{path}: cannot open as HDF5 (torn or truncated?): {err}") from None
+
+
+@contextmanager
+def open_shard(path: Path, *, check: bool = True) -> Iterator[Shard]:
+    """Open a shard read-only and check its structure; raises ShardError naming the file and the fault.
+
+    ``check=False`` skips the structure check (for a shard already checked: committed shards never change).
+    """
+    f = _open(path)
     try:
+        shard = Shard(f, path)
         try:
-            problems = check_structure(f)
+            problems = check_structure(shard) if check else []
         except (OSError, KeyError, ValueError, TypeError) as err:
             raise ShardError(f"{path}: unreadable structure: {err}") from None
         if problems:
             raise ShardError(f"{path}: " + "; ".join(problems))
-        yield f
+        yield shard
     finally:
         f.close()
 
 
-def _text(f: h5py.File, name: str) -> list[str]:
-    return text_items(f[name][()], f[f"{name}_offsets"][()])
+def read_keys(path: Path) -> list[str]:
+    """Session keys of one shard with the checks resume needs (schema, key column sound), nothing more.
+
+    Raises ShardError naming the file.
+    """
+    f = _open(path)
+    try:
+        shard = Shard(f, path)
+        problems = check_attributes(shard)
+        if not problems:
+            data, off = shard.read("sessions/key"), shard.read("sessions/key_offsets")
+            problems = check_offsets("sessions/key_offsets", off, data.shape[0])
+            if not problems and off.shape[0] != int(f.attrs["sessions"]) + 1:
+                problems = [
+                    f"sessions/key holds {off.shape[0] - 1} keys, attribute sessions says {f.attrs['sessions']}"
+                ]
+        if problems:
+            raise ShardError(f"{path}: " + "; ".join(problems))
+        return text_items(data, off)
+    except (OSError, KeyError, ValueError, TypeError) as err:
+        raise ShardError(f"{path}: unreadable session keys: {err}") from None
+    finally:
+        f.close()
 
 
-def read_keys(f: h5py.File) -> list[str]:
-    return _text(f, "sessions/key")
-
-
-def read_sessions(f: h5py.File) -> SessionTable:
-    g = f["sessions"]
+def read_sessions(f: Shard) -> SessionTable:
     return SessionTable(
-        keys=_text(f, "sessions/key"),
-        task_ids=_text(f, "sessions/task_id"),
-        sample_index=g["sample_index"][()],
-        attempt=g["attempt"][()],
-        status=g["status"][()],
-        reward=g["reward"][()],
-        duration_s=g["duration_s"][()],
-        harness=_text(f, "sessions/harness"),
-        model=_text(f, "sessions/model"),
-        policy_version=g["policy_version"][()],
-        gateway_rank=g["gateway_rank"][()],
-        trace_offsets=g["trace_offsets"][()],
+        keys=f.text("sessions/key"),
+        task_ids=f.text("sessions/task_id"),
+        sample_index=f.read("sessions/sample_index"),
+        attempt=f.read("sessions/attempt"),
+        status=f.read("sessions/status"),
+        reward=f.read("sessions/reward"),
+        duration_s=f.read("sessions/duration_s"),
+        harness=f.text("sessions/harness"),
+        model=f.text("sessions/model"),
+        policy_version=f.read("sessions/policy_version"),
+        gateway_rank=f.read("sessions/gateway_rank"),
+        trace_offsets=f.read("sessions/trace_offsets"),
     )
 
 
-def read_traces(f: h5py.File) -> TraceTable:
-    g = f["traces"]
+def read_traces(f: Shard, *, blobs: bool = True) -> TraceTable:
+    """``blobs=False`` leaves the blob column (messages, tools, metadata) unread and empty."""
     return TraceTable(
-        prompt_offsets=g["prompt_offsets"][()],
-        response_offsets=g["response_offsets"][()],
-        session=g["session"][()],
-        reward=g["reward"][()],
-        finish_reason=_text(f, "traces/finish_reason"),
-        blob=g["blob"][()],
-        blob_offsets=g["blob_offsets"][()],
+        prompt_offsets=f.read("traces/prompt_offsets"),
+        response_offsets=f.read("traces/response_offsets"),
+        session=f.read("traces/session"),
+        reward=f.read("traces/reward"),
+        finish_reason=f.text("traces/finish_reason"),
+        blob=f.read("traces/blob") if blobs else np.zeros(0, dtype=np.uint8),
+        blob_offsets=f.read("traces/blob_offsets") if blobs else np.zeros(1, dtype=np.int64),
     )
 
 
-def _read_whole(ds: h5py.Dataset) -> np.ndarray:
-    out = np.empty(ds.shape, dtype=ds.dtype)
-    if out.size:
-        ds.read_direct(out)
-    return out
-
-
-def read_tokens(f: h5py.File) -> Tokens:
-    g = f["tokens"]
+def read_tokens(f: Shard) -> Tokens:
     return Tokens(
-        prompt_ids=_read_whole(g["prompt_ids"]),
-        response_ids=_read_whole(g["response_ids"]),
-        loss_mask=_read_whole(g["loss_mask"]),
-        response_logprobs=_read_whole(g["response_logprobs"]),
+        prompt_ids=f.read("tokens/prompt_ids"),
+        response_ids=f.read("tokens/response_ids"),
+        loss_mask=f.read("tokens/loss_mask"),
+        response_logprobs=f.read("tokens/response_logprobs"),
     )

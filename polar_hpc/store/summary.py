@@ -42,9 +42,9 @@ def summarize(reader: ShardReader, flt: ShardFilter | None = None, bins: int = 1
             continue
         try:
             with open_shard(path) as f:
-                po = f["traces/prompt_offsets"][()]
-                ro = f["traces/response_offsets"][()]
-                mask = f["tokens/loss_mask"][()]
+                po = f.read("traces/prompt_offsets")
+                ro = f.read("traces/response_offsets")
+                mask = f.read("tokens/loss_mask")
         except (ShardError, OSError, KeyError) as err:
             reader.report(f"{path}: unreadable offsets: {err}")
             continue

@@ -59,7 +59,7 @@ def validate_shard(path: Path) -> list[Violation]:
             st = read_sessions(f)
             tr = read_traces(f)
             tok = read_tokens(f)
-            sblobs = blob_items(f["sessions/blob"][()], f["sessions/blob_offsets"][()])
+            sblobs = blob_items(f.read("sessions/blob"), f.read("sessions/blob_offsets"))
     except ShardError as err:
         return [Violation(file=file, message=str(err).removeprefix(f"{path}: "))]
     except (OSError, KeyError, ValueError) as err:
@@ -110,7 +110,7 @@ def validate_shard(path: Path) -> list[Violation]:
     return out
 
 
-def _session_checks(file: str, st: SessionTable, sblobs: list[bytes]) -> list[Violation]:
+def _session_checks(file: str, st: SessionTable, sblobs: list[memoryview]) -> list[Violation]:
     out: list[Violation] = []
     seen: set[str] = set()
     valid_status = {int(s) for s in TraceStatus}

@@ -158,3 +158,18 @@ def test_realistic_sessions_round_trip(tmp_path: Path, session_result_factory: A
     ]
     back = list(ShardReader(tmp_path).results())
     assert [to_msgpack(r) for r in back] == [to_msgpack(r) for r in batch]
+
+
+def test_many_small_traces_round_trip(tmp_path: Path, session_result_factory: Any) -> None:
+    """Over 64 small arrays per column: the writer joins them before writing."""
+    batch = [
+        session_result_factory(
+            traces=2, turns=1, prompt_tokens=(0, 5), response_tokens=(1, 3), messages=False
+        )
+        for _ in range(80)
+    ]
+    with ShardWriter(tmp_path, 0, ShardConfig(), {}) as w:
+        for r in batch:
+            w.add(r)
+    back = list(ShardReader(tmp_path).results())
+    assert [to_msgpack(r) for r in back] == [to_msgpack(r) for r in batch]
