@@ -7,6 +7,7 @@ npm install -g @openai/codex@0.171.0 @anthropic-ai/claude-code@2.1.197 @google/g
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from pathlib import Path
 
@@ -48,3 +49,36 @@ async def test_version_in_bwrap(tmp_path: Path, name: str) -> None:
         await rt.stop()
     assert res.ok, f"{name}: exit {res.returncode}\n{res.stdout}\n{res.stderr}"
     assert VERSIONS[name] in res.stdout + res.stderr  # pi prints it on stderr
+
+
+@pytest.mark.harness
+async def test_pi_reaches_proxy_socket_from_network_less_sandbox(tmp_path: Path) -> None:
+    """The real pi CLI in a `network = "none"` sandbox sends its request through the bound socket + forwarder."""
+    if shutil.which("pi") is None:
+        pytest.fail("pi not on PATH: install the harness CLIs (see this module's docstring)")
+    seen: list[bytes] = []
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        seen.append(head.split(b"\r\n", 1)[0])
+        writer.write(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 2\r\nConnection: close\r\n\r\nno")
+        await writer.drain()
+        writer.close()
+
+    sock = tmp_path / "proxy.sock"
+    server = await asyncio.start_unix_server(handle, path=str(sock))
+    rt = make_runtime(RuntimeSpec(backend="bwrap", network="none"), tmp_path / "s", proxy_socket=sock)
+    await rt.start()
+    try:
+        ctx = HarnessContext(
+            instruction="Say hello", base_url=rt.proxy_base_url("http://127.0.0.1:1"), api_key="k", model="policy",
+            agent=AgentSpec(harness="pi"), session_dir=str(rt.session_dir),
+            sandbox_session_dir=rt.sandbox_session_dir, is_root=rt.is_root,
+        )  # fmt: skip
+        cmd = get_adapter("pi").prepare(ctx)
+        res = await rt.exec(cmd.argv, env=cmd.env, cwd=cmd.cwd, timeout_s=60, log_path=Path(cmd.log_path))
+    finally:
+        await rt.stop()
+        server.close()
+    assert not res.timed_out
+    assert seen and seen[0] == b"POST /v1/chat/completions HTTP/1.1"
