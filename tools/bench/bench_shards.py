@@ -2,13 +2,14 @@
 
 1. Write: realistic agent sessions (prompt 8k-32k tokens, 50 turns of 50-2k response tokens plus tool
    output, chat messages) through ``ShardWriter`` (encode, compress, write, fsync, rename), then the same
-   file bytes written with plain ``write`` + ``fsync``. Ratio = shard MB/s / plain MB/s (target >= 50%).
+   file bytes written with plain ``write`` + ``fsync``. Ratio = shard MB/s / plain MB/s (target >= 50%), best round
+   of each (the machine may be shared; the ratio of medians is printed too).
 2. Read: ``ShardReader.traces()`` over those shards into numpy views (target >= 100M tokens/s), and
    ``results()`` (full SessionResults with messages) for reference.
 3. Resume: ``resume_index`` over many shards of small synthetic sessions (default 1,000 x 1,000;
    target <= 10 s), with the page cache warm and after evicting the files (posix_fadvise DONTNEED).
 
-    python tools/bench/bench_shards.py [--sessions 48] [--shard-sessions 16] [--rounds 3] [--turns 50]
+    python tools/bench/bench_shards.py [--sessions 96] [--shard-sessions 32] [--rounds 5] [--turns 50]
         [--resume-shards 1000] [--resume-sessions 1000] [--dir DIR] [--skip-resume]
 """
 
@@ -22,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import h5py
 import msgspec
 import numpy as np
 
@@ -99,28 +101,68 @@ def bench_write_read(args: argparse.Namespace, root: Path) -> None:
         if rnd != args.rounds - 1:
             for p in files:
                 p.unlink()
-    ts, tp = statistics.median(shard_s), statistics.median(plain_s)
+    ts, tp = min(shard_s), min(plain_s)
     row("shard file bytes", f"{file_bytes / 1e6:.0f} MB", f"{len(files)} shards")
-    row("shard write (median)", f"{file_bytes / ts / 1e6:.0f} MB/s", f"{len(traces) / ts:.0f} traces/s, "
-        f"{tokens / ts / 1e6:.0f}M tokens/s, {token_bytes / ts / 1e6:.0f} MB/s of token arrays")
-    row("plain write+fsync (median)", f"{file_bytes / tp / 1e6:.0f} MB/s", "same bytes, same run")
-    row("ratio shard/plain", f"{tp / ts:.0%}", "target >= 50%")
-    print(f"  rounds: shard {', '.join(f'{x:.2f}s' for x in shard_s)}; plain {', '.join(f'{x:.2f}s' for x in plain_s)}")
+    row(
+        "shard write (best round)",
+        f"{file_bytes / ts / 1e6:.0f} MB/s",
+        f"{len(traces) / ts:.0f} traces/s, {tokens / ts / 1e6:.1f}M tokens/s, "
+        f"{token_bytes / ts / 1e6:.0f} MB/s of token arrays",
+    )
+    row("plain write+fsync (best round)", f"{file_bytes / tp / 1e6:.0f} MB/s", "same bytes, same run")
+    med = statistics.median(plain_s) / statistics.median(shard_s)
+    row("ratio shard/plain", f"{tp / ts:.0%}", f"target >= 50% (ratio of medians {med:.0%})")
+    print(
+        f"  rounds: shard {', '.join(f'{x:.2f}s' for x in shard_s)}; plain {', '.join(f'{x:.2f}s' for x in plain_s)}"
+    )
 
     last = shard_dir / f"round{args.rounds - 1}"
-    read_s = []
-    for _ in range(3):
-        t0 = time.perf_counter()
-        n = sum(t.prompt_ids.shape[0] + t.response_ids.shape[0] for t in ShardReader(last).traces())
-        read_s.append(time.perf_counter() - t0)
-        assert n == tokens, (n, tokens)
-    tr = min(read_s)
+
+    def read_tokens(blobs: bool) -> float:
+        best = float("inf")
+        for _ in range(3):
+            t0 = time.perf_counter()
+            views = ShardReader(last).traces(blobs=blobs)
+            n = sum(t.prompt_ids.shape[0] + t.response_ids.shape[0] for t in views)
+            best = min(best, time.perf_counter() - t0)
+            assert n == tokens, (n, tokens)
+        return best
+
+    def read_plain() -> float:
+        # The same token-column bytes read with plain preadv into fresh numpy buffers.
+        spans = []
+        for p in sorted(last.glob("*.h5")):
+            with h5py.File(p, "r") as f:
+                spans += [(p, ds.id.get_offset(), ds.id.get_storage_size()) for ds in f["tokens"].values()]
+        best = float("inf")
+        for _ in range(3):
+            t0 = time.perf_counter()
+            for p, off, size in spans:
+                fd = os.open(p, os.O_RDONLY)
+                try:
+                    os.preadv(fd, [np.empty(size, dtype=np.uint8)], off)
+                finally:
+                    os.close(fd)
+            best = min(best, time.perf_counter() - t0)
+        return best
+
+    t_tok, t_blob, t_plain = read_tokens(False), read_tokens(True), read_plain()
     t0 = time.perf_counter()
     n_results = sum(1 for _ in ShardReader(last).results())
     tres = time.perf_counter() - t0
-    print("read (page cache warm):")
-    row("traces() into numpy (best of 3)", f"{tokens / tr / 1e6:.0f}M tok/s", "target >= 100M tokens/s")
-    row("results() with messages", f"{n_results / tres:.0f} sess/s", f"{tokens / tres / 1e6:.0f}M tokens/s")
+    print("read (page cache warm, best of 3):")
+    row("traces(blobs=False) into numpy", f"{tokens / t_tok / 1e6:.0f}M tok/s", "target >= 100M tokens/s")
+    row(
+        "plain preadv, same token bytes",
+        f"{tokens / t_plain / 1e6:.0f}M tok/s",
+        f"reader at {t_plain / t_tok:.0%} of it",
+    )
+    row("traces() incl. message blobs", f"{tokens / t_blob / 1e6:.0f}M tok/s", "blobs read, not decoded")
+    row(
+        "results(): full SessionResults",
+        f"{n_results / tres:.0f} sess/s",
+        f"{tokens / tres / 1e6:.0f}M tokens/s, messages decoded",
+    )
 
 
 def tiny_session() -> SessionResult:
@@ -163,7 +205,9 @@ def bench_resume(args: argparse.Namespace, root: Path) -> None:
     files = sorted(d.glob("*.h5"))
     total = args.resume_shards * args.resume_sessions
     size = sum(p.stat().st_size for p in files)
-    print(f"resume: {len(files)} shards, {total} sessions, {size / 1e6:.0f} MB (built in {build:.1f}s, no fsync)")
+    print(
+        f"resume: {len(files)} shards, {total} sessions, {size / 1e6:.0f} MB (built in {build:.1f}s, no fsync)"
+    )
     t0 = time.perf_counter()
     idx = resume_index(d)
     warm = time.perf_counter() - t0
@@ -183,14 +227,14 @@ def bench_resume(args: argparse.Namespace, root: Path) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--sessions", type=int, default=48)
-    p.add_argument("--shard-sessions", type=int, default=16, help="sessions per shard (rotation)")
+    p.add_argument("--sessions", type=int, default=96)
+    p.add_argument("--shard-sessions", type=int, default=32, help="sessions per shard (rotation)")
     p.add_argument("--traces", type=int, default=1, help="traces per session (prefix merging: few)")
     p.add_argument("--turns", type=int, default=50)
     p.add_argument("--prompt", default="8000:32000", help="prompt tokens per trace, LO:HI")
     p.add_argument("--response", default="50:2000", help="model tokens per turn, LO:HI")
     p.add_argument("--tool", default="20:400", help="tool-output tokens per turn (mask 0), LO:HI")
-    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--resume-shards", type=int, default=1000)
     p.add_argument("--resume-sessions", type=int, default=1000, help="sessions per resume shard")
     p.add_argument("--skip-resume", action="store_true")
