@@ -1,0 +1,205 @@
+"""Trace index over the committed shards of one or more runs: selection, dedup, lengths, no token data.
+
+Each run gets its own ``ShardReader`` (session keys are deduped within a run: two runs may reuse task ids);
+``dedup="content"`` additionally drops traces whose prompt ‖ response ids equal an earlier trace's, across runs.
+The index is a struct of arrays, one row per kept trace, in read order (run, shard, trace).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+import numpy as np
+
+from polar_hpc.log import get_logger
+from polar_hpc.store.encode import blob_items, decode_session_blob, decode_trace_blob
+from polar_hpc.store.reader import ShardFilter, ShardReader
+from polar_hpc.store.shardfile import ShardError, open_shard, read_tokens
+from polar_hpc.train.repo import repo_of
+from polar_hpc.wire.records import TraceStatus
+
+log = get_logger("train")
+
+Dedup = Literal["session", "content"]
+RunPath = str | os.PathLike[str]
+
+
+class TraceSelect(msgspec.Struct, kw_only=True, frozen=True):
+    """Which traces to read; every set field must match. ``None`` = no condition."""
+
+    status: tuple[TraceStatus, ...] | None = None
+    min_reward: float | None = None
+    """Session (outcome) reward >= this."""
+    max_reward: float | None = None
+    harness: tuple[str, ...] | None = None
+    task_ids: frozenset[str] | None = None
+    repos: frozenset[str] | None = None
+    """``metadata["repo"]`` or the repository derived from the task id (``polar_hpc.train.repo``)."""
+    min_policy_version: int | None = None
+    max_policy_version: int | None = None
+    metadata: dict[str, Any] | None = None
+    """Session metadata (the task's) must hold these key/value pairs."""
+    trainable_only: bool = False
+    """Drop traces the builder marked ``trainable: false`` (unfinished session, unparsed tool call)."""
+
+    def shard_filter(self) -> ShardFilter:
+        return ShardFilter(status=self.status, min_reward=self.min_reward, harness=self.harness,
+                           task_ids=self.task_ids)
+
+    @property
+    def needs_session_blobs(self) -> bool:
+        return self.repos is not None or bool(self.metadata)
+
+
+class TraceIndex(msgspec.Struct, kw_only=True):
+    runs: list[str]
+    shards: list[str]
+    """Shard paths; ``shard`` indexes this list."""
+    shard: np.ndarray
+    trace: np.ndarray
+    """Row in the shard's trace table."""
+    prompt_start: np.ndarray
+    prompt_len: np.ndarray
+    response_start: np.ndarray
+    response_len: np.ndarray
+    run: np.ndarray
+    trace_in_session: np.ndarray
+    status: np.ndarray
+    session_reward: np.ndarray
+    reward: np.ndarray
+    policy_version: np.ndarray
+    key: list[str]
+    task_id: list[str]
+    repo: list[str]
+    harness: list[str]
+    session_duplicates: int = 0
+    content_duplicates: int = 0
+    problems: list[str] = msgspec.field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.key)
+
+    @property
+    def num_tokens(self) -> np.ndarray:
+        return self.prompt_len + self.response_len
+
+    def fingerprint(self) -> str:
+        """Identifies the selection (shard names and trace rows), not where the runs live."""
+        h = hashlib.blake2b(digest_size=8)
+        for i, s in enumerate(self.shards):
+            h.update(f"{i}:{Path(s).name};".encode())
+        for a in (self.shard, self.trace, self.run):
+            h.update(np.ascontiguousarray(a).tobytes())
+        return h.hexdigest()
+
+
+def content_hash(prompt: np.ndarray, response: np.ndarray) -> bytes:
+    h = hashlib.blake2b(digest_size=16)
+    h.update(np.int64(prompt.shape[0]).tobytes())
+    h.update(prompt.tobytes())
+    h.update(response.tobytes())
+    return h.digest()
+
+
+class _Acc:
+    def __init__(self) -> None:
+        self.cols: dict[str, list[Any]] = {n: [] for n in _ARRAYS} | {n: [] for n in _LISTS}
+
+    def add(self, **kw: Any) -> None:
+        for k, v in kw.items():
+            self.cols[k].append(v)
+
+
+_ARRAYS = {
+    "shard": np.int32, "trace": np.int64, "prompt_start": np.int64, "prompt_len": np.int64,
+    "response_start": np.int64, "response_len": np.int64, "run": np.int32, "trace_in_session": np.int32,
+    "status": np.uint8, "session_reward": np.float64, "reward": np.float64, "policy_version": np.int64,
+}
+_LISTS = ("key", "task_id", "repo", "harness")
+
+
+def build_index(
+    runs: RunPath | Sequence[RunPath],
+    select: TraceSelect | None = None,
+    *,
+    dedup: Dedup = "content",
+    with_repo: bool = False,
+) -> TraceIndex:
+    """Index the selected traces of ``runs`` (run dirs, shard dirs or shard files; one entry per run).
+
+    ``with_repo`` decodes session metadata to fill ``repo`` from ``metadata["repo"]`` (otherwise the repo is
+    derived from the task id unless the selection needs the metadata anyway).
+    """
+    run_list = [runs] if isinstance(runs, (str, os.PathLike)) else list(runs)
+    select = select or TraceSelect()
+    sflt = select.shard_filter()
+    need_meta = with_repo or select.needs_session_blobs
+    acc = _Acc()
+    shards: list[str] = []
+    problems: list[str] = []
+    seen: set[bytes] = set()
+    session_dups = content_dups = 0
+    for run_i, run in enumerate(run_list):
+        reader = ShardReader(run)
+        for path, table, first in reader.session_tables():
+            keep = first & sflt.select(table)
+            if select.max_reward is not None:
+                keep &= table.reward <= select.max_reward
+            if select.min_policy_version is not None:
+                keep &= table.policy_version >= select.min_policy_version
+            if select.max_policy_version is not None:
+                keep &= table.policy_version <= select.max_policy_version
+            rows = np.flatnonzero(keep)
+            if not rows.size:
+                continue
+            try:
+                with open_shard(path, check=False) as f:
+                    po = f.read("traces/prompt_offsets")
+                    ro = f.read("traces/response_offsets")
+                    treward = f.read("traces/reward")
+                    sblobs = (blob_items(f.read("sessions/blob"), f.read("sessions/blob_offsets"))
+                              if need_meta else None)
+                    tblobs = (blob_items(f.read("traces/blob"), f.read("traces/blob_offsets"))
+                              if select.trainable_only else None)
+                    tok = read_tokens(f) if dedup == "content" else None
+            except (ShardError, OSError, KeyError, ValueError) as err:
+                problems.append(f"{path}: unreadable trace data: {err}")
+                continue
+            shard_i = len(shards)
+            shards.append(str(path))
+            to = table.trace_offsets.tolist()
+            for row in rows.tolist():
+                meta = decode_session_blob(sblobs[row]).metadata if sblobs is not None else None
+                if select.metadata and (meta is None or any(meta.get(k) != v for k, v in select.metadata.items())):
+                    continue
+                repo = repo_of(table.task_ids[row], meta)
+                if select.repos is not None and repo not in select.repos:
+                    continue
+                for j, ti in enumerate(range(to[row], to[row + 1])):
+                    if tblobs is not None and decode_trace_blob(tblobs[ti]).metadata.get("trainable") is False:
+                        continue
+                    a, b, c, d = int(po[ti]), int(po[ti + 1]), int(ro[ti]), int(ro[ti + 1])
+                    if tok is not None:
+                        h = content_hash(tok.prompt_ids[a:b], tok.response_ids[c:d])
+                        if h in seen:
+                            content_dups += 1
+                            continue
+                        seen.add(h)
+                    acc.add(shard=shard_i, trace=ti, prompt_start=a, prompt_len=b - a, response_start=c,
+                            response_len=d - c, run=run_i, trace_in_session=j, status=int(table.status[row]),
+                            session_reward=float(table.reward[row]), reward=float(treward[ti]),
+                            policy_version=int(table.policy_version[row]), key=table.keys[row],
+                            task_id=table.task_ids[row], repo=repo, harness=table.harness[row])
+        session_dups += len(reader.duplicates)
+        problems += reader.problems
+    if content_dups:
+        log.info("dropped %d traces whose tokens repeat an earlier trace", content_dups)
+    cols: dict[str, Any] = {k: np.asarray(acc.cols[k], dtype=dt) for k, dt in _ARRAYS.items()}
+    cols.update((k, acc.cols[k]) for k in _LISTS)
+    return TraceIndex(runs=[str(r) for r in run_list], shards=shards, session_duplicates=session_dups,
+                      content_duplicates=content_dups, problems=problems, **cols)
