@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import os
 import statistics
 import tempfile
@@ -35,6 +36,7 @@ async def timed(fn: Callable[[], Awaitable[None]], repeats: int) -> tuple[float,
 
 
 async def main(repeats: int) -> None:
+    logging.getLogger("polar_hpc").setLevel(logging.ERROR)
     root = Path(tempfile.mkdtemp(prefix="bench-sandbox-"))
     sock_path = root / "proxy.sock"
     server = await asyncio.start_unix_server(lambda r, w: w.close(), path=str(sock_path))
@@ -62,6 +64,7 @@ async def main(repeats: int) -> None:
         ("run_command (pgroup, pidfd, pipes)", await timed(plain_tree, repeats)),
         ("local runtime start→exec→stop", await timed(lifecycle(RuntimeSpec(backend="local")), repeats)),
         ("bwrap, shared net", await timed(lifecycle(RuntimeSpec(backend="bwrap")), repeats)),
+        ("bwrap, net none, no bridge", await timed(lifecycle(RuntimeSpec(backend="bwrap", network="none")), repeats)),
         ("bwrap, net none + UDS bridge", await timed(lifecycle(RuntimeSpec(backend="bwrap", network="none"),
                                                                 sock_path), repeats)),
     ]
