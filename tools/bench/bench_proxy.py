@@ -11,7 +11,7 @@ Reports: added latency p50/p99 at 1 session (≈100-token prompt, JSON and SSE),
 CPU per completion by stage at 100/500/8k/32k prompt tokens (in-process), req/s at 64 concurrent sessions as a
 ratio of the pass-through, and N idle streaming connections held (proxy RSS).
 
-    python tools/bench/bench_proxy.py            # ≈2-3 min
+    python tools/bench/bench_proxy.py            # ≈3 min on 2 cores
     python tools/bench/bench_proxy.py --quick    # smoke run
 """
 
@@ -414,13 +414,13 @@ async def main_async(args: argparse.Namespace, urls: dict[str, str], pids: dict[
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--n", type=int, default=800, help="requests per target per rep at c=1")
+    ap.add_argument("--n", type=int, default=400, help="requests per target per rep at c=1")
     ap.add_argument("--reps", type=int, default=2)
-    ap.add_argument("--seconds", type=float, default=6.0, help="per throughput cell")
+    ap.add_argument("--seconds", type=float, default=4.0, help="per throughput cell")
     ap.add_argument("--sizes", default="100,500,8000,32000")
-    ap.add_argument("--stage-reps", type=int, default=7)
+    ap.add_argument("--stage-reps", type=int, default=5)
     ap.add_argument("--idle", type=int, default=10000)
-    ap.add_argument("--hold", type=float, default=12.0, help="seconds the idle connections are held")
+    ap.add_argument("--hold", type=float, default=3.0, help="seconds the idle connections are held")
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
     if args.quick:
