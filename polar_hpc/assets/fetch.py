@@ -46,6 +46,7 @@ from polar_hpc.log import get_logger
 log = get_logger("assets")
 
 DOWNLOAD_TIMEOUT_S = 600.0
+LOCK_TIMEOUT_S = 1800.0
 
 
 class FetchResult(msgspec.Struct, kw_only=True):
@@ -148,8 +149,19 @@ _MAKERS = {
 
 @contextmanager
 def _locked(cache: Path, name: str) -> Iterator[None]:
-    with open(cache / f".{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    path = cache / f".{name}.lock"
+    deadline = time.monotonic() + LOCK_TIMEOUT_S
+    with open(path, "w") as lock:
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise AssetFetchError(
+                        f"another `polar-hpc assets fetch` has held {path} for over {LOCK_TIMEOUT_S:.0f}s"
+                    ) from None
+                time.sleep(0.5)
         try:
             yield
         finally:
@@ -183,6 +195,8 @@ def fetch_one(name: str, *, cache: Path | None = None, sources: Path | None = No
                 log.info("fetching %s: %s", name, spec.summary)
                 _MAKERS[name](tmp, work, sources, cache)
                 check_pinned(name, tmp)
+                for p in tmp.rglob("*"):
+                    p.chmod(0o755 if p.is_dir() else 0o644)  # shared caches: readable by the whole team
                 (tmp / MANIFEST_NAME).write_bytes(msgspec.json.format(msgspec.json.encode(make_manifest(name, tmp))))
                 old = cache / f".old-{name}-{os.getpid()}"
                 if final.exists():
