@@ -14,8 +14,9 @@ import json
 import os
 import subprocess
 import sys
+from typing import Any
 
-BASH_TOOL = {
+BASH_TOOL: Any = {
     "type": "function",
     "function": {
         "name": "bash",
@@ -64,13 +65,13 @@ def main(argv: list[str] | None = None) -> int:
 
     client = OpenAI(max_retries=0, timeout=600)
     model = os.environ.get("OPENAI_MODEL", "policy")
-    messages: list[dict] = [
+    messages: list[Any] = [
         {"role": "system", "content": SYSTEM},
         {"role": "user", "content": " ".join(args.instruction)},
     ]
     for turn in range(args.max_turns):
         reply = client.chat.completions.create(
-            model=model, messages=messages, tools=[BASH_TOOL], max_tokens=args.max_tokens  # type: ignore[arg-type]
+            model=model, messages=messages, tools=[BASH_TOOL], max_tokens=args.max_tokens
         )
         msg = reply.choices[0].message
         messages.append(msg.model_dump(exclude_none=True))
