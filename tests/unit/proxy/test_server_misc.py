@@ -1,0 +1,84 @@
+"""count_tokens, models, health, side requests, continuation prompts and streaming keep-alive through the proxy."""
+
+from __future__ import annotations
+
+import asyncio
+
+import aiohttp
+import anthropic
+import openai
+from google import genai
+from google.genai import types as gtypes
+
+from polar_hpc.proxy.side import is_side_request
+from polar_hpc.wire.records import CanonicalRequest, ChatMessage, SamplingParams, ToolSpec
+from tests.fixtures.proxy import ProxyHandle
+
+
+async def test_count_tokens_models_health(scripted_proxy: ProxyHandle) -> None:
+    h = scripted_proxy
+    a = anthropic.AsyncAnthropic(base_url=h.base_url, api_key=h.api_key, max_retries=0)
+    n = await a.messages.count_tokens(model="c", messages=[{"role": "user", "content": "hello there"}])
+    expect = len(h.template.render_ids([{"role": "user", "content": "hello there"}]))  # type: ignore[attr-defined]
+    assert n.input_tokens == expect
+    g = genai.Client(api_key=h.api_key, http_options=gtypes.HttpOptions(base_url=h.base_url))
+    assert (await g.aio.models.count_tokens(model="g", contents="hello there")).total_tokens == expect
+    models = await openai.AsyncOpenAI(base_url=h.base_url + "/v1", api_key=h.api_key).models.list()
+    assert [m.id for m in models.data] == ["policy"]
+    async with aiohttp.ClientSession() as s:
+        async with s.head(h.base_url + "/") as r:
+            assert r.status == 200
+        async with s.get(h.base_url + "/health") as r:
+            assert r.status == 200
+    assert h.engine.calls == [] and h.server.close_session(h.api_key) == []  # type: ignore[attr-defined]
+
+
+def test_side_request_classifier() -> None:
+    def req(system: str, tools: bool = False, max_new: int | None = None) -> CanonicalRequest:
+        return CanonicalRequest(messages=[ChatMessage(role="system", content=system), ChatMessage(role="user", content="x")],
+                                tools=[ToolSpec(name="t")] if tools else [], sampling=SamplingParams(max_new_tokens=max_new))
+
+    assert is_side_request(req("You are a title generator. You output ONLY a thread title."))
+    assert is_side_request(req("anything", max_new=1))
+    assert not is_side_request(req("You are a title generator.", tools=True))
+    assert not is_side_request(req("You are a coding agent."))
+
+
+async def test_continuation_prompts_reuse_sampled_ids(scripted_proxy: ProxyHandle) -> None:
+    h = scripted_proxy
+    h.server.render_mode = "continuation"  # type: ignore[attr-defined]
+    key = h.server.open_session("cont/0#0")  # type: ignore[attr-defined]
+    client = openai.AsyncOpenAI(base_url=h.base_url + "/v1", api_key=key, max_retries=0)
+    msgs: list[dict[str, str]] = [{"role": "user", "content": "one"}]
+    for turn in range(3):
+        r = await client.chat.completions.create(model="m", messages=msgs)  # type: ignore[arg-type]
+        msgs += [{"role": "assistant", "content": r.choices[0].message.content or ""}, {"role": "user", "content": f"t{turn}"}]
+    recs = h.server.close_session(key)  # type: ignore[attr-defined]
+    assert [r.render_mode for r in recs] == ["canonical", "continuation", "continuation"]
+    for prev, cur in zip(recs, recs[1:], strict=False):
+        held = prev.prompt_ids.tolist() + prev.output_ids.tolist()
+        assert cur.prompt_ids.tolist()[: len(held)] == held
+
+
+async def test_slow_engine_stream_starts_with_keepalive(scripted_proxy: ProxyHandle) -> None:
+    h = scripted_proxy
+    h.server.sse_keepalive_s = 0.05  # type: ignore[attr-defined]
+    real = h.engine.generate
+
+    async def slow(*a, **kw):  # type: ignore[no-untyped-def]
+        await asyncio.sleep(0.3)
+        return await real(*a, **kw)
+
+    h.engine.generate = slow  # type: ignore[method-assign]
+    a = anthropic.AsyncAnthropic(base_url=h.base_url, api_key=h.api_key, max_retries=0)
+    async with a.messages.stream(model="c", max_tokens=50, messages=[{"role": "user", "content": "hi"}]) as s:
+        m = await s.get_final_message()
+    assert m.content[0].text == "Hello from the scripted engine."  # type: ignore[union-attr]
+    from polar_hpc.inference.errors import EngineUnavailable
+
+    h.engine.script = [EngineUnavailable("gone")]
+    async with aiohttp.ClientSession() as s, s.post(
+        h.base_url + "/v1/messages", headers={"x-api-key": h.api_key},
+        json={"model": "c", "max_tokens": 5, "stream": True, "messages": [{"role": "user", "content": "x"}]}) as r:
+        body = await r.text()
+    assert r.status == 200 and body.startswith(": keep-alive") and "event: error" in body and "overloaded_error" in body
