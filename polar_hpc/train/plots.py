@@ -1,0 +1,60 @@
+"""PNG plots of a run report (matplotlib, Agg backend: no display needed)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+if TYPE_CHECKING:
+    from polar_hpc.train.report import RunReport, SessionRow
+
+
+def plot_report(rep: RunReport, rows: Sequence[SessionRow], out: Path) -> list[str]:
+    written = []
+    fig, ax = plt.subplots(figsize=(8, max(2.5, 0.35 * len(rep.repos) + 1)))
+    names = [g.name for g in rep.repos][::-1]
+    ax.barh(names, [100 * g.rate for g in rep.repos][::-1], color="tab:green")
+    for i, g in enumerate(rep.repos[::-1]):
+        ax.text(100 * g.rate + 1, i, f"{g.accepted}/{g.sessions}", va="center", fontsize=8)
+    ax.set_xlim(0, 110)
+    ax.set_xlabel("accepted sessions (%)")
+    ax.set_title(f"Acceptance per repository (overall {100 * rep.overall.rate:.1f}%)")
+    written.append(_save(fig, out / "acceptance_by_repo.png"))
+
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    ax.hist([r.reward for r in rows], bins=20, color="tab:blue")
+    ax.set_xlabel("session reward")
+    ax.set_ylabel("sessions")
+    ax.set_title("Reward histogram")
+    written.append(_save(fig, out / "reward_hist.png"))
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
+    axes[0].hist([r.turns for r in rows], bins=20, color="tab:orange")
+    axes[0].set_xlabel("turns (model calls) per session")
+    axes[1].hist([r.tokens for r in rows], bins=20, color="tab:purple")
+    axes[1].set_xlabel("tokens per session")
+    for a in axes:
+        a.set_ylabel("sessions")
+    written.append(_save(fig, out / "turns_tokens.png"))
+
+    stages = sorted({k for r in rows for k in r.timings})
+    if stages:
+        fig, ax = plt.subplots(figsize=(max(5, 1.2 * len(stages)), 3.5))
+        ax.boxplot([[r.timings[k] for r in rows if k in r.timings] for k in stages], tick_labels=stages)
+        ax.set_ylabel("seconds")
+        ax.set_title("Session durations per stage")
+        written.append(_save(fig, out / "stage_durations.png"))
+    return written
+
+
+def _save(fig: plt.Figure, path: Path) -> str:
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return str(path)

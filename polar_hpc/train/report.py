@@ -1,0 +1,223 @@
+"""``polar-hpc report``: what a run produced, per repository and harness (the Polar paper's Table 2 layout).
+
+Reads session tables, session blobs (timings, stats, errors, task metadata) and trace offsets; trace blobs only
+for engine timings. GPU-side throughput needs ``engine_time_s`` in trace metadata (engine seconds of the
+trace's completions); shards without it report n/a.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+
+import msgspec
+import numpy as np
+
+from polar_hpc.store.encode import blob_items, decode_session_blob, decode_trace_blob
+from polar_hpc.store.reader import ShardReader
+from polar_hpc.store.shardfile import ShardError, open_shard
+from polar_hpc.train.repo import repo_of
+from polar_hpc.wire.records import TraceStatus
+
+
+class SessionRow(msgspec.Struct, kw_only=True):
+    task_id: str
+    repo: str
+    harness: str
+    status: str
+    reward: float
+    duration_s: float
+    turns: int
+    tokens: int
+    sampled_tokens: int
+    timings: dict[str, float]
+    reason: str | None
+    engine_time_s: float | None
+
+
+class Dist(msgspec.Struct):
+    mean: float
+    median: float
+    p95: float
+
+
+class GroupRow(msgspec.Struct):
+    name: str
+    instances: int
+    sessions: int
+    accepted: int
+    rate: float
+    solved: int
+    """Instances with at least one accepted session."""
+
+
+class RunReport(msgspec.Struct, kw_only=True):
+    runs: list[str]
+    accept: float
+    overall: GroupRow
+    repos: list[GroupRow]
+    harnesses: list[GroupRow]
+    statuses: dict[str, int]
+    reward_bins: list[float]
+    reward_counts: list[int]
+    turns: Dist | None
+    tokens: Dist | None
+    sampled_tokens: Dist | None
+    stages: dict[str, Dist]
+    failures: dict[str, int]
+    engine_tokens_per_s: float | None
+    problems: list[str]
+
+
+def _reason(status: int, error: str | None, details: dict[str, object] | None, accepted: bool) -> str | None:
+    if status != TraceStatus.COMPLETED:
+        first = (error or "no error text").strip().splitlines()[0] if (error or "").strip() else "no error text"
+        return f"{TraceStatus(status).name.lower()}: {first[:80]}"
+    if accepted:
+        return None
+    why = (details or {}).get("reason")
+    return f"rejected: {str(why)[:80]}" if why else "rejected: reward below threshold"
+
+
+def collect(runs: Sequence[str | os.PathLike[str]], accept: float) -> tuple[list[SessionRow], list[str]]:
+    rows: list[SessionRow] = []
+    problems: list[str] = []
+    for run in runs:
+        reader = ShardReader(run)
+        for path, table, first in reader.session_tables():
+            try:
+                with open_shard(path, check=False) as f:
+                    po, ro = f.read("traces/prompt_offsets"), f.read("traces/response_offsets")
+                    sblobs = blob_items(f.read("sessions/blob"), f.read("sessions/blob_offsets"))
+                    tblobs = blob_items(f.read("traces/blob"), f.read("traces/blob_offsets"))
+            except (ShardError, OSError, KeyError, ValueError) as err:
+                problems.append(f"{path}: {err}")
+                continue
+            to = table.trace_offsets
+            for row in np.flatnonzero(first).tolist():
+                sb = decode_session_blob(sblobs[row])
+                a, b = int(to[row]), int(to[row + 1])
+                engine = [decode_trace_blob(tblobs[t]).metadata.get("engine_time_s") for t in range(a, b)]
+                status, reward = int(table.status[row]), float(table.reward[row])
+                ok = status == TraceStatus.COMPLETED and reward >= accept
+                details = sb.evaluation.details if sb.evaluation is not None else None
+                rows.append(SessionRow(
+                    task_id=table.task_ids[row], repo=repo_of(table.task_ids[row], sb.metadata),
+                    harness=table.harness[row], status=TraceStatus(status).name.lower(), reward=reward,
+                    duration_s=float(table.duration_s[row]), turns=sb.stats.completions,
+                    tokens=int(po[b] - po[a] + ro[b] - ro[a]), sampled_tokens=sb.stats.tokens_trainable,
+                    timings=sb.timings, reason=_reason(status, sb.error, details, ok),
+                    engine_time_s=_total(engine),
+                ))
+        problems += reader.problems
+    return rows, problems
+
+
+def _total(values: list[object]) -> float | None:
+    nums = [float(v) for v in values if isinstance(v, int | float)]
+    return sum(nums) if nums and len(nums) == len(values) else None
+
+
+def _dist(values: Sequence[float]) -> Dist | None:
+    if not values:
+        return None
+    a = np.asarray(values, dtype=np.float64)
+    return Dist(float(a.mean()), float(np.median(a)), float(np.percentile(a, 95)))
+
+
+def _groups(rows: Sequence[SessionRow], key: str, accept: float) -> list[GroupRow]:
+    by: dict[str, list[SessionRow]] = defaultdict(list)
+    for r in rows:
+        by[getattr(r, key)].append(r)
+    return sorted((_group(name, rs, accept) for name, rs in by.items()), key=lambda g: (-g.instances, g.name))
+
+
+def _group(name: str, rs: Sequence[SessionRow], accept: float) -> GroupRow:
+    acc = [r for r in rs if r.reason is None]
+    return GroupRow(name, len({r.task_id for r in rs}), len(rs), len(acc), len(acc) / len(rs) if rs else 0.0,
+                    len({r.task_id for r in acc}))
+
+
+def summarize(rows: Sequence[SessionRow], runs: Sequence[str], accept: float, problems: list[str]) -> RunReport:
+    rewards = np.asarray([r.reward for r in rows if np.isfinite(r.reward)], dtype=np.float64)
+    if rewards.size:
+        lo, hi = float(rewards.min()), float(rewards.max())
+        counts, edges = np.histogram(rewards, bins=10, range=(lo, hi if hi > lo else lo + 1.0))
+    else:
+        counts, edges = np.zeros(0, dtype=np.int64), np.zeros(0)
+    stage_values: dict[str, list[float]] = defaultdict(list)
+    for r in rows:
+        for k, v in r.timings.items():
+            stage_values[k].append(v)
+    timed = [r for r in rows if r.engine_time_s]
+    engine_tps = (sum(r.sampled_tokens for r in timed) / sum(r.engine_time_s or 0.0 for r in timed)
+                  if timed else None)
+    return RunReport(
+        runs=list(runs), accept=accept, overall=_group("all", rows, accept), repos=_groups(rows, "repo", accept),
+        harnesses=_groups(rows, "harness", accept), statuses=dict(Counter(r.status for r in rows)),
+        reward_bins=[float(e) for e in edges], reward_counts=[int(c) for c in counts],
+        turns=_dist([r.turns for r in rows]), tokens=_dist([r.tokens for r in rows]),
+        sampled_tokens=_dist([r.sampled_tokens for r in rows]),
+        stages={k: d for k, v in sorted(stage_values.items()) if (d := _dist(v)) is not None},
+        failures=dict(Counter(r.reason for r in rows if r.reason is not None).most_common()),
+        engine_tokens_per_s=engine_tps, problems=problems,
+    )
+
+
+def _table(title: str, groups: Sequence[GroupRow]) -> list[str]:
+    lines = [f"| {title} | instances | sessions | accepted | rate | solved instances |", "|---|" + "---:|" * 5]
+    lines += [f"| {g.name or '(none)'} | {g.instances} | {g.sessions} | {g.accepted} | {100 * g.rate:.1f}% | "
+              f"{g.solved} |" for g in groups]
+    return lines
+
+
+def _fmt(d: Dist | None, unit: str = "") -> str:
+    return "n/a" if d is None else f"{d.mean:.4g}{unit} | {d.median:.4g}{unit} | {d.p95:.4g}{unit}"
+
+
+def render_markdown(rep: RunReport, plots: Sequence[str] = ()) -> str:
+    o = rep.overall
+    tps = "n/a (no engine timings in trace metadata)" if rep.engine_tokens_per_s is None \
+        else f"{rep.engine_tokens_per_s:.1f} sampled tokens/s of engine time"
+    lines = [
+        f"# Run report: {', '.join(rep.runs)}", "",
+        f"{o.sessions} sessions over {o.instances} instances; accepted (completed, reward >= {rep.accept:g}): "
+        f"{o.accepted} ({100 * o.rate:.1f}%); instances with an accepted session: {o.solved}.", "",
+        "Statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(rep.statuses.items())), "",
+        "## Acceptance per repository", "", *_table("repository", rep.repos), "",
+        "## Acceptance per harness", "", *_table("harness", rep.harnesses), "",
+        "## Sessions", "", "| | mean | median | p95 |", "|---|---:|---:|---:|",
+        f"| turns (model calls) | {_fmt(rep.turns)} |", f"| tokens (prompt + response) | {_fmt(rep.tokens)} |",
+        f"| sampled tokens | {_fmt(rep.sampled_tokens)} |",
+        *(f"| stage `{k}` | {_fmt(d, ' s')} |" for k, d in rep.stages.items()), "",
+        f"GPU-side throughput: {tps}", "",
+        "## Reward histogram", "", "| bin | sessions |", "|---|---:|",
+        *(f"| [{rep.reward_bins[i]:.3g}, {rep.reward_bins[i + 1]:.3g}) | {c} |"
+          for i, c in enumerate(rep.reward_counts)), "",
+        "## Failure reasons", "", "| reason | sessions |", "|---|---:|",
+        *(f"| {k.replace('|', '/')} | {v} |" for k, v in rep.failures.items()), "",
+    ]
+    if plots:
+        lines += ["## Plots", "", *(f"![{Path(p).stem}]({Path(p).name})" for p in plots), ""]
+    if rep.problems:
+        lines += ["## Shards skipped", "", *(f"- {p}" for p in rep.problems), ""]
+    return "\n".join(lines)
+
+
+def write_report(runs: Sequence[str | os.PathLike[str]], out: Path, *, accept: float = 1.0,
+                 plots: bool = True) -> str:
+    """Write ``report.md``, ``report.json`` and PNG plots under ``out``; returns the markdown."""
+    rows, problems = collect(runs, accept)
+    rep = summarize(rows, [str(r) for r in runs], accept, problems)
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[str] = []
+    if plots and rows:
+        from polar_hpc.train.plots import plot_report
+
+        written = plot_report(rep, rows, out)
+    text = render_markdown(rep, written)
+    (out / "report.md").write_text(text)
+    (out / "report.json").write_bytes(msgspec.json.format(msgspec.json.encode(rep)))
+    return text
