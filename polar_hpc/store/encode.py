@@ -168,6 +168,13 @@ def blob_items(data: np.ndarray, offsets: np.ndarray) -> list[memoryview]:
     return [raw[a:b] for a, b in zip(off[:-1], off[1:], strict=True)]
 
 
+def raw_pieces(sessions: Sequence[EncodedSession]) -> dict[str, list[np.ndarray]]:
+    """The per-trace pieces of the big columns (tokens and trace blobs), in shard order."""
+    return token_pieces(sessions) | {
+        "traces/blob": [np.frombuffer(b, dtype=np.uint8) for s in sessions for b in s.trace_blobs]
+    }
+
+
 def token_pieces(sessions: Sequence[EncodedSession]) -> dict[str, list[np.ndarray]]:
     """The per-trace arrays of each token column, in shard order."""
     return {
@@ -181,7 +188,8 @@ def token_pieces(sessions: Sequence[EncodedSession]) -> dict[str, list[np.ndarra
 def build_columns(sessions: Sequence[EncodedSession], *, tokens: bool = True) -> dict[str, np.ndarray]:
     """Whole-shard columns keyed by dataset path (text/blob columns give NAME and NAME_offsets).
 
-    ``tokens=False`` leaves out the four token columns (the writer writes those from the pieces).
+    ``tokens=False`` leaves out the data of the ``raw_pieces`` columns (the four token columns and
+    ``traces/blob``; its offsets stay): the writer writes those from the pieces.
     """
     pieces = token_pieces(sessions)
     prompts, responses = pieces["tokens/prompt_ids"], pieces["tokens/response_ids"]
@@ -199,7 +207,11 @@ def build_columns(sessions: Sequence[EncodedSession], *, tokens: bool = True) ->
     traces = [t for s in sessions for t in s.result.trajectory.traces]
     cols["traces/reward"] = np.array([t.reward for t in traces], dtype=np.float64)
     _put(cols, "traces/finish_reason", [t.finish_reason.encode() for t in traces])
-    _put(cols, "traces/blob", [b for s in sessions for b in s.trace_blobs])
+    tblobs = [b for s in sessions for b in s.trace_blobs]
+    if tokens:
+        _put(cols, "traces/blob", tblobs)
+    else:
+        cols["traces/blob_offsets"] = _offsets([len(b) for b in tblobs])
     results = [s.result for s in sessions]
     _put(cols, "sessions/key", [r.key.encode() for r in results])
     _put(cols, "sessions/task_id", [r.task_id.encode() for r in results])

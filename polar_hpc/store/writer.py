@@ -23,7 +23,7 @@ import numpy as np
 
 from polar_hpc.config.run import ShardConfig
 from polar_hpc.log import get_logger
-from polar_hpc.store.encode import EncodedSession, build_columns, encode_session, token_pieces
+from polar_hpc.store.encode import EncodedSession, build_columns, encode_session, raw_pieces
 from polar_hpc.store.schema import COLUMNS, SCHEMA_NAME, SCHEMA_VERSION, SHARD_SUFFIX, TMP_SUFFIX
 from polar_hpc.wire.records import SessionResult
 
@@ -66,11 +66,12 @@ def write_shard(
 ) -> None:
     """Write one complete shard file at ``path`` and fsync it (no rename: the caller publishes).
 
-    Uncompressed token columns are allocated by HDF5 (contiguous, no fill) and their bytes are then
-    written with ``pwritev`` straight from each trace's array: no concatenated copy, no HDF5 data path.
+    Without HDF5 compression, the big columns (tokens, trace blobs) are allocated by HDF5 (contiguous, no
+    fill) and their bytes are then written with ``pwritev`` straight from each trace's pieces: no
+    concatenated copy, no HDF5 data path.
     """
     opts = _compression(config) if config is not None else {}
-    pieces = token_pieces(sessions)
+    pieces = raw_pieces(sessions)
     cols = build_columns(sessions, tokens=bool(opts))
     raw: list[tuple[int, list[np.ndarray]]] = []
     with h5py.File(path, "w") as f:

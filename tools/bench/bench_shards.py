@@ -112,6 +112,11 @@ def bench_write_read(args: argparse.Namespace, root: Path) -> None:
     row("plain write+fsync (best round)", f"{file_bytes / tp / 1e6:.0f} MB/s", "same bytes, same run")
     med = statistics.median(plain_s) / statistics.median(shard_s)
     row("ratio shard/plain", f"{tp / ts:.0%}", f"target >= 50% (ratio of medians {med:.0%})")
+    t0 = time.perf_counter()
+    for s in sessions:
+        encode_session(s)
+    enc = time.perf_counter() - t0
+    row("  of which encode (JSON + zstd)", f"{enc:.2f} s", f"{enc / ts:.0%} of the best shard round")
     print(
         f"  rounds: shard {', '.join(f'{x:.2f}s' for x in shard_s)}; plain {', '.join(f'{x:.2f}s' for x in plain_s)}"
     )

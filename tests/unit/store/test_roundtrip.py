@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -169,6 +170,18 @@ def test_many_small_traces_round_trip(tmp_path: Path, session_result_factory: An
         for _ in range(80)
     ]
     with ShardWriter(tmp_path, 0, ShardConfig(), {}) as w:
+        for r in batch:
+            w.add(r)
+    back = list(ShardReader(tmp_path).results())
+    assert [to_msgpack(r) for r in back] == [to_msgpack(r) for r in batch]
+
+
+@pytest.mark.parametrize("compression", ["gzip", "lzf"])
+def test_hdf5_compressed_token_columns_round_trip(
+    tmp_path: Path, session_result_factory: Any, compression: str
+) -> None:
+    batch = [session_result_factory(traces=2) for _ in range(3)]
+    with ShardWriter(tmp_path, 0, ShardConfig(compression=compression), {}) as w:  # type: ignore[arg-type]
         for r in batch:
             w.add(r)
     back = list(ShardReader(tmp_path).results())
