@@ -18,7 +18,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--seed", type=int, default=0, help="seeds requests that carry no sampling_seed")
     p.add_argument("--context-length", type=int, default=None, help="default: max_position_embeddings")
     p.add_argument("--served-model-name", default=None)
-    p.add_argument("--threads", type=int, default=None, help="torch threads (default: min(4, cores))")
+    p.add_argument("--threads", type=int, default=None, help="torch threads (default: half the cores, 1..4)")
     p.add_argument("--ready-file", default=None, help="write the endpoint (url, pid) here as JSON once listening")
     p.add_argument("--logprob-mode", choices=["processed", "original"], default="processed",
                    help="processed: softmax(logits/T) as SGLang reports; original: raw log_softmax")

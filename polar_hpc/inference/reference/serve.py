@@ -32,7 +32,7 @@ def serve(
 ) -> int:
     import torch
 
-    torch.set_num_threads(threads or min(4, os.cpu_count() or 1))
+    torch.set_num_threads(threads or max(1, min(4, (os.cpu_count() or 2) // 2)))
     torch.manual_seed(seed)
     runner = ModelRunner(model_dir, context_length=context_length, logprob_mode=logprob_mode)
     server = ReferenceServer(runner, served_model_name=served_model_name or Path(model_dir).name, seed=seed)
