@@ -1,0 +1,244 @@
+"""Async RL on a running polar-hpc run: submit GRPO groups, receive evaluated groups, push new weights.
+
+    async with AsyncRollouts(run_dir, AsyncConfig(max_off_policy_steps=1)) as ro:
+        await ro.submit_group(task, num_samples=8, rollout_step=0)
+        async for group in ro.groups():
+            samples = group_samples(group)          # tokens, loss mask, rollout logprobs, reward, group id
+            ...train...
+            await ro.update_policy(checkpoint_dir, version=ro.policy_version + 1)
+
+A group is one submitted task (``num_samples`` sessions of the same prompt); its task id is the group id and
+``Task.metadata`` carries ``policy_version``, ``rollout_step``, ``group_id`` and ``base_task_id`` (the gateway
+copies task metadata into every SessionResult). ``groups()`` yields a group once all its samples are back,
+unless it is stale (``policy_version - group policy_version > max_off_policy_steps``: dropped, counted in
+``stats.stale``) or too few samples completed (``< min_group_fraction``: counted in ``stats.incomplete``).
+
+Mapping to slime's ``Sample`` (``slime/utils/types.py``; no slime import here):
+
+    ==========================  ===========================================================================
+    slime ``Sample``            ``TrainSample`` / source
+    ==========================  ===========================================================================
+    ``group_index``             ``group_id`` (task id of the group; one int per group in slime)
+    ``index``                   ``sample_index`` (session sample index within the group)
+    ``prompt``                  ``Trace.prompt_messages`` (messages; decode ``prompt_ids`` for text)
+    ``tokens``                  ``tokens`` = prompt ids ‖ response ids
+    ``response``                the assistant text of ``response_messages`` (not needed for training)
+    ``response_length``         ``response_length``
+    ``loss_mask``               ``loss_mask[prompt_length:]`` (slime's mask covers the response only)
+    ``rollout_log_probs``       ``rollout_logprobs`` (response-aligned, float32)
+    ``reward``                  ``reward`` (trace reward; the session's outcome reward broadcast)
+    ``status``                  COMPLETED -> ``COMPLETED``; ``finish_reason == "length"`` -> ``TRUNCATED``;
+                                TIMEOUT / ERROR -> ``ABORTED`` (here: loss mask all 0, ``masked=True``)
+    ``weight_versions``         ``weight_versions`` (from the completion records, per trace)
+    ``metadata``                ``metadata`` (task metadata + trace metadata)
+    ==========================  ===========================================================================
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Iterable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from polar_hpc.client import RunClient
+from polar_hpc.log import get_logger
+from polar_hpc.wire.endpoints import read_endpoints
+from polar_hpc.wire.records import SessionResult, Task, TraceStatus
+
+log = get_logger("train")
+
+
+class AsyncConfig(msgspec.Struct, kw_only=True, frozen=True):
+    max_off_policy_steps: int = 1
+    min_group_fraction: float = 1.0
+    """Fraction of a group's samples that must have completed (status COMPLETED) for it to be used."""
+    pause_mode: str = "retract"
+    """``pause_generation`` mode during weight updates: ``retract``/``in_place`` keep in-flight requests."""
+
+
+class Group(msgspec.Struct, kw_only=True):
+    group_id: str
+    base_task_id: str
+    policy_version: int
+    rollout_step: int
+    num_samples: int
+    results: list[SessionResult]
+    submitted_at: float = 0.0
+    finished_at: float = 0.0
+
+    @property
+    def completed_fraction(self) -> float:
+        done = sum(1 for r in self.results if r.trajectory.status == TraceStatus.COMPLETED)
+        return done / self.num_samples if self.num_samples else 0.0
+
+    @property
+    def rewards(self) -> np.ndarray:
+        return np.asarray([r.reward for r in sorted(self.results, key=lambda r: r.sample_index)], dtype=np.float32)
+
+
+class TrainSample(msgspec.Struct, kw_only=True):
+    group_id: str
+    sample_index: int
+    trace_index: int
+    tokens: np.ndarray
+    """int32: prompt ‖ response."""
+    loss_mask: np.ndarray
+    """uint8, aligned with ``tokens``: 0 over the prompt; all 0 when ``masked``."""
+    rollout_logprobs: np.ndarray
+    """float32, response-aligned: the behaviour policy's logprobs."""
+    prompt_length: int
+    response_length: int
+    reward: float
+    status: TraceStatus
+    masked: bool
+    policy_version: int
+    weight_versions: list[str]
+    metadata: dict[str, Any]
+
+
+class AsyncStats(msgspec.Struct, kw_only=True):
+    submitted: int = 0
+    yielded: int = 0
+    stale: int = 0
+    incomplete: int = 0
+    weight_updates: int = 0
+    update_seconds: float = 0.0
+
+
+def group_samples(group: Group) -> list[TrainSample]:
+    """Every trace of every session of ``group``; TIMEOUT / ERROR sessions are kept with an all-zero mask."""
+    out = []
+    for r in sorted(group.results, key=lambda r: r.sample_index):
+        masked = r.trajectory.status != TraceStatus.COMPLETED
+        for j, tr in enumerate(r.trajectory.traces):
+            pl, rl = int(tr.prompt_ids.shape[0]), int(tr.response_ids.shape[0])
+            mask = np.zeros(pl + rl, dtype=np.uint8)
+            if not masked:
+                mask[pl:] = tr.loss_mask
+            out.append(TrainSample(
+                group_id=group.group_id, sample_index=r.sample_index, trace_index=j,
+                tokens=np.concatenate([tr.prompt_ids, tr.response_ids]).astype(np.int32, copy=False),
+                loss_mask=mask, rollout_logprobs=np.asarray(tr.response_logprobs, dtype=np.float32),
+                prompt_length=pl, response_length=rl, reward=float(tr.reward), status=r.trajectory.status,
+                masked=masked, policy_version=group.policy_version,
+                weight_versions=[str(v) for v in tr.metadata.get("weight_versions", [])],
+                metadata={**r.metadata, **tr.metadata},
+            ))
+    return out
+
+
+class AsyncRollouts:
+    def __init__(self, run_dir: str | Path, config: AsyncConfig | None = None, *, policy_version: int = 0,
+                 client: RunClient | None = None, timeout_s: float = 30.0) -> None:
+        self.run_dir = Path(run_dir)
+        self.config = config or AsyncConfig()
+        self.policy_version = policy_version
+        self.client = client or RunClient(self.run_dir, timeout_s=timeout_s)
+        self.stats = AsyncStats()
+        self._open: dict[str, Group] = {}
+
+    async def __aenter__(self) -> AsyncRollouts:
+        await self.client.connect()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.client.close()
+
+    @property
+    def pending(self) -> int:
+        """Groups submitted and not yet yielded or dropped."""
+        return len(self._open)
+
+    def tag(self, task: Task, *, rollout_step: int, num_samples: int | None = None,
+            group_id: str | None = None) -> Task:
+        gid = group_id or f"{task.task_id}@step{rollout_step}"
+        meta = {**task.metadata, "policy_version": self.policy_version, "rollout_step": rollout_step,
+                "group_id": gid, "base_task_id": task.task_id}
+        return msgspec.structs.replace(task, task_id=gid, num_samples=num_samples or task.num_samples,
+                                       metadata=meta)
+
+    async def submit_groups(self, tasks: Iterable[Task], *, rollout_step: int,
+                            num_samples: int | None = None) -> list[str]:
+        """Submit one group per task (tagged with the current policy version); returns the group ids."""
+        tagged = [self.tag(t, rollout_step=rollout_step, num_samples=num_samples) for t in tasks]
+        reply = await self.client.submit(tagged)
+        if reply.rejected:
+            raise ValueError("coordinator rejected groups: " + "; ".join(f"{k}: {v}" for k, v in
+                                                                         reply.rejected.items()))
+        now = time.monotonic()
+        for t in tagged:
+            self._open[t.task_id] = Group(group_id=t.task_id, base_task_id=t.metadata["base_task_id"],
+                                          policy_version=self.policy_version, rollout_step=rollout_step,
+                                          num_samples=t.num_samples, results=[], submitted_at=now)
+        self.stats.submitted += len(tagged)
+        return [t.task_id for t in tagged]
+
+    async def submit_group(self, task: Task, *, rollout_step: int, num_samples: int | None = None) -> str:
+        return (await self.submit_groups([task], rollout_step=rollout_step, num_samples=num_samples))[0]
+
+    def accept(self, result: SessionResult) -> Group | None:
+        """Add one result; the group when it is complete and usable (else None: waiting, stale or rejected)."""
+        gid = str(result.metadata.get("group_id", result.task_id))
+        group = self._open.get(gid)
+        if group is None:
+            log.debug("result %s belongs to no open group (not ours, or already handled)", result.key)
+            return None
+        group.results.append(result)
+        if len(group.results) < group.num_samples:
+            return None
+        del self._open[gid]
+        group.finished_at = time.monotonic()
+        if self.policy_version - group.policy_version > self.config.max_off_policy_steps:
+            self.stats.stale += 1
+            log.info("dropped stale group %s (policy %d, now %d)", gid, group.policy_version, self.policy_version)
+            return None
+        if group.completed_fraction < self.config.min_group_fraction:
+            self.stats.incomplete += 1
+            log.info("rejected group %s: %.0f%% of samples completed", gid, 100 * group.completed_fraction)
+            return None
+        self.stats.yielded += 1
+        return group
+
+    async def groups(self, *, until_idle: bool = False) -> AsyncIterator[Group]:
+        """Complete, fresh, sufficiently completed groups as they finish. Runs until the caller stops, or with
+        ``until_idle`` until no submitted group is pending (stale and rejected ones count as handled)."""
+        if until_idle and not self._open:
+            return
+        async for result in self.client.results():
+            group = self.accept(result)
+            if group is not None:
+                yield group
+            if until_idle and not self._open:
+                return
+
+    def inference_urls(self) -> list[str]:
+        eps = read_endpoints(self.run_dir, "inference-")
+        if not eps:
+            raise FileNotFoundError(f"no inference endpoints (endpoints/inference-*.json) in {self.run_dir}")
+        return [e.url for e in eps]
+
+    async def update_policy(self, checkpoint_dir: str | Path, version: int) -> None:
+        """Pause every inference server, load ``checkpoint_dir`` as weight version ``str(version)``, continue.
+
+        Groups submitted afterwards carry ``version``; groups older than ``max_off_policy_steps`` are dropped.
+        """
+        from polar_hpc.inference.engine import SGLangEngine
+
+        t0 = time.monotonic()
+        engine = SGLangEngine(self.inference_urls())
+        try:
+            await engine.pause_generation(self.config.pause_mode)
+            try:
+                await engine.update_weights_from_disk(str(checkpoint_dir), str(version))
+            finally:
+                await engine.continue_generation()
+        finally:
+            await engine.close()
+        self.policy_version = version
+        self.stats.weight_updates += 1
+        self.stats.update_seconds += time.monotonic() - t0
+        log.info("policy version %d loaded from %s in %.2fs", version, checkpoint_dir, time.monotonic() - t0)
