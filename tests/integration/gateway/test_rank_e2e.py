@@ -67,7 +67,7 @@ def make_recipe(tmp: Path, harness: str, url: str, model_dir: Path, samples: int
     cfg = RunConfig(
         name=f"e2e-{harness}",
         inference=InferenceConfig(engine="external", endpoints=[url], model=str(model_dir), served_model_name="policy",
-                                  context_length=4096, max_new_tokens=48, request_timeout_s=60),
+                                  context_length=32768, max_new_tokens=48, request_timeout_s=60),
         gateway=GatewayConfig(init_pool=1, ready_buffer=1, run_pool=1, postrun_pool=1, start_gate=1,
                               agent_timeout_s=120, session_timeout_s=200, drain_grace_s=20),
         runtime=RuntimeSpec(
@@ -113,10 +113,10 @@ def check_run(run_dir: Path, harness: str, samples: int, output: str) -> None:
     for r in results:
         why = f"{harness} session {r.key}: {msgspec.json.encode(r.metadata).decode()[-2500:]}\n{output[-2000:]}"
         assert r.harness == harness
-        assert r.metadata["agent"]["status"] in ("completed", "timeout", "failed"), why
+        assert r.metadata["agent"]["status"] in ("completed", "timeout"), why
         assert r.trajectory.traces, f"no model call reached the proxy; {why}"
         assert r.evaluation is not None, why
-        assert r.trajectory.status in (TraceStatus.COMPLETED, TraceStatus.TIMEOUT, TraceStatus.ERROR)
+        assert r.trajectory.status in (TraceStatus.COMPLETED, TraceStatus.TIMEOUT), why
         assert {"init", "run", "build", "evaluate", "teardown"} <= r.timings.keys()
         for tr in r.trajectory.traces:
             assert len(tr.loss_mask) == len(tr.response_ids) == len(tr.response_logprobs)
