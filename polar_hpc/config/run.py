@@ -100,6 +100,9 @@ class RuntimeSpec(StrictStruct):
     workdir: str = "/polar/session/work"
     binds: list[str] = msgspec.field(default_factory=list)
     """Extra read-only binds ``SRC[:DST]``."""
+    host_python: bool = False
+    """bwrap: bind the Python running polar-hpc (and the polar_hpc package) read-only into the sandbox, first on
+    PATH, so agents written in Python with the host's packages (the openai SDK, pytest) run unchanged."""
     gpus: int = 0
     memory_gb: float | None = None
     start_timeout_s: float = 120.0

@@ -12,6 +12,7 @@ from __future__ import annotations
 import glob
 import os
 import shutil
+import sys
 from pathlib import Path
 
 from polar_hpc.config.run import RuntimeSpec
@@ -60,6 +61,14 @@ def root_args(image: str | None) -> list[str]:
     return args
 
 
+def host_python_paths() -> list[str]:
+    """The interpreter prefixes and the folder holding the polar_hpc package, outside the system binds."""
+    import polar_hpc
+
+    paths = {sys.prefix, sys.base_prefix, str(Path(polar_hpc.__file__).resolve().parents[1])}
+    return sorted(p for p in paths if not p.startswith(("/usr", "/bin", "/lib", "/etc")))
+
+
 def bwrap_argv(
     spec: RuntimeSpec,
     *,
@@ -86,6 +95,9 @@ def bwrap_argv(
     for item in spec.binds:
         src, dst = parse_bind(item)
         argv += ["--ro-bind", src, dst]
+    if spec.host_python:
+        for path in host_python_paths():
+            argv += ["--ro-bind", path, path]
     bridged = spec.network == "none" and proxy_socket is not None
     if bridged:
         argv += ["--ro-bind", str(FORWARDER_SRC), SANDBOX_FORWARDER]

@@ -6,6 +6,7 @@ import asyncio
 import shlex
 import shutil
 import signal
+import sys
 import tempfile
 import time
 import uuid
@@ -122,8 +123,16 @@ class SandboxBase:
     # ---- exec --------------------------------------------------------------------------------
     def base_env(self) -> dict[str, str]:
         home = f"{self.sandbox_session_dir}/home"
+        path = SANDBOX_PATH
+        extra: dict[str, str] = {}
+        if self.spec.host_python and self.spec.backend == "bwrap":
+            import polar_hpc
+
+            path = f"{sys.prefix}/bin:{path}"
+            extra["PYTHONPATH"] = str(Path(polar_hpc.__file__).resolve().parents[1])
         return {
-            "PATH": SANDBOX_PATH,
+            **extra,
+            "PATH": path,
             "HOME": home,
             "LANG": "C.UTF-8",
             "TERM": "dumb",
