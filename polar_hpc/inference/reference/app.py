@@ -100,7 +100,7 @@ class ReferenceServer:
             finish_reason=fin,
             prompt_tokens=len(gen.input_ids),
             completion_tokens=len(gen.output_ids),
-            cached_tokens=0,
+            cached_tokens=gen.cached_tokens,
             weight_version=gen.weight_version if fin is not None else self.runner.weight_version,
             e2e_latency=time.monotonic() - started,
             output_token_logprobs=entries,

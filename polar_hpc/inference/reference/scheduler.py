@@ -21,6 +21,7 @@ import torch
 
 from polar_hpc.inference.protocol import FinishAbort, FinishLength, FinishReason, FinishStop
 from polar_hpc.inference.reference.model import ModelRunner, SamplingSpec, make_generator
+from polar_hpc.inference.reference.prefix_cache import PrefixCache
 from polar_hpc.log import get_logger
 
 log = get_logger("inference.reference")
@@ -41,13 +42,18 @@ class Generation:
     weight_version: str = "default"
     created: float = field(default_factory=time.monotonic)
     cache: Any = None
+    cache_len: int = 0
+    """Tokens of ``input_ids + output_ids`` the KV cache covers."""
+    cached_tokens: int = 0
+    """Prompt tokens served from the prefix cache."""
     logits: torch.Tensor | None = None
     generator: torch.Generator | None = None
 
 
 class Scheduler:
-    def __init__(self, runner: ModelRunner, *, seed: int = 0) -> None:
+    def __init__(self, runner: ModelRunner, *, seed: int = 0, prefix_cache_tokens: int = 65536) -> None:
         self.runner = runner
+        self.prefix = PrefixCache(prefix_cache_tokens)
         self._rng = random.Random(seed)
         self._cond = threading.Condition()
         self._pending: deque[Generation] = deque()
@@ -144,6 +150,7 @@ class Scheduler:
             fut.set_result(fn())
         except Exception as err:  # reported to the HTTP caller
             fut.set_exception(err)
+        self.prefix.clear()
         for gen in self._active:  # weights may have changed: recompute the KV cache on the next step
             gen.cache = None
             gen.logits = None
@@ -153,13 +160,19 @@ class Scheduler:
             if gen.logits is None:
                 if gen.generator is None:
                     gen.generator = make_generator(gen.spec.seed, self._rng)
-                gen.logits, gen.cache = self.runner.forward(gen.input_ids + gen.output_ids, None)
+                ids = gen.input_ids + gen.output_ids
+                cache, n = (None, 0) if gen.internal else self.prefix.take(ids)
+                if not gen.output_ids:
+                    gen.cached_tokens = n
+                gen.logits, gen.cache = self.runner.forward(ids[n:], cache)
+                gen.cache_len = len(ids)
             tok, lp = self.runner.sample(gen.logits, gen.spec, gen.generator)  # type: ignore[arg-type]
             gen.output_ids.append(tok)
             gen.logprobs.append(lp)
             finish = self._check_stop(gen, tok)
             if finish is None:
                 gen.logits, gen.cache = self.runner.forward([tok], gen.cache)
+                gen.cache_len += 1
         except Exception as err:
             log.exception("generation %s failed", gen.rid)
             self._finish(gen, FinishAbort(message=f"{type(err).__name__}: {err}", status_code=500, err_type="InternalServerError"))
@@ -187,6 +200,9 @@ class Scheduler:
             return
         gen.finish = reason
         gen.weight_version = self.runner.weight_version
+        healthy = not (isinstance(reason, FinishAbort) and reason.status_code == 500)
+        if gen.cache is not None and gen.logits is not None and healthy and not gen.internal:
+            self.prefix.put((gen.input_ids + gen.output_ids)[: gen.cache_len], gen.cache)
         gen.cache = None
         gen.logits = None
         with self._cond:

@@ -173,3 +173,14 @@ async def test_health_model_info_and_models(reference_server: ReferenceHandle) -
     async with aiohttp.ClientSession(trust_env=False) as http, http.get(f"{reference_server.url}/v1/models") as resp:
         cards = (await resp.json())["data"]
     assert cards[0]["id"] == "tiny-qwen3"
+
+
+async def test_prefix_cache_serves_the_next_turn(reference_server: ReferenceHandle, direct_model) -> None:
+    async with SGLangEngine([reference_server.url]) as engine:
+        first = await engine.generate(PROMPT + [42], SamplingParams(max_new_tokens=6, temperature=0.0))
+        turn2 = PROMPT + [42] + first.output_ids.tolist() + [151645, 198, 151644, 872, 198, 9707]
+        second = await engine.generate(turn2, SamplingParams(max_new_tokens=6, temperature=1.0, seed=5))
+    assert first.cached_tokens < len(PROMPT) + 1
+    assert second.cached_tokens >= len(PROMPT) + 1 + 5  # everything the first request forwarded
+    expected = forward_logprobs(direct_model, turn2, second.output_ids.tolist(), 1.0)
+    np.testing.assert_allclose(second.output_logprobs, expected, atol=2e-4, rtol=0)
