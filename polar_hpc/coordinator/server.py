@@ -82,6 +82,7 @@ class Coordinator:
         self._decoder = c.coordinator_decoder()
         self._stop = asyncio.Event()
         self._hold_dispatch_until = 0.0
+        self._dispatch_scheduled = False
         self.dropped_frames = 0
         self.http: Any = None
         self.on_task_done: list[Any] = []
@@ -233,6 +234,13 @@ class Coordinator:
             log.warning("peer %s is not reading; message dropped", peer.hex())
 
     def _dispatch(self) -> None:
+        """Coalesce: dispatch once after the messages that are already waiting have been handled."""
+        if not self._dispatch_scheduled:
+            self._dispatch_scheduled = True
+            asyncio.get_running_loop().call_soon(self._dispatch_now)
+
+    def _dispatch_now(self) -> None:
+        self._dispatch_scheduled = False
         if time.monotonic() < self._hold_dispatch_until:
             return
         for rank, sessions in self.state.dispatch().items():

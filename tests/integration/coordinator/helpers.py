@@ -8,9 +8,12 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+
+import zmq
 
 from polar_hpc.config import RunConfig, dump_config
 from polar_hpc.config.run import CoordinatorConfig, TaskSource
@@ -96,3 +99,12 @@ def shard_keys(run_dir: Path) -> tuple[list[str], int]:
     reader = ShardReader(run_dir / "shards")
     keys = [k for _, table, _ in reader.session_tables() for k in table.keys]
     return keys, len(reader.duplicates)
+
+
+def term_with_deadline(ctx: zmq.Context, timeout_s: float = 5.0) -> None:  # type: ignore[type-arg]
+    """``ctx.term()`` in a daemon thread: fail loudly instead of hanging when sockets remain open."""
+    t = threading.Thread(target=ctx.term, daemon=True)
+    t.start()
+    t.join(timeout_s)
+    if t.is_alive():
+        raise AssertionError(f"zmq context did not terminate within {timeout_s}s: open sockets likely remain")

@@ -18,7 +18,7 @@ from polar_hpc.gateway.control import GatewayControl
 from polar_hpc.wire import control as c
 from polar_hpc.wire.records import Task
 from polar_hpc.wire.security import configure_client, load_keys
-from tests.integration.coordinator.helpers import async_wait_for, make_config, shard_keys
+from tests.integration.coordinator.helpers import async_wait_for, make_config, shard_keys, term_with_deadline
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -85,22 +85,22 @@ async def test_client_without_run_keys_is_refused(start_coordinator: Callable[..
     keys = load_keys(run_dir)
     ctx = zmq.asyncio.Context()
     hello = c.encode(c.Hello(protocol=c.PROTOCOL_VERSION, role="client"))
+    intruder = ctx.socket(zmq.DEALER)
+    plain = ctx.socket(zmq.DEALER)
     try:
-        intruder = ctx.socket(zmq.DEALER)
-        intruder.linger = 0
         pub, sec = zmq.curve_keypair()  # knows the server key, not the run's client key
         intruder.curve_serverkey = keys.server_public.encode()
         intruder.curve_publickey, intruder.curve_secretkey = pub, sec
-        intruder.connect(ep.address)
-        plain = ctx.socket(zmq.DEALER)
-        plain.linger = 0
-        plain.connect(ep.address)
         for sock in (intruder, plain):
+            sock.connect(ep.address)
             await sock.send(hello)
-            assert await sock.poll(1500) == 0, "a peer without the run's client key got an answer"
-            sock.close(linger=0)
+        for name, sock in (("wrong key", intruder), ("no CURVE", plain)):
+            got = await sock.poll(1500)
+            assert got == 0, f"a peer with {name} got an answer: {await sock.recv()!r}"
     finally:
-        ctx.term()
+        intruder.close(linger=0)
+        plain.close(linger=0)
+        term_with_deadline(ctx)
     async with RunClient(run_dir, timeout_s=5) as client:
         assert (await client.status()).run_name == "cp-test"
 
@@ -112,9 +112,8 @@ async def test_bad_frames_are_dropped_and_serving_continues(
     ep = read_endpoint(run_dir)
     assert ep is not None
     ctx = zmq.asyncio.Context()
+    sock = ctx.socket(zmq.DEALER)
     try:
-        sock = ctx.socket(zmq.DEALER)
-        sock.linger = 0
         configure_client(sock, load_keys(run_dir))
         sock.connect(ep.address)
         await sock.send(b"\xc1garbage")
@@ -125,9 +124,9 @@ async def test_bad_frames_are_dropped_and_serving_continues(
         assert await sock.poll(5000)
         refused = c.client_decoder().decode(await sock.recv())
         assert isinstance(refused, c.Refused) and "version 999" in refused.reason
-        sock.close(linger=0)
     finally:
-        ctx.term()
+        sock.close(linger=0)
+        term_with_deadline(ctx)
     async with RunClient(run_dir, timeout_s=5) as client:
         await client.status()
     assert coord.dropped_frames == 4
