@@ -33,6 +33,7 @@ from polar_hpc.wire.security import configure_server, ensure_keys, start_authent
 log = get_logger("coordinator")
 
 ENDPOINT_FILE = "coordinator.json"
+_ACK = c.encode(c.HeartbeatAck())
 
 
 class Endpoint(msgspec.Struct, kw_only=True):
@@ -83,6 +84,7 @@ class Coordinator:
         self._stop = asyncio.Event()
         self._hold_dispatch_until = 0.0
         self._dispatch_scheduled = False
+        self._ack_every_s = min(self.cc.heartbeat_timeout_s / 4, 5 * self.cc.heartbeat_interval_s)
         self.dropped_frames = 0
         self.http: Any = None
         self.on_task_done: list[Any] = []
@@ -178,7 +180,7 @@ class Coordinator:
 
     async def _recv_loop(self) -> None:
         while True:
-            frames = await self.sock.recv_multipart(copy=False)
+            frames = await self.sock.recv_multipart()
             try:
                 self._handle(frames)
             except Exception:
@@ -257,12 +259,12 @@ class Coordinator:
         self.dropped_frames += 1
         log.warning("dropped a control frame from peer %s: %s", peer.hex() or "?", why)
 
-    def _handle(self, frames: list[zmq.Frame]) -> None:
-        peer = frames[0].bytes if frames else b""
+    def _handle(self, frames: list[bytes]) -> None:
+        peer = frames[0] if frames else b""
         if len(frames) != 2:
             self._drop(peer, f"expected 2 frames (identity, message), got {len(frames)}")
             return
-        buf = frames[1].buffer
+        buf = frames[1]
         if len(buf) > self.max_frame_bytes:
             self._drop(peer, f"{len(buf)} bytes exceeds the {self.max_frame_bytes}-byte limit")
             return
@@ -274,10 +276,12 @@ class Coordinator:
         now = time.monotonic()
         match msg:
             case c.Heartbeat():
-                if self.state.heartbeat(peer, now, msg.occupancy, msg.draining) is None:
+                r = self.state.heartbeat(peer, now, msg.occupancy, msg.draining)
+                if r is None:
                     self._rehello(peer)
-                else:
-                    self._send(peer, c.HeartbeatAck())
+                elif now - r.last_ack > self._ack_every_s:  # the rank only needs to know we are alive
+                    r.last_ack = now
+                    self._send_raw(peer, _ACK)
             case c.SessionStatus():
                 self.state.status(peer, msg.key, msg.attempt, msg.stage)
             case c.SessionDone():

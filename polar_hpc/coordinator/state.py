@@ -55,6 +55,7 @@ class RankEntry:
     host: str = ""
     proxy_endpoint: str = ""
     last_seen: float = 0.0
+    last_ack: float = float("-inf")
     alive: bool = True
     draining: bool = False
     in_flight: set[str] = field(default_factory=set)
