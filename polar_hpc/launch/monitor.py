@@ -80,7 +80,7 @@ def component_states(run: RunDir, jobs: JobsFile) -> list[ComponentState]:
         pid = _component_pid(run, job)
         if jobs.backend == "slurm":
             state = slurm.get(job.job_id, "UNKNOWN")
-            alive = state in LIVE_SLURM_STATES
+            alive = state in LIVE_SLURM_STATES or state == "UNKNOWN"  # sacct lags sbatch by a moment
         else:
             alive = pid_alive(int(job.job_id)) or (pid is not None and pid_alive(pid))
             state = "RUNNING" if alive else "ENDED"

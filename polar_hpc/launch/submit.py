@@ -3,10 +3,13 @@ same jobs as local processes. ``--dry-run`` renders the exact sbatch scripts ins
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shlex
 import sys
 import time
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +95,19 @@ def planned_jobs(cfg: RunConfig) -> list[tuple[Component, int]]:
     return jobs
 
 
+@contextlib.contextmanager
+def clean_slurm_env() -> Iterator[None]:
+    """Hide the submitting job's SLURM_*/SUBMITIT_* variables (launching from inside an allocation must not leak
+    them into the new jobs) but keep SLURM_CONF, which says where the cluster's configuration lives."""
+    keep = {"SLURM_CONF"}
+    hidden = {k: os.environ.pop(k) for k in list(os.environ)
+              if k.startswith(("SLURM_", "SLURMD_", "SBATCH_", "SRUN_", "SUBMITIT_")) and k not in keep}
+    try:
+        yield
+    finally:
+        os.environ.update(hidden)
+
+
 def render_sbatch(cfg: RunConfig, run: RunDir) -> dict[str, str]:
     """The sbatch scripts submitit would submit, one per component (the gateway one is an array)."""
     res = component_resources(cfg)
@@ -132,7 +148,7 @@ def submit_run(cfg: RunConfig, run: RunDir, only: set[tuple[Component, int]] | N
     by_component: dict[Component, list[int]] = {}
     for component, index in wanted:
         by_component.setdefault(component, []).append(index)
-    with submitit.helpers.clean_env():
+    with clean_slurm_env():
         for component in ("inference", "coordinator", "gateway"):
             indices = by_component.get(component, [])
             if not indices:
