@@ -7,6 +7,7 @@ coordinator keeps serving. Outbound traffic to a gateway is bounded by its capac
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import socket
@@ -94,6 +95,14 @@ class Coordinator:
     # ---- start / stop -----------------------------------------------------------------------------------
 
     def restore(self) -> None:
+        """Rebuild from the shards (a session is done when it is in one) and the journal."""
+        gc.disable()  # a million small objects: the cyclic GC would rescan them over and over
+        try:
+            self._restore()
+        finally:
+            gc.enable()
+
+    def _restore(self) -> None:
         from polar_hpc.store.resume import resume_index
 
         t0 = time.perf_counter()

@@ -15,10 +15,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from polar_hpc.log import get_logger
-from polar_hpc.wire.control import TERMINAL, SessionRef, SessionState
+from polar_hpc.wire.control import SessionRef, SessionState
 from polar_hpc.wire.records import Session, Task, session_key
 
 log = get_logger("coordinator.state")
+
+
+_FIRST_TERMINAL = SessionState.COMMITTED
+"""COMMITTED, ERROR and CANCELLED are the terminal states (compared as ints: no enum hashing)."""
 
 
 class QueueFull(RuntimeError):
@@ -87,7 +91,8 @@ class DispatchState:
         self.by_peer: dict[bytes, int] = {}
         self.committed_before: set[str] = set()
         """Keys found in shards at start whose task is not (yet) known."""
-        self.counts: dict[SessionState, int] = dict.fromkeys(SessionState, 0)
+        self.counts: list[int] = [0] * len(SessionState)
+        """Sessions per state, indexed by ``SessionState`` (a list: enum hashing is slow at 1M sessions)."""
         self.duplicates = 0
         self.accepted = 0
         self.reward_sum = 0.0
@@ -106,7 +111,7 @@ class DispatchState:
             entry = self.sessions.get(key)
             if entry is None:
                 self.committed_before.add(key)
-            elif entry.state not in TERMINAL:
+            elif entry.state < _FIRST_TERMINAL:
                 self._set_state(key, entry, SessionState.COMMITTED)
 
     def add_task(self, task: Task) -> None:
@@ -121,11 +126,12 @@ class DispatchState:
             )
         keys = [session_key(task.task_id, i) for i in range(task.num_samples)]
         entry = TaskEntry(task=task, keys=keys, open=0)
+        self.counts[SessionState.PENDING] += len(keys)
+        committed_before = self.committed_before
         for i, key in enumerate(keys):
             s = SessionEntry(task_id=task.task_id, sample_index=i)
             self.sessions[key] = s
-            self.counts[SessionState.PENDING] += 1
-            if key in self.committed_before:
+            if committed_before and key in committed_before:
                 self.committed_before.discard(key)
                 self._set_state(key, s, SessionState.COMMITTED)
             else:
@@ -138,7 +144,7 @@ class DispatchState:
 
     def give_up(self, key: str, error: str) -> None:
         s = self.sessions.get(key)
-        if s is not None and s.state not in TERMINAL:
+        if s is not None and s.state < _FIRST_TERMINAL:
             self._remove_pending(key)
             s.error = error
             self._set_state(key, s, SessionState.ERROR)
@@ -180,7 +186,7 @@ class DispatchState:
         held.update({r.key: (r.attempt, SessionState.DONE) for r in uncommitted})
         for key, (attempt, state) in held.items():
             s = self.sessions.get(key)
-            if s is None or s.state in TERMINAL or (s.rank not in (-1, rank) and s.state != SessionState.PENDING):
+            if s is None or s.state >= _FIRST_TERMINAL or (s.rank not in (-1, rank) and s.state != SessionState.PENDING):
                 stale.append(key)
                 continue
             if s.state == SessionState.PENDING:
@@ -297,7 +303,7 @@ class DispatchState:
         r = self.ranks[rank]
         r.in_flight.discard(key)
         self._push(r)
-        if s.state in (SessionState.DONE, SessionState.COMMITTED) or (s.state in TERMINAL and s.rank != rank):
+        if s.state in (SessionState.DONE, SessionState.COMMITTED) or (s.state >= _FIRST_TERMINAL and s.rank != rank):
             self.duplicates += 1
             log.info("session %s attempt %d done again on rank %d; keeping the first result", key, attempt, rank)
             r.uncommitted.add(key)
@@ -343,7 +349,7 @@ class DispatchState:
     def _requeue(self, keys: Iterable[str], crashed: set[str]) -> None:
         for key in sorted(keys):
             s = self.sessions.get(key)
-            if s is None or s.state in TERMINAL or s.state == SessionState.PENDING:
+            if s is None or s.state >= _FIRST_TERMINAL or s.state == SessionState.PENDING:
                 continue
             s.attempt += 1
             s.rank = -1
@@ -372,7 +378,7 @@ class DispatchState:
         task = self.tasks.get(s.task_id)
         if task is None:
             return
-        if state in TERMINAL and old not in TERMINAL:
+        if state >= _FIRST_TERMINAL and old < _FIRST_TERMINAL:
             task.open -= 1
             if task.open == 0:
                 self.tasks_completed += 1

@@ -29,7 +29,7 @@ class Progress:
 
 def build_status(state: DispatchState, progress: Progress, now: float, *, run_name: str, subscribers: int,
                  req: int = 0) -> RunStatus:
-    counts = {s.name.lower(): n for s, n in state.counts.items()}
+    counts = {s.name.lower(): state.counts[s] for s in SessionState}
     terminal = sum(state.counts[s] for s in TERMINAL)
     rate = progress.rate_per_s(now, terminal)
     remaining = len(state.sessions) - terminal
