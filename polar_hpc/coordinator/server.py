@@ -200,24 +200,31 @@ class Coordinator:
         last_status = 0.0
         while True:
             await asyncio.sleep(interval)
-            now = time.monotonic()
-            self.state.expire(now)
-            self._journal_errors()
-            self._notify_tasks()
-            for peer in self.subs.expire(now):
-                log.info("subscriber %s went silent; unsubscribed", peer.hex())
-            self._dispatch()
-            if now - last_status >= self.cc.status_interval_s:
-                last_status = now
-                self._write_status()
-                self._ask_idle_ranks_to_commit()
-            if self.exit_when_done and self.state.finished and not self.state.counts[c.SessionState.DONE]:
-                log.info("all %d tasks finished; shutting the gateway ranks down", len(self.state.tasks))
-                for r in self.state.ranks.values():
-                    if r.alive:
-                        self._send(r.peer, c.Shutdown(reason="run finished"))
-                await asyncio.sleep(0.2)
-                self.stop()
+            try:
+                last_status = await self._tick(last_status)
+            except Exception:
+                log.exception("coordinator housekeeping failed; continuing")
+
+    async def _tick(self, last_status: float) -> float:
+        now = time.monotonic()
+        self.state.expire(now)
+        self._journal_errors()
+        self._notify_tasks()
+        for peer in self.subs.expire(now):
+            log.info("subscriber %s went silent; unsubscribed", peer.hex())
+        self._dispatch()
+        if now - last_status >= self.cc.status_interval_s:
+            last_status = now
+            self._write_status()
+            self._ask_idle_ranks_to_commit()
+        if self.exit_when_done and self.state.finished and not self.state.counts[c.SessionState.DONE]:
+            log.info("all %d tasks finished; shutting the gateway ranks down", len(self.state.tasks))
+            for r in self.state.ranks.values():
+                if r.alive:
+                    self._send(r.peer, c.Shutdown(reason="run finished"))
+            await asyncio.sleep(0.2)
+            self.stop()
+        return last_status
 
     def _ask_idle_ranks_to_commit(self) -> None:
         if self.state.pending:
@@ -231,7 +238,7 @@ class Coordinator:
 
     def run_status(self, req: int = 0) -> c.RunStatus:
         return build_status(self.state, self.progress, time.monotonic(), run_name=self.config.name,
-                            subscribers=len(self.subs), req=req)
+                            subscribers=len(self.subs), req=req, ends_when_done=self.exit_when_done)
 
     # ---- sending ----------------------------------------------------------------------------------------
 

@@ -28,7 +28,8 @@ class Progress:
 
 
 def build_status(state: DispatchState, progress: Progress, now: float, *, run_name: str, subscribers: int,
-                 req: int = 0) -> RunStatus:
+                 req: int = 0, ends_when_done: bool = True) -> RunStatus:
+    """``finished`` is set only for a run that ends when its tasks are done (a serving coordinator never is)."""
     counts = {s.name.lower(): state.counts[s] for s in SessionState}
     terminal = sum(state.counts[s] for s in TERMINAL)
     rate = progress.rate_per_s(now, terminal)
@@ -46,7 +47,7 @@ def build_status(state: DispatchState, progress: Progress, now: float, *, run_na
         reward_mean=state.reward_sum / committed if committed else 0.0,
         duplicates=state.duplicates, ranks_alive=sum(r.alive for r in state.ranks.values()), ranks=ranks,
         throughput_per_min=rate * 60.0, eta_s=(remaining / rate) if rate > 0 and remaining else None,
-        subscribers=subscribers, finished=state.finished,
+        subscribers=subscribers, finished=ends_when_done and state.finished,
     )
 
 

@@ -164,7 +164,7 @@ class GatewayControl:
             await asyncio.sleep(0.2)
 
     async def run(self) -> str:
-        """Serve until Shutdown, or the end of a drain. Returns why it ended."""
+        """Serve until Shutdown, the end of a drain, or a finished run. Returns why it ended."""
         self._loop = asyncio.get_running_loop()
         self._thread = threading.get_ident()
         keys = load_keys(self.run_dir)
@@ -173,6 +173,9 @@ class GatewayControl:
         sock: zmq.asyncio.Socket | None = None
         try:
             while not self._stop.is_set():
+                if self._run_finished():
+                    log.info("rank %d: the run is finished (status.json); not connecting", self.rank_id)
+                    return "finished"
                 address = await self._endpoint(time.monotonic() + self.connect_timeout_s)
                 sock = ctx.socket(zmq.DEALER)
                 sock.linger = 0
@@ -191,6 +194,14 @@ class GatewayControl:
                 sock.close(linger=0)
             ctx.term()
         return reason
+
+    def _run_finished(self) -> bool:
+        try:
+            from polar_hpc.coordinator.status import read_status
+
+            return read_status(self.run_dir).finished
+        except (OSError, ValueError):
+            return False
 
     async def _session(self, sock: zmq.asyncio.Socket) -> str:
         self._last_hello = time.monotonic()
