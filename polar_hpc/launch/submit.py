@@ -108,6 +108,35 @@ def clean_slurm_env() -> Iterator[None]:
         os.environ.update(hidden)
 
 
+@contextlib.contextmanager
+def detached_children(log_path: Path) -> Iterator[None]:
+    """Local backend: job controllers must not hold the launcher's stdout/stderr (a caller reading them would wait
+    for the whole run) nor die with a Ctrl-C in the launcher's terminal. While submitting, stdio points at the run's
+    launcher log and SIGINT is ignored; children inherit both."""
+    import signal
+    import sys
+
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(fd) for fd in (0, 1, 2)]
+    null = os.open(os.devnull, os.O_RDONLY)
+    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        os.dup2(null, 0)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        yield
+    finally:
+        for fd, copy in zip((0, 1, 2), saved, strict=True):
+            os.dup2(copy, fd)
+            os.close(copy)
+        os.close(null)
+        os.close(log)
+        signal.signal(signal.SIGINT, previous)
+
+
 def render_sbatch(cfg: RunConfig, run: RunDir) -> dict[str, str]:
     """The sbatch scripts submitit would submit, one per component (the gateway one is an array)."""
     res = component_resources(cfg)
@@ -148,7 +177,8 @@ def submit_run(cfg: RunConfig, run: RunDir, only: set[tuple[Component, int]] | N
     by_component: dict[Component, list[int]] = {}
     for component, index in wanted:
         by_component.setdefault(component, []).append(index)
-    with clean_slurm_env():
+    local = cfg.launch.backend == "local"
+    with clean_slurm_env(), detached_children(run.root / "logs" / "launcher.log") if local else contextlib.nullcontext():
         for component in ("inference", "coordinator", "gateway"):
             indices = by_component.get(component, [])
             if not indices:
