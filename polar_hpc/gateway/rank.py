@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import socket
 import tempfile
 from collections.abc import Callable
@@ -29,6 +30,7 @@ from polar_hpc.wire.records import Session, SessionResult
 log = get_logger("gateway.rank")
 
 SHARD_POLL_S = 1.0
+ENDPOINT_POLL_S = 5.0
 UNIX_PATH_MAX = 100
 
 
@@ -51,6 +53,7 @@ class GatewayRank:
         self._pools: StagePools | None = None
         self._write_lock = asyncio.Lock()
         self._poller: asyncio.Task[None] | None = None
+        self._refresher: asyncio.Task[None] | None = None
         self._socket_dir: Path | None = None
         self._closed = False
         self._drained = False
@@ -72,6 +75,8 @@ class GatewayRank:
         self._pools = StagePools(cfg.gateway, executor, self._sink, on_status=self._status, rank=self.rank,
                                  model=model)
         self._poller = asyncio.create_task(self._poll_shards(), name=f"rank{self.rank}:shard-poll")
+        if not self.config.inference.endpoints:
+            self._refresher = asyncio.create_task(self._refresh_endpoints(), name=f"rank{self.rank}:endpoints")
         log.info("gateway rank %d ready: proxy %s, pools init=%d ready=%d run=%d postrun=%d", self.rank,
                  self.proxy_url or "(none)", cfg.gateway.init_pool, cfg.gateway.ready_buffer, cfg.gateway.run_pool,
                  cfg.gateway.postrun_pool)
@@ -99,6 +104,8 @@ class GatewayRank:
                                                  unix_path=str(unix_path) if unix_path else None)
         self.proxy_socket = unix_path
         sessions_dir = self.run_dir / "sessions" / f"rank-{self.rank:05d}"
+        if sessions_dir.exists():  # left by an earlier life of this rank (crash, preemption): start clean
+            await asyncio.to_thread(shutil.rmtree, sessions_dir, True)
         sessions_dir.mkdir(parents=True, exist_ok=True)
         return RealExecutor(cfg, proxy=self._proxy, proxy_url=self.proxy_url, proxy_socket=unix_path,
                             sessions_dir=sessions_dir, end_of_turn_id=template.end_of_turn_id,
@@ -184,10 +191,11 @@ class GatewayRank:
             if self._pools is not None:
                 await self.drain()
         finally:
-            if self._poller is not None:
-                self._poller.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await self._poller
+            for task in (self._poller, self._refresher):
+                if task is not None:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
             if self._writer is not None:
                 async with self._write_lock:
                     await asyncio.to_thread(self._writer.close)
@@ -196,8 +204,6 @@ class GatewayRank:
             if self._engine is not None:
                 await self._engine.close()
             if self._socket_dir is not None:
-                import shutil
-
                 shutil.rmtree(self._socket_dir, ignore_errors=True)
 
     # -- callbacks --------------------------------------------------------------------------------------------
@@ -218,6 +224,16 @@ class GatewayRank:
     def _committed(self, path: Path, keys: list[str]) -> None:
         if self.on_commit is not None:
             self.on_commit(path, keys)
+
+    async def _refresh_endpoints(self) -> None:
+        """Inference servers that were requeued or restarted publish new endpoints: follow them."""
+        from polar_hpc.wire.endpoints import read_endpoints
+
+        while True:
+            await asyncio.sleep(ENDPOINT_POLL_S)
+            found = await asyncio.to_thread(read_endpoints, self.run_dir, "inference-")
+            if found and self._engine is not None and self._engine.pool.set_urls([e.url for e in found]):
+                log.info("rank %d: inference servers now %s", self.rank, ", ".join(e.url for e in found))
 
     async def _poll_shards(self) -> None:
         while True:

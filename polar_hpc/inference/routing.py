@@ -65,6 +65,17 @@ class ServerPool:
                 self._sticky.popitem(last=False)
         return idx
 
+    def set_urls(self, urls: list[str]) -> bool:
+        """Replace the server list (servers requeued elsewhere publish new endpoints); known servers keep their
+        state. Returns whether anything changed."""
+        urls = [u.rstrip("/") for u in urls]
+        if not urls or urls == [s.url for s in self.servers]:
+            return False
+        known = {s.url: s for s in self.servers}
+        self.servers = [known.get(u) or ServerState(url=u) for u in urls]
+        self._sticky.clear()
+        return True
+
     def wait_s(self, idx: int) -> float:
         """Seconds until server ``idx`` is up again (0 when it is up)."""
         return max(0.0, self.servers[idx].down_until - time.monotonic())

@@ -183,6 +183,9 @@ def submit_run(cfg: RunConfig, run: RunDir, only: set[tuple[Component, int]] | N
             indices = by_component.get(component, [])
             if not indices:
                 continue
+            if component == "inference":  # a dead server's endpoint must not be mistaken for the new one
+                for i in indices:
+                    (run.endpoints / f"inference-{i}.json").unlink(missing_ok=True)
             ex = _executor(cfg, run, component, res[component])
             bodies = [ComponentJob(str(run.root), component, i) for i in indices]
             if len(bodies) > 1 and cfg.launch.backend == "slurm":
