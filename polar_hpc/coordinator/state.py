@@ -280,7 +280,8 @@ class DispatchState:
             s.rank = rank
             self._set_state(key, s, SessionState.RUNNING)
             r.in_flight.add(key)
-            out.setdefault(rank, []).append(Session(task=task, sample_index=s.sample_index, attempt=s.attempt))
+            out.setdefault(rank, []).append(Session(task=task, sample_index=s.sample_index, attempt=s.attempt,
+                                                    policy_version=_policy_version(task)))
             n += 1
             heapq.heappop(self._heap)
             self._push(r)
@@ -398,3 +399,9 @@ class DispatchState:
         if t.open == 0:
             return "cancelled" if all(x == SessionState.CANCELLED for x in states) else "completed"
         return "pending" if all(x == SessionState.PENDING for x in states) else "running"
+
+
+def _policy_version(task: Task) -> int:
+    """Trainers tag task groups with the policy version that sampled them (``Task.metadata``)."""
+    value = task.metadata.get("policy_version", 0)
+    return value if isinstance(value, int) else 0

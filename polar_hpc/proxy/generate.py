@@ -113,7 +113,7 @@ class Generator:
             finish_reason="error",
             response=ChatMessage(role="assistant"),
             render_mode=prompt.mode,
-            divergence_tokens=max(prompt.divergence_tokens, 0),
+            divergence_tokens=prompt.divergence_tokens,
             side_request=is_side_request(req),
             timings=Timings(received=received),
         )

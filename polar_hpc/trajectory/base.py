@@ -68,6 +68,7 @@ def completion_metadata(records: Sequence[CompletionRecord]) -> dict[str, Any]:
         "divergence_tokens": [r.divergence_tokens for r in records],
         "weight_versions": versions,
         "unparsed_tool_calls": errors,
+        "engine_time_s": sum(max(0.0, r.timings.engine_end - r.timings.engine_start) for r in records),
     }
 
 

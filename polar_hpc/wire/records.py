@@ -113,7 +113,8 @@ class CompletionRecord(msgspec.Struct, kw_only=True):
     """Arrival order within the session."""
     provider: Provider
     request: msgspec.Raw = msgspec.Raw(b"null")
-    """The original request body (JSON)."""
+    """The original request body, kept as raw JSON: records are stored and sent as JSON (JSONL files, spill),
+    never as msgpack, which would embed these bytes verbatim."""
     canonical: CanonicalRequest
     prompt_ids: np.ndarray
     output_ids: np.ndarray
@@ -125,7 +126,8 @@ class CompletionRecord(msgspec.Struct, kw_only=True):
     parse_error: str | None = None
     render_mode: Literal["canonical", "continuation"] = "canonical"
     divergence_tokens: int = 0
-    """Continuation mode: tokens where the prompt differs from a canonical render (0 = identical)."""
+    """Continuation mode: tokens where the prompt differs from a canonical render (0 = identical, -1 = not
+    measured: measuring re-renders the whole history, the cost continuation mode avoids)."""
     side_request: bool = False
     timings: Timings = msgspec.field(default_factory=Timings)
     weight_version: str | None = None
