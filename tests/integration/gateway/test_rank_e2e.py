@@ -113,8 +113,13 @@ def check_run(run_dir: Path, harness: str, samples: int, output: str) -> None:
     for r in results:
         why = f"{harness} session {r.key}: {msgspec.json.encode(r.metadata).decode()[-2500:]}\n{output[-2000:]}"
         assert r.harness == harness
-        assert r.metadata["agent"]["status"] in ("completed", "timeout"), why
         assert r.trajectory.traces, f"no model call reached the proxy; {why}"
+        agent = r.metadata["agent"]
+        # The tiny random model's replies are noise cut at max_new_tokens; a harness may then give up on its own
+        # (Claude Code exits 1 on a length stop). That still ends the run, after real model calls were answered;
+        # a harness that fails before its first model call is caught by the assertion above.
+        ended_itself = agent["status"] == "failed" and str(agent.get("detail", "")).startswith("harness exited")
+        assert agent["status"] in ("completed", "timeout") or ended_itself, why
         assert r.evaluation is not None, why
         assert r.trajectory.status in (TraceStatus.COMPLETED, TraceStatus.TIMEOUT), why
         assert {"init", "run", "build", "evaluate", "teardown"} <= r.timings.keys()
