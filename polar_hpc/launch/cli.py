@@ -100,7 +100,7 @@ def _print_summary(run: Any) -> None:
 def run_status(args: argparse.Namespace) -> int:
     import msgspec
 
-    from polar_hpc.launch.monitor import component_states, progress_line, read_status
+    from polar_hpc.launch.monitor import component_states, progress_line, read_status, recent_errors
     from polar_hpc.launch.rundir import RunDir
 
     run = RunDir(args.run_dir)
@@ -110,8 +110,9 @@ def run_status(args: argparse.Namespace) -> int:
     jobs = run.read_jobs()
     comps = component_states(run, jobs) if jobs else []
     status = read_status(run)
+    errors = recent_errors(jobs) if jobs else []
     if args.json:
-        doc = {"run_dir": str(run.root), "components": comps, "status": status}
+        doc = {"run_dir": str(run.root), "components": comps, "status": status, "recent_errors": errors}
         sys.stdout.write(msgspec.json.format(msgspec.json.encode(doc)).decode() + "\n")
         return 0
     rows = [f"{'component':<14} {'job':>10} {'pid':>8} {'state':<12} {'endpoint':<8}"]
@@ -122,6 +123,8 @@ def run_status(args: argparse.Namespace) -> int:
     rows.append(progress_line(status))
     if status is not None:
         rows.append("finished" if status.finished else "running")
+    if errors:
+        rows += ["", "recent errors:", *(f"  {e}" for e in errors)]
     sys.stdout.write("\n".join(rows) + "\n")
     return 0
 

@@ -93,6 +93,28 @@ def component_states(run: RunDir, jobs: JobsFile) -> list[ComponentState]:
     return out
 
 
+def recent_errors(jobs: JobsFile, limit: int = 5, tail_bytes: int = 65536) -> list[str]:
+    """The last ERROR / CRITICAL lines (and tracebacks' last lines) of every component's log."""
+    found: list[tuple[float, str]] = []
+    for job in jobs.jobs:
+        for log_file in Path(job.folder).glob("*.out"):
+            try:
+                with log_file.open("rb") as fh:
+                    fh.seek(max(0, log_file.stat().st_size - tail_bytes))
+                    lines = fh.read().decode(errors="replace").splitlines()
+                mtime = log_file.stat().st_mtime
+            except OSError:
+                continue
+            name = "coordinator" if job.component == "coordinator" else f"{job.component}-{job.index}"
+            for i, line in enumerate(lines):
+                if " ERROR " in line or " CRITICAL " in line or (
+                        line.startswith("Traceback") and i + 1 < len(lines)):
+                    text = line if not line.startswith("Traceback") else next(
+                        (x for x in lines[i + 1:] if x and not x.startswith(" ")), line)
+                    found.append((mtime + i * 1e-6, f"{name}: {text.strip()[:200]}"))
+    return [text for _, text in sorted(found)[-limit:]]
+
+
 def progress_line(status: RunStatus | None) -> str:
     if status is None:
         return "waiting for the coordinator's first status..."
