@@ -29,18 +29,29 @@ log = get_logger("inference.engine")
 class EngineAdmin:
     pool: ServerPool
     admin_timeout_s: float
+    api_key: str | None = None
+    """Sent as ``Authorization: Bearer <key>`` on every call (SGLang's ``--api-key``)."""
+
+    def _headers(self, json_body: bool) -> dict[str, str]:
+        headers = {"Content-Type": "application/json"} if json_body else {}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        return headers
 
     def http(self) -> aiohttp.ClientSession:
         raise NotImplementedError
 
     async def _call(self, method: str, url: str, body: msgspec.Struct | None, timeout_s: float) -> tuple[int, bytes]:
         data = msgspec.json.encode(body) if body is not None else None
-        headers = {"Content-Type": "application/json"} if data is not None else None
+        headers = self._headers(data is not None)
         timeout = aiohttp.ClientTimeout(total=timeout_s)
         async with self.http().request(method, url, data=data, headers=headers, timeout=timeout) as resp:
             return resp.status, await resp.read()
 
-    async def _all(self, method: str, path: str, body: msgspec.Struct | None, timeout_s: float) -> list[bytes]:
+    async def _all(
+        self, method: str, path: str, body: msgspec.Struct | None, timeout_s: float
+    ) -> list[tuple[str, bytes]]:
+        """``(url, body)`` of every server; raises naming each server that failed."""
         urls = [s.url for s in self.pool.servers]
         outcomes = await asyncio.gather(
             *(self._call(method, f"{u}{path}", body, timeout_s) for u in urls), return_exceptions=True
@@ -52,7 +63,7 @@ class EngineAdmin:
             elif out[0] != 200:
                 failed.append(f"{url}: HTTP {out[0]}: {out[1][:300].decode(errors='replace')}")
             else:
-                bodies.append(out[1])
+                bodies.append((url, out[1]))
         if failed:
             raise EngineError(f"{method} {path} failed on {len(failed)}/{len(urls)} server(s): " + "; ".join(failed))
         return bodies
@@ -68,18 +79,18 @@ class EngineAdmin:
 
     async def health(self, timeout_s: float = 30.0) -> dict[str, bool]:
         """``GET /health_generate`` on every server (it runs a one-token generation); url → healthy."""
-        urls = [s.url for s in self.pool.servers]
+        servers = list(self.pool.servers)
         outcomes = await asyncio.gather(
-            *(self._call("GET", f"{u}/health_generate", None, timeout_s) for u in urls), return_exceptions=True
+            *(self._call("GET", f"{s.url}/health_generate", None, timeout_s) for s in servers), return_exceptions=True
         )
         result: dict[str, bool] = {}
-        for i, (url, out) in enumerate(zip(urls, outcomes, strict=True)):
+        for server, out in zip(servers, outcomes, strict=True):
             ok = not isinstance(out, BaseException) and out[0] == 200
-            result[url] = ok
+            result[server.url] = ok
             if ok:
-                self.pool.mark_ok(i)
+                self.pool.mark_ok(server)
             else:
-                self.pool.mark_failed(i, f"health_generate: {out!r}"[:300])
+                self.pool.mark_failed(server, f"health_generate: {out!r}"[:300])
         return result
 
     async def model_info(self, timeout_s: float = 30.0) -> ModelInfo:
@@ -109,11 +120,11 @@ class EngineAdmin:
     async def update_weights_from_disk(self, path: str, weight_version: str | None = None) -> list[UpdateWeightsResult]:
         body = UpdateWeightsFromDisk(model_path=str(path), weight_version=weight_version)
         raws = await self._all("POST", "/update_weights_from_disk", body, self.admin_timeout_s)
-        results = [msgspec.json.decode(r, type=UpdateWeightsResult) for r in raws]
-        bad = [f"{s.url}: {r.message}" for s, r in zip(self.pool.servers, results, strict=True) if not r.success]
+        results = [(url, msgspec.json.decode(r, type=UpdateWeightsResult)) for url, r in raws]
+        bad = [f"{url}: {r.message}" for url, r in results if not r.success]
         if bad:
             raise EngineError(f"update_weights_from_disk({path}) failed: " + "; ".join(bad))
-        return results
+        return [r for _, r in results]
 
 
 class _Empty(msgspec.Struct):

@@ -32,13 +32,11 @@ from polar_hpc.inference.protocol import (
     GenerateResponse,
     WireSampling,
 )
-from polar_hpc.inference.routing import ServerPool
+from polar_hpc.inference.routing import ServerPool, ServerState
 from polar_hpc.log import get_logger
 from polar_hpc.wire.records import SamplingParams
 
 log = get_logger("inference.engine")
-
-_JSON = {"Content-Type": "application/json"}
 
 
 class GenerateResult(msgspec.Struct, kw_only=True):
@@ -73,6 +71,7 @@ class SGLangEngine(EngineAdmin):
     ``context_length``: when known, ``max_new_tokens`` is clamped to the room left after the prompt and a
     prompt that leaves no room raises :class:`ContextOverflow` without a request. ``request_hook`` receives
     every ``/generate`` body before it is sent (contract tests validate them against SGLang's schema).
+    ``api_key``: the servers' key (SGLang's ``--api-key``), sent as ``Authorization: Bearer`` on every call.
     """
 
     def __init__(
@@ -88,8 +87,10 @@ class SGLangEngine(EngineAdmin):
         connect_timeout_s: float = 10.0,
         admin_timeout_s: float = 600.0,
         request_hook: Callable[[bytes], None] | None = None,
+        api_key: str | None = None,
     ) -> None:
         self.pool = ServerPool(endpoints)
+        self.api_key = api_key
         self.request_timeout_s = request_timeout_s
         self.max_retries = max_retries
         self.context_length = context_length
@@ -183,14 +184,14 @@ class SGLangEngine(EngineAdmin):
         request = self.build_request(input_ids, sampling, stop_token_ids=stop_token_ids)
         if deadline is None:
             deadline = time.monotonic() + self.request_timeout_s
-        tried: set[int] = set()
+        tried: set[str] = set()
         errors: list[str] = []
         for attempt in range(1, self.max_retries + 2):
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 break
-            idx = self.pool.choose(session_id, frozenset(tried))
-            wait = self.pool.wait_s(idx)
+            server = self.pool.choose(session_id, frozenset(tried))
+            wait = self.pool.wait_s(server)
             if attempt > 1:
                 wait = max(wait, min(self.max_backoff_s, self.backoff_s * 2 ** (attempt - 2)))
             if wait > 0:
@@ -198,28 +199,30 @@ class SGLangEngine(EngineAdmin):
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     break
-            url = self.pool.servers[idx].url
+                if all(s is not server for s in self.pool.servers):  # set_urls dropped it while we waited
+                    server = self.pool.choose(session_id, frozenset(tried))
+            url = server.url
             request.rid = uuid.uuid4().hex
             body = self._encoder.encode(request)
             if self.request_hook is not None:
                 self.request_hook(body)
             try:
-                status, raw = await self._post(idx, body, request.rid, remaining)
+                status, raw = await self._post(server, body, request.rid, remaining)
             except aiohttp.ClientError as err:  # includes connect timeouts
                 msg = f"{type(err).__name__}: {err}"
-                self.pool.mark_failed(idx, msg)
-                tried.add(idx)
+                self.pool.mark_failed(server, msg)
+                tried.add(url)
                 errors.append(f"attempt {attempt} at {url} (rid {request.rid}): {msg}")
                 log.warning("generate attempt %d at %s failed: %s", attempt, url, msg)
                 continue
             if status >= 500:
                 msg = f"HTTP {status}: {raw[:300].decode(errors='replace')}"
-                self.pool.mark_failed(idx, msg)
-                tried.add(idx)
+                self.pool.mark_failed(server, msg)
+                tried.add(url)
                 errors.append(f"attempt {attempt} at {url} (rid {request.rid}): {msg}")
                 log.warning("generate attempt %d at %s failed: %s", attempt, url, msg)
                 continue
-            self.pool.mark_ok(idx)
+            self.pool.mark_ok(server)
             if status != 200:
                 raise self._client_error(status, raw, url, request.rid, len(input_ids))
             return self._result(raw, url, request.rid, attempt)
@@ -232,12 +235,12 @@ class SGLangEngine(EngineAdmin):
             f"generate failed on every attempt ({len(errors)}): " + " | ".join(errors[-4:])
         )
 
-    async def _post(self, idx: int, body: bytes, rid: str, remaining: float) -> tuple[int, bytes]:
-        server = self.pool.servers[idx]
+    async def _post(self, server: ServerState, body: bytes, rid: str, remaining: float) -> tuple[int, bytes]:
         timeout = aiohttp.ClientTimeout(total=remaining, sock_connect=min(self.connect_timeout_s, remaining))
         server.inflight += 1
         try:
-            async with self.http().post(f"{server.url}/generate", data=body, headers=_JSON, timeout=timeout) as resp:
+            url, headers = f"{server.url}/generate", self._headers(True)
+            async with self.http().post(url, data=body, headers=headers, timeout=timeout) as resp:
                 return resp.status, await resp.read()
         except aiohttp.ConnectionTimeoutError:
             raise
@@ -277,8 +280,14 @@ class SGLangEngine(EngineAdmin):
                 f"{url} (rid {rid}): output_token_logprobs has {len(entries)} entries but completion_tokens is "
                 f"{meta.completion_tokens}"
             )
+        missing = next((i for i, e in enumerate(entries) if e[0] is None), None)
+        if missing is not None:
+            raise EngineError(
+                f"{url} (rid {rid}): output_token_logprobs[{missing}] (token id {entries[missing][1]}) has no "
+                "logprob; a sampled token without its logprob cannot be trained on"
+            )
         ids = np.fromiter((e[1] for e in entries), dtype=np.int32, count=len(entries))
-        lps = np.fromiter((e[0] if e[0] is not None else np.nan for e in entries), dtype=np.float32, count=len(entries))
+        lps = np.fromiter((e[0] for e in entries), dtype=np.float32, count=len(entries))
         if resp.output_ids and len(resp.output_ids) == len(ids) and resp.output_ids != ids.tolist():
             log.warning("%s (rid %s): output_ids differ from the ids in output_token_logprobs; using the latter", url, rid)
         fr = meta.finish_reason

@@ -27,6 +27,9 @@ class ServerState(msgspec.Struct, kw_only=True):
 
 
 class ServerPool:
+    """Servers are handed out as :class:`ServerState` objects, never as indices: :meth:`set_urls` may replace
+    the list while a call holds a server (it waits in a retry backoff), and the held state stays valid."""
+
     def __init__(
         self,
         urls: list[str],
@@ -41,29 +44,33 @@ class ServerPool:
         self.base_cooldown_s = base_cooldown_s
         self.max_cooldown_s = max_cooldown_s
         self.max_sessions = max_sessions
-        self._sticky: OrderedDict[str, int] = OrderedDict()
+        self._sticky: OrderedDict[str, str] = OrderedDict()
+        """session id → URL of its server (a URL, not an index, so it survives :meth:`set_urls`)."""
 
-    def choose(self, session_id: str | None, exclude: frozenset[int] = frozenset()) -> int:
-        """Index of the server for the next attempt; ``exclude`` holds servers that failed this call."""
+    def choose(self, session_id: str | None, exclude: frozenset[str] = frozenset()) -> ServerState:
+        """The server for the next attempt; ``exclude`` holds the URLs of servers that failed this call."""
         now = time.monotonic()
+        servers = list(self.servers)
         if session_id is not None:
-            idx = self._sticky.get(session_id)
-            if idx is not None and idx not in exclude and self.servers[idx].is_up(now):
-                self._sticky.move_to_end(session_id)
-                return idx
-        candidates = [i for i, s in enumerate(self.servers) if i not in exclude and s.is_up(now)]
+            url = self._sticky.get(session_id)
+            if url is not None and url not in exclude:
+                for s in servers:
+                    if s.url == url and s.is_up(now):
+                        self._sticky.move_to_end(session_id)
+                        return s
+        candidates = [s for s in servers if s.url not in exclude and s.is_up(now)]
         if not candidates:
-            candidates = [i for i, s in enumerate(self.servers) if s.is_up(now)]
+            candidates = [s for s in servers if s.is_up(now)]
         if candidates:
-            idx = min(candidates, key=lambda i: (self.servers[i].inflight, self.servers[i].failures))
+            chosen = min(candidates, key=lambda s: (s.inflight, s.failures))
         else:
-            idx = min(range(len(self.servers)), key=lambda i: self.servers[i].down_until)
+            chosen = min(servers, key=lambda s: s.down_until)
         if session_id is not None:
-            self._sticky[session_id] = idx
+            self._sticky[session_id] = chosen.url
             self._sticky.move_to_end(session_id)
             while len(self._sticky) > self.max_sessions:
                 self._sticky.popitem(last=False)
-        return idx
+        return chosen
 
     def set_urls(self, urls: list[str]) -> bool:
         """Replace the server list (servers requeued elsewhere publish new endpoints); known servers keep their
@@ -73,20 +80,25 @@ class ServerPool:
             return False
         known = {s.url: s for s in self.servers}
         self.servers = [known.get(u) or ServerState(url=u) for u in urls]
-        self._sticky.clear()
+        kept = set(urls)
+        for sid in [sid for sid, u in self._sticky.items() if u not in kept]:
+            del self._sticky[sid]
         return True
 
-    def wait_s(self, idx: int) -> float:
-        """Seconds until server ``idx`` is up again (0 when it is up)."""
-        return max(0.0, self.servers[idx].down_until - time.monotonic())
+    @staticmethod
+    def wait_s(server: ServerState) -> float:
+        """Seconds until ``server`` is up again (0 when it is up)."""
+        return max(0.0, server.down_until - time.monotonic())
 
-    def mark_ok(self, idx: int) -> None:
-        s = self.servers[idx]
-        s.failures = 0
-        s.down_until = 0.0
+    @staticmethod
+    def mark_ok(server: ServerState) -> None:
+        server.failures = 0
+        server.down_until = 0.0
 
-    def mark_failed(self, idx: int, error: str) -> None:
-        s = self.servers[idx]
+    def mark_failed(self, server: ServerState, error: str) -> None:
+        """Count a failure of ``server`` (a state from :meth:`choose`; one dropped by :meth:`set_urls` since is
+        updated harmlessly)."""
+        s = server
         s.failures += 1
         s.last_error = error
         cooldown = min(self.max_cooldown_s, self.base_cooldown_s * 2 ** (s.failures - 1))

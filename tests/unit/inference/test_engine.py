@@ -11,6 +11,7 @@ import socket
 import time
 from collections.abc import AsyncIterator
 
+import msgspec
 import pytest
 
 from polar_hpc.inference.engine import SGLangEngine
@@ -180,3 +181,41 @@ async def test_admin_fans_out_and_reports_failures(stubs: list[StubServer]) -> N
         assert health == {s.url: True, bad: False}
         with pytest.raises(EngineError, match=f"1/2 server.*{bad}"):
             await engine.continue_generation()
+
+
+async def test_set_urls_during_retry_backoff(stubs: list[StubServer]) -> None:
+    """The gateway refreshes the endpoints while a call waits to retry: the call holds its server, not an index
+    into a list that was replaced, and goes to a server of the new list."""
+
+    async def overloaded(_: GenerateRequest):
+        return error_response(503, "overloaded")
+
+    bad = await start(stubs, overloaded)
+    good = await start(stubs)
+    async with SGLangEngine([dead_url(), bad.url], backoff_s=0.5) as engine:
+        engine.pool.base_cooldown_s = 30.0
+        engine.pool.mark_failed(engine.pool.servers[0], "down")  # the call starts on the second server
+        engine.pool.base_cooldown_s = 0.01
+        call = asyncio.ensure_future(engine.generate([1], PARAMS, session_id="s"))
+        for _ in range(100):
+            if bad.requests:
+                break
+            await asyncio.sleep(0.01)
+        assert len(bad.requests) == 1 and not call.done()  # failed once, now in its backoff
+        assert engine.pool.set_urls([good.url])
+        res = await asyncio.wait_for(call, 5.0)
+    assert res.server == good.url and res.attempts == 2 and len(bad.requests) == 1
+
+
+async def test_missing_logprob_is_a_protocol_error(stubs: list[StubServer]) -> None:
+    from aiohttp import web
+
+    async def no_logprob(req: GenerateRequest):
+        body = msgspec.json.decode(instant_response(req))
+        body["meta_info"]["output_token_logprobs"][1][0] = None
+        return web.json_response(body)
+
+    s = await start(stubs, no_logprob)
+    async with SGLangEngine([s.url]) as engine:
+        with pytest.raises(EngineError, match=r"output_token_logprobs\[1\].*no logprob"):
+            await engine.generate([1], PARAMS)
