@@ -40,30 +40,74 @@ class Evaluator(ABC):
     async def evaluate(self, trajectory: Trajectory, ctx: EvalContext) -> EvalResult: ...
 
 
+EVAL_SLACK_S = 120.0
+EVALUATION_ERROR = "evaluation_error"
+"""``details["reason"]`` (and the trace filter reason) of an evaluation that failed for infrastructure reasons."""
+
+
+def fresh_runtime_budget_s(spec: EvaluatorSpec) -> float:
+    """Start + prepare of a fresh evaluation runtime: its own budget, never the (maybe spent) session budget."""
+    return spec.timeout_s + EVAL_SLACK_S
+
+
+def evaluation_timeout_s(spec: EvaluatorSpec) -> float:
+    """The one bound on a whole evaluation: the evaluated command (``timeout_s``) plus a fresh runtime."""
+    return spec.timeout_s + fresh_runtime_budget_s(spec)
+
+
 def zero(reason: str, **details: Any) -> EvalResult:
     return EvalResult(outcome_reward=0.0, details={"reason": reason, **details})
 
 
+def evaluation_failed(result: EvalResult | None) -> bool:
+    """True for an infrastructure failure (runtime start/prepare, evaluator crash, overall timeout): no score."""
+    return result is not None and result.details.get("reason") == EVALUATION_ERROR
+
+
 async def evaluate_safely(evaluator: Evaluator, trajectory: Trajectory, ctx: EvalContext,
                           timeout_s: float | None = None) -> EvalResult:
-    """Run an evaluator under an overall deadline; a timeout or a crash scores 0 with the reason recorded."""
-    limit = timeout_s if timeout_s is not None else evaluator.spec.timeout_s * 2 + 60
+    """Run an evaluator under :func:`evaluation_timeout_s`; never raises.
+
+    A genuine result (tests failed, the evaluated command timed out) is returned as the evaluator gave it. A crash
+    or the overall deadline (a runtime that did not start or prepare in time) is an infrastructure failure, not a
+    score: it comes back as reward 0 with reason ``evaluation_error`` (:func:`evaluation_failed`), which
+    :func:`apply_rewards` marks as not trainable and the gateway records as an ERROR session.
+    """
+    limit = timeout_s if timeout_s is not None else evaluation_timeout_s(evaluator.spec)
     try:
         return await asyncio.wait_for(evaluator.evaluate(trajectory, ctx), limit)
     except TimeoutError:
-        return zero("timeout", timeout_s=limit, evaluator=evaluator.name)
+        log.warning("evaluator %s: no result within %.0fs", evaluator.name, limit)
+        return zero(EVALUATION_ERROR, error=f"evaluation timed out after {limit:.0f}s", timeout_s=limit,
+                    evaluator=evaluator.name)
     except Exception as err:  # the session still yields its trajectory; the error is recorded, not raised
         log.warning("evaluator %s failed: %s", evaluator.name, err, exc_info=True)
-        return zero("evaluator_error", error=f"{type(err).__name__}: {err}", evaluator=evaluator.name)
+        return zero(EVALUATION_ERROR, error=f"{type(err).__name__}: {err}", evaluator=evaluator.name)
+
+
+def mark_not_trainable(trajectory: Trajectory, reason: str) -> None:
+    """Add a training filter reason to every trace (see ``trajectory.base.mark_training_filter``)."""
+    for tr in trajectory.traces:
+        reasons = list(tr.metadata.get("filter") or [])
+        if reason not in reasons:
+            reasons.append(reason)
+        tr.metadata["filter"] = reasons
+        tr.metadata["trainable"] = False
 
 
 def apply_rewards(trajectory: Trajectory, result: EvalResult) -> None:
-    """Broadcast the outcome reward to every trace, or set per-trace rewards when the evaluator gave them."""
+    """Broadcast the outcome reward to every trace, or set per-trace rewards when the evaluator gave them.
+
+    A failed evaluation (:func:`evaluation_failed`) gives no score to learn from: every trace is marked not
+    trainable with the filter reason ``evaluation_error``.
+    """
     rewards = result.trace_rewards
     if rewards is not None and len(rewards) != len(trajectory.traces):
         raise ValueError(f"evaluator gave {len(rewards)} trace rewards for {len(trajectory.traces)} traces")
     for i, tr in enumerate(trajectory.traces):
         tr.reward = float(rewards[i]) if rewards is not None else float(result.outcome_reward)
+    if evaluation_failed(result):
+        mark_not_trainable(trajectory, EVALUATION_ERROR)
 
 
 async def acquire_runtime(ctx: EvalContext, fresh: bool) -> tuple[Runtime, bool]:

@@ -88,15 +88,23 @@ class SessionExecutor:
             await rt.upload(src, spec.workdir)
         return rt
 
-    async def _prepare(self, job: SessionJob, rt: Runtime) -> None:
+    async def _prepare(self, job: SessionJob, rt: Runtime, timeout_s: float | None = None) -> None:
+        """Prepare under ``timeout_s``, by default what is left of the session budget."""
         from polar_hpc.runtime.prepare import run_prepare
 
         spec = self._spec(job)
         if not spec.prepare:
             return
-        left = job.deadline - asyncio.get_running_loop().time()
-        await run_prepare(rt, list(spec.prepare), retries=spec.prepare_retries, timeout_s=max(1.0, left),
+        if timeout_s is None:
+            timeout_s = max(1.0, job.deadline - asyncio.get_running_loop().time())
+        await run_prepare(rt, list(spec.prepare), retries=spec.prepare_retries, timeout_s=timeout_s,
                           log_path=rt.session_dir / "logs" / "prepare.log")
+
+    def _eval_prepare_budget(self, job: SessionJob) -> float:
+        """A fresh evaluation runtime has its own budget: the session's may be spent by the time it is needed."""
+        from polar_hpc.evaluate.base import fresh_runtime_budget_s
+
+        return fresh_runtime_budget_s(job.session.task.evaluator or self.config.evaluator)
 
     async def start(self, job: SessionJob) -> None:
         st = self._state(job)
@@ -116,7 +124,7 @@ class SessionExecutor:
     async def prewarm(self, job: SessionJob) -> None:
         st = self._state(job)
         rt = await self._new_runtime(job, "eval-0")
-        await self._prepare(job, rt)
+        await self._prepare(job, rt, self._eval_prepare_budget(job))
         st.prewarmed = rt
 
     # -- RUN --------------------------------------------------------------------------------------------------
@@ -180,7 +188,7 @@ class SessionExecutor:
                 rt, st.prewarmed = st.prewarmed, None
                 return rt
             rt = await self._new_runtime(job, f"eval-{len(st.eval_runtimes)}")
-            await self._prepare(job, rt)
+            await self._prepare(job, rt, self._eval_prepare_budget(job))
             return rt
 
         ctx = EvalContext(session=job.session, runtime=st.runtime, new_runtime=new_runtime,

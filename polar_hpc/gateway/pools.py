@@ -22,7 +22,13 @@ import contextlib
 import math
 from collections.abc import Awaitable, Callable, Iterator
 
-from polar_hpc.config.run import GatewayConfig
+from polar_hpc.config.run import EvaluatorSpec, GatewayConfig
+from polar_hpc.evaluate.base import (
+    EVALUATION_ERROR,
+    evaluation_failed,
+    evaluation_timeout_s,
+    mark_not_trainable,
+)
 from polar_hpc.gateway.stages import AgentOutcome, SessionExecutor, SessionJob, Stage
 from polar_hpc.log import get_logger
 from polar_hpc.wire.records import EvalResult, Session, SessionResult, TraceStatus, Trajectory
@@ -31,8 +37,6 @@ log = get_logger("gateway.pools")
 
 TEARDOWN_TIMEOUT_S = 120.0
 BUILD_TIMEOUT_S = 300.0
-EVAL_SLACK_S = 120.0
-"""Evaluation is bounded by twice the evaluator's own timeout (its command, a fresh runtime) plus this."""
 
 ResultSink = Callable[[SessionResult], Awaitable[None]]
 StatusCallback = Callable[[str, Stage], None]
@@ -328,17 +332,24 @@ class StagePools:
         if job.prewarm is not None:
             with self._timed(job, "prewarm_wait"), contextlib.suppress(Exception):
                 await job.prewarm
-        spec = job.session.task.evaluator
-        eval_timeout = 2 * (spec.timeout_s if spec is not None else 600.0) + EVAL_SLACK_S
+        eval_timeout = evaluation_timeout_s(job.session.task.evaluator or EvaluatorSpec())
         try:
             with self._timed(job, "evaluate"):
                 async with asyncio.timeout(eval_timeout):
                     evaluation = await self.executor.evaluate(job, trajectory)
         except Exception as err:
+            if isinstance(err, TimeoutError):
+                err = TimeoutError(f"no result within {eval_timeout:.0f}s")
             log.warning("session %s: evaluation failed: %r", job.session_id, err)
+            mark_not_trainable(trajectory, EVALUATION_ERROR)
             trajectory.status = TraceStatus.ERROR
             trajectory.error = f"evaluation failed: {err!r}"
             return trajectory, None
+        if evaluation_failed(evaluation):  # infrastructure, not a score: the session is an ERROR
+            assert evaluation is not None
+            mark_not_trainable(trajectory, EVALUATION_ERROR)
+            trajectory.status = TraceStatus.ERROR
+            trajectory.error = f"evaluation failed: {evaluation.details.get('error', 'unknown error')}"
         return trajectory, evaluation
 
     def _result(self, job: SessionJob, trajectory: Trajectory, evaluation: EvalResult | None) -> SessionResult:

@@ -13,7 +13,7 @@ from polar_hpc.gateway.pools import DrainingError, StagePools
 from polar_hpc.gateway.simclock import run_simulated
 from polar_hpc.gateway.simulate import SimulatedExecutor
 from polar_hpc.gateway.stages import AgentOutcome, SessionJob, Stage
-from polar_hpc.wire.records import Session, SessionResult, Task, TraceStatus
+from polar_hpc.wire.records import EvalResult, Session, SessionResult, Task, TraceStatus, Trajectory
 
 
 def session(i: int, **task_kw: Any) -> Session:
@@ -345,3 +345,28 @@ async def test_no_processes_outlive_a_session(step: str, no_leaked_children: Non
     await asyncio.wait_for(h.pools.wait_idle(), 20)
     assert not ex.procs and ex.torn_down == ["t0/0#0"]
     assert len(h.results) == (0 if step == "cancel" else 1)
+
+
+class FailedEvaluationExecutor(SimulatedExecutor):
+    """The evaluator's runtime did not come up: ``evaluate_safely`` reports an evaluation error, not a score."""
+
+    async def evaluate(self, job: SessionJob, trajectory: Trajectory) -> EvalResult | None:
+        from polar_hpc.evaluate.base import EVALUATION_ERROR, apply_rewards, zero
+
+        result = zero(EVALUATION_ERROR, error="PrepareError: prepare[0] 'x': exit 1")
+        apply_rewards(trajectory, result)
+        return result
+
+
+def test_evaluation_infrastructure_error_makes_the_session_an_error() -> None:
+    h = Harness(FailedEvaluationExecutor())
+
+    async def main() -> None:
+        h.pools.submit(session(0))
+        await h.pools.wait_idle()
+
+    sim(main)
+    (r,) = h.results
+    assert r.trajectory.status is TraceStatus.ERROR
+    assert "PrepareError" in (r.trajectory.error or "")
+    assert r.evaluation is not None and r.evaluation.details["reason"] == "evaluation_error"
