@@ -110,6 +110,10 @@ class SGLangEngine(EngineAdmin):
     def endpoints(self) -> list[str]:
         return [s.url for s in self.pool.servers]
 
+    def forget_session(self, session_id: str) -> None:
+        """The session ended: drop its sticky server (the proxy calls this when it closes a session)."""
+        self.pool.forget(session_id)
+
     def http(self) -> aiohttp.ClientSession:
         if self._http is None or self._http.closed:
             connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=60.0)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -49,7 +50,7 @@ class _Session:
         self.builder = builder
 
 
-def _json(provider: Provider, data: bytes, status: int = 200) -> web.Response:
+def _json(data: bytes, status: int = 200) -> web.Response:
     return web.Response(body=data, status=status, content_type=_JSON_CT)
 
 
@@ -110,6 +111,8 @@ class ProxyServer:
         self.session_memory_bytes = session_memory_bytes
         self.sse_keepalive_s = sse_keepalive_s
         self.measure_divergence = measure_divergence
+        self._own_spill_dir = self.records_dir is None
+        """The spill dir is a temporary one of this server (removed by :meth:`stop`), not ``records_dir``."""
         self._spill_dir = self.records_dir or Path(tempfile.gettempdir()) / f"polar-proxy-spill-{secrets.token_hex(4)}"
         self._sessions: dict[str, _Session] = {}
         self._runner: web.AppRunner | None = None
@@ -139,6 +142,9 @@ class ProxyServer:
         s = self._sessions.pop(api_key, None)
         if s is None:
             raise KeyError("no open session has this API key")
+        forget = getattr(self.gen.engine, "forget_session", None)
+        if forget is not None:
+            forget(s.session_id)  # the engine's sticky server of this session
         return s.log.close()
 
     def session_ids(self) -> list[str]:
@@ -161,6 +167,8 @@ class ProxyServer:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+        if self._own_spill_dir:
+            shutil.rmtree(self._spill_dir, ignore_errors=True)  # open spill files stay readable until closed
 
     # -- requests ----------------------------------------------------------------------------------
     async def _handle(self, request: web.Request) -> web.StreamResponse:
@@ -168,7 +176,7 @@ class ProxyServer:
         route = route_by_path(request.method, request.path, request.headers)
         fallback: Provider = (route.provider if route else None) or header_provider(request.headers) or "openai_chat"
         if route is not None and route.op == "health":
-            return web.Response(status=200) if request.method == "HEAD" else _json(fallback, b'{"status":"ok"}')
+            return web.Response(status=200) if request.method == "HEAD" else _json(b'{"status":"ok"}')
         try:
             raw = await request.read()
         except web.HTTPRequestEntityTooLarge:
@@ -240,35 +248,58 @@ class ProxyServer:
     async def _stream(
         self, request: web.Request, provider: Provider, session: _Session, index: int, norm: Normalized, call: Any
     ) -> web.StreamResponse:
+        """Answer a streaming call. Whatever happens to the client (it may disconnect during the keep-alives),
+        the reserved ``index`` is finished: otherwise the session log would hold every later record forever."""
         task = asyncio.ensure_future(call)
+        finished = False
         resp: web.StreamResponse | None = None
-        while True:
-            done, _ = await asyncio.wait((task,), timeout=self.sse_keepalive_s)
-            if done:
-                break
+        try:
+            while True:
+                done, _ = await asyncio.wait((task,), timeout=self.sse_keepalive_s)
+                if done:
+                    break
+                if resp is None:
+                    resp = web.StreamResponse(headers=SSE_HEADERS)
+                    await resp.prepare(request)
+                await resp.write(b": keep-alive\n\n")
+            err = task.exception()
+            if err is not None:
+                finished = True
+                failed = self._fail(provider, session, index, err)
+                if resp is None:
+                    return failed
+                perr = err.error if isinstance(err, Failed) else err if isinstance(err, ProxyError) else None
+                perr = perr or ProxyError("engine_error", str(err))
+                await resp.write(_stream_error(provider, perr, secrets.token_hex(8), norm.options.model))
+                await resp.write_eof()
+                return resp
+            reply, rec = task.result()
+            data = respond.sse_body(provider, reply)
+            rec.timings.responded = time.time()
+            finished = True
+            session.log.finish(index, rec)
             if resp is None:
-                resp = web.StreamResponse(headers=SSE_HEADERS)
-                await resp.prepare(request)
-            await resp.write(b": keep-alive\n\n")
-        err = task.exception()
-        if err is not None:
-            failed = self._fail(provider, session, index, err)
-            if resp is None:
-                return failed
-            perr = err.error if isinstance(err, Failed) else err if isinstance(err, ProxyError) else None
-            perr = perr or ProxyError("engine_error", str(err))
-            await resp.write(_stream_error(provider, perr, secrets.token_hex(8), norm.options.model))
+                return web.Response(body=data, headers=SSE_HEADERS)
+            await resp.write(data)
             await resp.write_eof()
             return resp
-        reply, rec = task.result()
-        data = respond.sse_body(provider, reply)
-        rec.timings.responded = time.time()
-        session.log.finish(index, rec)
-        if resp is None:
-            return web.Response(body=data, headers=SSE_HEADERS)
-        await resp.write(data)
-        await resp.write_eof()
-        return resp
+        finally:
+            if not finished:
+                self._abandon(session, index, task)
+
+    def _abandon(self, session: _Session, index: int, task: asyncio.Future[Any]) -> None:
+        """The client went away before its answer: keep the record when the engine call completed, else cancel
+        the call (the engine aborts its request on the server) and finish the index without one."""
+        if task.done() and not task.cancelled():
+            err = task.exception()
+            if err is None:
+                session.log.finish(index, task.result()[1])
+            else:
+                session.log.finish(index, err.record if isinstance(err, Failed) else None)
+        else:
+            task.cancel()
+            session.log.finish(index, None)
+        log.info("client of call %d of session %s disconnected before its answer", index, session.session_id)
 
     def _session(self, request: web.Request) -> _Session | None:
         for key in request_key(request.headers, request.query):
@@ -288,8 +319,8 @@ class ProxyServer:
         except (ValueError, TypeError) as err:
             return _error(provider, bad_request(f"the model's chat template cannot render this conversation: {err}"))
         if provider == "google":
-            return _json(provider, _ENC.encode({"totalTokens": n}))
-        return _json(provider, _ENC.encode({"input_tokens": n}))
+            return _json(_ENC.encode({"totalTokens": n}))
+        return _json(_ENC.encode({"input_tokens": n}))
 
     def _models(self, provider: Provider) -> web.Response:
         name = self.model_name
@@ -314,4 +345,4 @@ class ProxyServer:
             }
         else:
             data = {"object": "list", "data": [{"id": name, "object": "model", "created": 0, "owned_by": "polar-hpc"}]}
-        return _json(provider, _ENC.encode(data))
+        return _json(_ENC.encode(data))

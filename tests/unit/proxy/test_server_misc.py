@@ -82,3 +82,48 @@ async def test_slow_engine_stream_starts_with_keepalive(scripted_proxy: ProxyHan
         json={"model": "c", "max_tokens": 5, "stream": True, "messages": [{"role": "user", "content": "x"}]}) as r:
         body = await r.text()
     assert r.status == 200 and body.startswith(": keep-alive") and "event: error" in body and "overloaded_error" in body
+
+
+async def test_client_gone_mid_stream_keeps_later_records(scripted_proxy: ProxyHandle) -> None:
+    """A client that disconnects during the keep-alives: its engine call is cancelled, its index finished, and
+    the session's next call is still recorded (the log releases records in index order)."""
+    h = scripted_proxy
+    h.server.sse_keepalive_s = 0.05  # type: ignore[attr-defined]
+    real = h.engine.generate
+    cancelled = asyncio.Event()
+
+    async def slow(*a, **kw):  # type: ignore[no-untyped-def]
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return await real(*a, **kw)
+
+    h.engine.generate = slow  # type: ignore[method-assign]
+    body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "x"}]}
+    headers = {"Authorization": f"Bearer {h.api_key}"}
+    async with aiohttp.ClientSession() as s:
+        r = await s.post(h.base_url + "/v1/chat/completions", headers=headers, json=body)
+        assert r.status == 200 and (await r.content.readline()).startswith(b": keep-alive")
+        r.close()  # drops the connection mid-stream
+    await asyncio.wait_for(cancelled.wait(), 5.0)
+    h.engine.generate = real  # type: ignore[method-assign]
+    client = openai.AsyncOpenAI(base_url=h.base_url + "/v1", api_key=h.api_key, max_retries=0)
+    r2 = await client.chat.completions.create(model="m", messages=[{"role": "user", "content": "y"}])
+    assert r2.choices[0].message.content == "Hello from the scripted engine."
+    recs = h.server.close_session(h.api_key)  # type: ignore[attr-defined]
+    assert [r.index for r in recs] == [1]
+
+
+async def test_close_session_forgets_sticky_server_and_stop_removes_spill_dir(scripted_proxy: ProxyHandle) -> None:
+    h = scripted_proxy
+    forgotten: list[str] = []
+    h.engine.forget_session = forgotten.append  # type: ignore[attr-defined]
+    spill = h.server._spill_dir  # type: ignore[attr-defined]
+    spill.mkdir(parents=True, exist_ok=True)
+    (spill / "x.spill").write_bytes(b"")
+    h.server.close_session(h.api_key)  # type: ignore[attr-defined]
+    assert forgotten == ["task-1/0#0"]
+    await h.server.stop()  # type: ignore[attr-defined]
+    assert not spill.exists()
