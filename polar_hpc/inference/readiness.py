@@ -6,6 +6,8 @@ urllib with proxies disabled: cluster ``http_proxy`` variables must not reroute 
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import time
 import urllib.error
@@ -90,13 +92,43 @@ def wait_file(
         time.sleep(0.1)
 
 
+def _process_group(proc: subprocess.Popen[bytes]) -> int | None:
+    """``proc``'s process group when ``proc`` leads its own (``start_new_session=True``), else None."""
+    try:
+        return proc.pid if os.getpgid(proc.pid) == proc.pid else None
+    except ProcessLookupError:
+        return None
+
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    """Send ``sig`` to group ``pgid``; False when no process is left in it."""
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        return False
+    return True
+
+
 def stop_process(proc: subprocess.Popen[bytes], *, grace_s: float = 10.0) -> int:
-    """SIGTERM ``proc`` (by its pid), SIGKILL after ``grace_s``; returns its exit status."""
+    """SIGTERM ``proc``, SIGKILL after ``grace_s``; returns its exit status.
+
+    When ``proc`` leads its own process group (SGLang is started with ``start_new_session=True``), the whole
+    group is signalled: SGLang's scheduler and TP workers are its children and would otherwise keep the GPUs.
+    Members still alive ``grace_s`` after the SIGTERM get SIGKILL.
+    """
+    pgid = _process_group(proc) if proc.poll() is None else None
+    deadline = time.monotonic() + grace_s
     if proc.poll() is None:
-        proc.terminate()
+        if pgid is None or not _signal_group(pgid, signal.SIGTERM):
+            proc.terminate()
         try:
             proc.wait(timeout=grace_s)
         except subprocess.TimeoutExpired:
-            proc.kill()
+            if pgid is None or not _signal_group(pgid, signal.SIGKILL):
+                proc.kill()
             proc.wait(timeout=grace_s)
+    if pgid is not None:
+        while _signal_group(pgid, 0) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        _signal_group(pgid, signal.SIGKILL)
     return int(proc.returncode)
