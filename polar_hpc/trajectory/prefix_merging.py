@@ -11,6 +11,15 @@ i.e. template glue, tool results, user turns and the next generation prompt. Whe
 sampled ids verbatim (continuation mode) the reply is skipped by length; otherwise its canonical copy is skipped
 up to the first end-of-turn token, which is kept when the sampled reply did not end with one (cut by length).
 
+Re-tokenized replies break the chain. When the next prompt holds a copy of the reply that differs from the sampled
+ids (the template re-rendered it, *drift* > 0 tokens), the model sampled the next reply conditioned on that copy,
+not on the sampled ids a merged trace would keep in its place; merged, the later replies' logprobs would belong to
+a context the trace does not hold. So such a completion starts a new chain (break reason ``retokenized``, its
+``retokenized_tokens`` the drift at the break) whose prompt is exactly what the model saw. Keeping the chain and
+filtering the trace out of training would lose every sampled token of a canonical-mode session with a template
+that rewrites history; breaking keeps them all trainable and faithful. A reply copied verbatim (drift 0, as in
+continuation mode) never breaks a chain.
+
 Cost is linear in the tokens of the records: tips are compared with numpy, and when several tips could match,
 candidates are found by polynomial prefix hashes of the prompt (computed once per prompt) and then verified.
 """
@@ -58,6 +67,7 @@ class _Chain:
     starts: list[int] = field(default_factory=list)
     """Per link i→i+1: where the interstitial starts in the tail of prompt i+1 after prompt i."""
     retokenized: int = 0
+    """Tokens of the parent's last reply re-tokenized in this chain's first prompt (reason ``retokenized``)."""
     tip_hash: int | None = None
     parent: int | None = None
     fork_token: int | None = None
@@ -171,8 +181,9 @@ class _Grouper:
         del self.recent[_RECENT:]
         self.by_len.setdefault(p.shape[0], []).append(c)
 
-    def _new_chain(self, rec: CompletionRecord, p: np.ndarray, h: int | None, reason: str | None) -> None:
-        c = _Chain(index=len(self.chains), members=[rec], tip=p[:0])
+    def _new_chain(self, rec: CompletionRecord, p: np.ndarray, h: int | None, reason: str | None,
+                   retokenized: int = 0) -> None:
+        c = _Chain(index=len(self.chains), members=[rec], tip=p[:0], retokenized=retokenized)
         if self.recent:
             best, lcp = max(((x, _lcp(p, x.tip)) for x in self.recent), key=lambda t: t[1])
             if lcp > 0:
@@ -195,8 +206,10 @@ class _Grouper:
             if link is None:
                 self._new_chain(rec, p, h, "no_end_of_turn")
                 continue
+            if link[1] > 0:  # the model saw a re-tokenized copy of the reply, not the sampled ids
+                self._new_chain(rec, p, h, "retokenized", retokenized=link[1])
+                continue
             c.starts.append(link[0])
-            c.retokenized += link[1]
             c.members.append(rec)
             self._set_tip(c, p, h)
         return self.chains

@@ -64,5 +64,9 @@ def make_records(seed: int, spec: SynthSpec) -> tuple[list[CompletionRecord], in
             copy = _rand(rng, 1, max(1, spec.max_out)) + [EOT]
         else:
             copy = out + ([EOT] if cut else [])
-        prompts[a] = prompts[a] + copy + _rand(rng, 0, spec.max_inter) + [EOT] + _rand(rng, 0, 3) + GEN
+        tail = copy + _rand(rng, 0, spec.max_inter) + [EOT] + _rand(rng, 0, 3) + GEN
+        body = out[:-1] if out and out[-1] == EOT else out
+        if left[a] and tail[:len(out)] != out and copy[:-1] != body:  # a re-tokenized reply starts a chain
+            chains += 1
+        prompts[a] = prompts[a] + tail
     return records, chains

@@ -33,7 +33,9 @@ def test_build_rebuilds_with_each_builder(tmp_path: Path, qwen3_tokenizer_dir: P
     single = {r.key: r for r in ShardReader([tmp_path / "single"]).results()}
     assert set(merged) == set(single) == {"task-a/0", "task-b/1"}
     assert merged["task-b/1"].attempt == 2
-    assert len(merged["task-a/0"].trajectory.traces) == 3  # canonical: a chain per user query
+    # canonical: the template re-tokenizes every reply in the next prompt, so each starts a chain of its own
+    assert len(merged["task-a/0"].trajectory.traces) == 9
+    assert merged["task-a/0"].trajectory.stats.breaks.get("retokenized", 0) > 0
     assert len(merged["task-b/1"].trajectory.traces) == 1
     assert len(single["task-a/0"].trajectory.traces) == 9
     assert merged["task-a/0"].reward == 1.0

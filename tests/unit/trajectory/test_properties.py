@@ -39,6 +39,9 @@ def check_fidelity(traj: Trajectory, records: list[CompletionRecord]) -> None:
                 assert np.array_equal(pos, np.arange(pos[0], pos[0] + n)), "a reply must stay contiguous"
             assert np.array_equal(tr.response_ids[pos], rec.output_ids)
             assert np.array_equal(tr.response_logprobs[pos], rec.output_logprobs)
+            if n:  # the reply's context in the trace is exactly the prompt the model sampled it from
+                context = np.concatenate([tr.prompt_ids, tr.response_ids[:pos[0]]])
+                assert np.array_equal(context, rec.prompt_ids), f"{cid}: context differs from its prompt"
             cursor += n
         assert cursor == ones.shape[0], "every mask-1 token belongs to a sampled reply"
         assert np.all(tr.response_logprobs[tr.loss_mask == 0] == 0.0)

@@ -30,33 +30,37 @@ def retokenized(traj: Trajectory) -> int:
 
 
 CASES = {
-    # name: (turns, template kwargs, echo reasoning, chains in canonical mode)
-    "tool_loop_thinking": (tool_loop(10), {}, True, 1),
-    "tool_loop_thinking_reasoning_dropped": (tool_loop(10), {}, False, 1),
-    "tool_loop_no_thinking": (tool_loop(10), {"enable_thinking": False}, True, 10),
-    "multi_user_reasoning": (multi_user(4), {}, True, 4),
+    # name: (turns, template kwargs, echo reasoning, chains in canonical mode, why chains break there)
+    "tool_loop_thinking": (tool_loop(10), {}, True, 10, "retokenized"),
+    "tool_loop_thinking_reasoning_dropped": (tool_loop(10), {}, False, 10, "retokenized"),
+    "tool_loop_no_thinking": (tool_loop(10), {"enable_thinking": False}, True, 10, "prompt_diverged"),
+    "multi_user_reasoning": (multi_user(4), {}, True, 12, "retokenized"),
 }
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_canonical_chains_follow_the_template(qwen3: ChatTemplate, case: str) -> None:
-    turns, kw, echo, chains = CASES[case]
+    turns, kw, echo, chains, why = CASES[case]
     s = run_session(qwen3, "canonical", "You are a coding agent.", "List the dirs.", turns,
                     template_kwargs=kw, echo_reasoning=echo)
     traj = merge(qwen3, s.records)
     assert traj.stats.chains == chains
     assert all(b.mode == "canonical" for b in s.builds)
-    # sampled ids are not the canonical tokenization: where the chain holds, the next prompt re-tokenized them
-    if chains == 1:
+    assert traj.stats.breaks == {why: chains - 1}
+    assert [t.metadata["parent_chain"] for t in traj.traces] == [None, *range(chains - 1)]
+    # sampled ids are not the canonical tokenization: the next prompt re-tokenized them, so the chain breaks
+    # there and every trace's context is exactly the prompt its reply was sampled from
+    if why == "retokenized":
         assert retokenized(traj) > 0
-    if chains > 1:
-        assert traj.stats.breaks == {"prompt_diverged": chains - 1}
-        assert [t.metadata["parent_chain"] for t in traj.traces] == [None, *range(chains - 1)]
+    by_id = {r.completion_id: r for r in s.records}
+    for tr in traj.traces:
+        (cid,) = tr.metadata["completion_ids"]
+        assert np.array_equal(tr.prompt_ids, by_id[cid].prompt_ids)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_continuation_is_one_chain_without_retokenization(qwen3: ChatTemplate, case: str) -> None:
-    turns, kw, echo, _ = CASES[case]
+    turns, kw, echo, _, _ = CASES[case]
     s = run_session(qwen3, "continuation", "You are a coding agent.", "List the dirs.", turns,
                     template_kwargs=kw, echo_reasoning=echo)
     assert [b.mode for b in s.builds] == ["canonical"] + ["continuation"] * (len(turns) - 1)
