@@ -8,6 +8,12 @@
 Results stream with credit-based flow control. If this client falls more than the coordinator's buffer behind,
 the coordinator drops the oldest buffered results and says so; ``results()`` then reads the committed shards and
 yields the results it has not seen yet (``catch_up=True``), so a slow trainer loses nothing that was committed.
+
+While ``results()`` is open a background task keeps the subscription alive (an empty ``Credit`` every
+``keepalive_s``), also while the caller is busy between two results (a long training step). If the coordinator
+forgot the subscription anyway (it restarted, or the loop was blocked past its heartbeat timeout) it answers with
+an error and the stream subscribes again; results published in between are not streamed again, but with
+``catch_up=True`` the committed ones are read from the shards.
 """
 
 from __future__ import annotations
@@ -46,7 +52,7 @@ class RunClient:
         self._reader: asyncio.Task[None] | None = None
         self._req = itertools.count(1)
         self._pending: dict[int, asyncio.Future[Any]] = {}
-        self._stream: asyncio.Queue[c.ResultMsg | c.Lagged] = asyncio.Queue()
+        self._stream: asyncio.Queue[c.ResultMsg | c.Lagged | c.ErrorReply] = asyncio.Queue()
         self._welcome: asyncio.Future[c.Welcome] | None = None
         self.seen: set[str] = set()
         self.lagged = 0
@@ -69,7 +75,7 @@ class RunClient:
         sock = self._ctx.socket(zmq.DEALER)
         sock.linger = 0
         configure_client(sock, keys)
-        sock.connect(ep.address)
+        sock.connect(ep.url)
         self._sock = sock
         self._welcome = asyncio.get_running_loop().create_future()
         self._reader = asyncio.create_task(self._read_loop())
@@ -78,7 +84,7 @@ class RunClient:
             return await asyncio.wait_for(self._welcome, self.timeout_s)
         except TimeoutError:
             await self.close()
-            raise ClientError(f"coordinator at {ep.address} did not answer within {self.timeout_s:.0f}s "
+            raise ClientError(f"coordinator at {ep.url} did not answer within {self.timeout_s:.0f}s "
                               f"(wrong keys, or not running)") from None
 
     async def close(self) -> None:
@@ -115,6 +121,8 @@ class RunClient:
                         if not fut.done():
                             fut.set_exception(refused)
                 case c.ResultMsg() | c.Lagged():
+                    self._stream.put_nowait(msg)
+                case c.ErrorReply(error=c.UNKNOWN_SUBSCRIBER):
                     self._stream.put_nowait(msg)
                 case c.HeartbeatAck() | c.Shutdown():
                     pass
@@ -165,13 +173,17 @@ class RunClient:
         await self._send(c.Subscribe(credits=self.window))
         owed = 0
         last_sent = time.monotonic()
+        keepalive = asyncio.create_task(self._keepalive(keepalive_s))
         try:
             while True:
-                try:
-                    msg = await asyncio.wait_for(self._stream.get(), keepalive_s)
-                except TimeoutError:
-                    await self._send(c.Credit(credits=owed))
+                msg = await self._stream.get()
+                if isinstance(msg, c.ErrorReply):  # the coordinator does not know this subscriber (any more)
+                    log.warning("the coordinator dropped this result subscription; subscribing again")
+                    await self._send(c.Subscribe(credits=self.window))
                     owed, last_sent = 0, time.monotonic()
+                    if catch_up:
+                        for r in self._from_shards(self._shards_dir()):
+                            yield r
                     continue
                 if isinstance(msg, c.Lagged):
                     self.lagged += msg.dropped
@@ -190,13 +202,34 @@ class RunClient:
                 self.seen.add(msg.result.key)
                 yield msg.result
         finally:
+            keepalive.cancel()
+            await asyncio.gather(keepalive, return_exceptions=True)
             if self._sock is not None:
                 await self._send(c.Unsubscribe())
+
+    async def _keepalive(self, every_s: float) -> None:
+        """An empty ``Credit`` now and then, so the subscription outlives a caller busy between results."""
+        while True:
+            await asyncio.sleep(every_s)
+            if self._sock is None:
+                return
+            try:
+                await self._send(c.Credit(credits=0))
+            except (ClientError, zmq.ZMQError) as err:
+                log.warning("result keep-alive not sent: %s", err)
+
+    def _shards_dir(self) -> Path:
+        welcome = self._welcome
+        if welcome is not None and welcome.done() and not welcome.cancelled() and welcome.exception() is None:
+            return Path(welcome.result().shards_dir)
+        return self.run_dir / "shards"
 
     def _from_shards(self, shards_dir: Path) -> list[SessionResult]:
         from polar_hpc.store.reader import ShardReader
 
-        out = []
+        out: list[SessionResult] = []
+        if not shards_dir.is_dir():
+            return out
         for r in ShardReader(shards_dir).results():
             if r.key not in self.seen:
                 self.seen.add(r.key)

@@ -172,7 +172,10 @@ class HttpFacade:
         return _json(self.coord.run_status())
 
     def _task_done(self, task_id: str) -> None:
-        task = self.coord.state.tasks[task_id].task
+        entry = self.coord.state.tasks[task_id]
+        if entry.restored_complete:  # complete in the shards before this start: its callback already went out
+            return
+        task = entry.task
         url = task.metadata.get("callback_url")
         if not url:
             return

@@ -28,39 +28,24 @@ from polar_hpc.coordinator.status import Progress, build_status, write_status
 from polar_hpc.coordinator.subscribers import Subscribers
 from polar_hpc.log import get_logger
 from polar_hpc.wire import control as c
+from polar_hpc.wire.endpoints import Endpoint, write_endpoint
+from polar_hpc.wire.endpoints import read_endpoint as wire_read_endpoint
 from polar_hpc.wire.records import SessionResult, Task
 from polar_hpc.wire.security import configure_server, ensure_keys, start_authenticator
 
 log = get_logger("coordinator")
 
-ENDPOINT_FILE = "coordinator.json"
+ENDPOINT_NAME = "coordinator"
 _ACK = c.encode(c.HeartbeatAck())
-
-
-class Endpoint(msgspec.Struct, kw_only=True):
-    address: str
-    host: str
-    port: int
-    pid: int
-    protocol: int
-    started: float
-    http_url: str | None = None
+UNKNOWN_SUBSCRIBER = c.UNKNOWN_SUBSCRIBER
 
 
 def read_endpoint(run_dir: str | Path) -> Endpoint | None:
-    path = Path(run_dir) / "endpoints" / ENDPOINT_FILE
+    """``endpoints/coordinator.json`` (``Endpoint.url`` is the ZeroMQ address), or ``None`` until published."""
     try:
-        return msgspec.json.decode(path.read_bytes(), type=Endpoint)
-    except (FileNotFoundError, msgspec.DecodeError):
+        return wire_read_endpoint(run_dir, ENDPOINT_NAME)
+    except (FileNotFoundError, msgspec.DecodeError, ValueError):
         return None
-
-
-def publish_endpoint(run_dir: Path, ep: Endpoint) -> None:
-    d = run_dir / "endpoints"
-    d.mkdir(parents=True, exist_ok=True)
-    tmp = d / f".{ENDPOINT_FILE}.{os.getpid()}.tmp"
-    tmp.write_bytes(msgspec.json.encode(ep))
-    os.replace(tmp, d / ENDPOINT_FILE)
 
 
 class Coordinator:
@@ -119,6 +104,8 @@ class Coordinator:
                 self.state.cancel_task(e.task_id)
             elif isinstance(e, GaveUp):
                 self.state.give_up(e.key, e.error)
+        for tid in self.state.completed_tasks:  # complete before this start: their callbacks went out then
+            self.state.tasks[tid].restored_complete = True
         if index is not None:
             log.info("restored %d committed sessions from %d shards in %.2fs (%d problems, %d duplicates)",
                      len(index.keys), index.shards, time.perf_counter() - t0, len(index.problems),
@@ -146,6 +133,7 @@ class Coordinator:
         sock.linger = 0
         sock.sndhwm = sock.rcvhwm = 100_000
         sock.setsockopt(zmq.ROUTER_MANDATORY, 0)
+        sock.maxmsgsize = self.max_frame_bytes  # zmq drops the peer's connection instead of receiving it
         configure_server(sock, keys)
         self.sock = sock
         try:
@@ -157,9 +145,10 @@ class Coordinator:
                 http_url = await self.http.start(self.host, self.cc.http_port)
             else:
                 http_url = None
-            publish_endpoint(self.run_dir, Endpoint(address=f"tcp://{self.host}:{port}", host=self.host,
-                                                    port=port, pid=os.getpid(), protocol=c.PROTOCOL_VERSION,
-                                                    started=self.started, http_url=http_url))
+            write_endpoint(self.run_dir, Endpoint(name=ENDPOINT_NAME, url=f"tcp://{self.host}:{port}",
+                                                  kind="coordinator", host=self.host, port=port, pid=os.getpid(),
+                                                  protocol=c.PROTOCOL_VERSION, started_at=self.started,
+                                                  http_url=http_url))
             if restarted:
                 # live ranks re-register with the sessions they hold before we hand those out again
                 self._hold_dispatch_until = time.monotonic() + min(self.cc.heartbeat_timeout_s,
@@ -307,6 +296,17 @@ class Coordinator:
             case c.Rejected():
                 log.info("rank refused session %s: %s", msg.key, msg.reason)
                 self.state.reject(peer, msg.key, msg.attempt)
+                self._dispatch()
+            case c.Released():
+                log.info("rank released session %s attempt %d (%s%s)", msg.key, msg.attempt, msg.cause,
+                         f": {msg.reason}" if msg.reason else "")
+                if self.state.rank_of(peer) is None:
+                    self._rehello(peer)
+                    return
+                self.state.release(peer, msg.key, msg.attempt, msg.cause)
+                self._journal_errors()
+                self._notify_tasks()
+                self._dispatch()
             case c.Hello():
                 self._on_hello(peer, msg, now)
             case c.SubmitTasks():
@@ -320,6 +320,9 @@ class Coordinator:
             case c.Subscribe():
                 self.subs.subscribe(peer, msg.credits, now)
             case c.Credit():
+                if peer not in self.subs.subs:
+                    self._send(peer, c.ErrorReply(error=UNKNOWN_SUBSCRIBER))
+                    return
                 for frame in self.subs.credit(peer, msg.credits, now):
                     self._send_raw(peer, frame)
             case c.Unsubscribe():
@@ -340,10 +343,16 @@ class Coordinator:
         if msg.role == "gateway":
             stale = self.state.register(peer, msg.rank, msg.capacity, now, host=msg.host,
                                         proxy_endpoint=msg.proxy_endpoint, active=msg.active,
-                                        uncommitted=msg.uncommitted, draining=msg.draining)
-            log.info("gateway rank %d registered from %s (capacity %d, holding %d running / %d uncommitted)",
-                     msg.rank, msg.host, msg.capacity, len(msg.active), len(msg.uncommitted))
+                                        uncommitted=msg.uncommitted,
+                                        committed=[k for shard in msg.committed for k in shard.keys],
+                                        draining=msg.draining)
+            log.info("gateway rank %d registered from %s (capacity %d, holding %d running / %d uncommitted / "
+                     "%d committed unacknowledged)", msg.rank, msg.host, msg.capacity, len(msg.active),
+                     len(msg.uncommitted), len(msg.committed))
+            self._notify_tasks()
             self._send(peer, welcome)
+            for shard in msg.committed:
+                self._send(peer, c.CommitAck(path=shard.path))
             if stale:
                 self._send(peer, c.CancelSessions(keys=stale))
             self._dispatch()
@@ -369,6 +378,7 @@ class Coordinator:
         known = self.state.rank_of(peer) is not None
         self.state.committed(peer, msg.keys)
         self._notify_tasks()
+        self._send(peer, c.CommitAck(path=msg.path))
         if not known:
             self._rehello(peer)
         self._dispatch()

@@ -85,8 +85,14 @@ class SimulatedRank:
     async def _run(self, session: Session) -> None:
         if self.on_status is not None:
             self.on_status(session.session_id, "run")
-        if self.duration_s > 0:
-            await asyncio.sleep(self.duration_s)
+        try:
+            if self.duration_s > 0:
+                await asyncio.sleep(self.duration_s)
+        except asyncio.CancelledError:  # like the real pools: a session cut before its result says so
+            self.running.pop(session.session_id, None)
+            if self.on_status is not None:
+                self.on_status(session.session_id, "cancelled")
+            raise
         result = fake_result(session, self.rank)
         self.running.pop(session.session_id, None)
         if self.writer is not None:
@@ -103,10 +109,15 @@ class SimulatedRank:
         if self.writer is not None:
             self.writer.commit()
 
-    async def drain(self) -> None:
+    async def drain(self, grace_s: float = 30.0) -> None:
+        """Stop taking sessions; let running ones finish within ``grace_s``, cancel the rest; commit."""
         self.draining = True
         if self.running:
-            await asyncio.wait(list(self.running.values()), timeout=30.0)
+            tasks = list(self.running.values())
+            await asyncio.wait(tasks, timeout=grace_s)
+            for t in tasks:
+                t.cancel()
+            await asyncio.wait(tasks, timeout=5.0)
         if self.writer is not None:
             self.writer.close()
 

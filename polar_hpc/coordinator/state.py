@@ -4,6 +4,11 @@ A session (``task_id/sample_index``) is PENDING → RUNNING (dispatched to a ran
 result) → COMMITTED (the result is in a published shard). A rank that misses heartbeats is dead: its RUNNING
 sessions go back to the queue with attempt + 1 (ERROR after ``max_attempts``), and so do its DONE sessions, whose
 results died with its unpublished shard. The first result reported for a key wins; later ones are duplicates.
+
+A rank reports every session that ends without a result (``Released``): cancelled ones become CANCELLED, ones cut
+by a drain go back to the queue without counting a failure, lost ones (e.g. a failed shard write) count one.
+A rank that re-registers names the keys it has published but whose ``Committed`` was not acknowledged; they are
+taken as COMMITTED, so a lost ``Committed`` never runs a session twice.
 """
 
 from __future__ import annotations
@@ -49,6 +54,9 @@ class TaskEntry:
     keys: list[str]
     open: int
     """Sessions not yet terminal."""
+    cancelled: bool = False
+    restored_complete: bool = False
+    """Complete already when the coordinator (re)started (every session in the shards, or given up)."""
 
 
 @dataclass(slots=True)
@@ -139,6 +147,7 @@ class DispatchState:
                 self.pending.append(key)
         self.tasks[task.task_id] = entry  # after the loop: restored sessions do not count as closing it
         if entry.open == 0:
+            entry.restored_complete = True
             self.tasks_completed += 1
             self.completed_tasks.append(task.task_id)
 
@@ -150,10 +159,13 @@ class DispatchState:
             self._set_state(key, s, SessionState.ERROR)
 
     def cancel_task(self, task_id: str) -> tuple[int, dict[int, list[str]]]:
-        """Cancel pending sessions; returns (cancelled, running keys per rank) — running ones finish."""
+        """Cancel pending sessions; returns (cancelled, running keys per rank). The server asks those ranks to
+        cancel the running ones: each becomes CANCELLED when its rank releases it, or keeps its result if that
+        comes first."""
         entry = self.tasks.get(task_id)
         if entry is None:
             return 0, {}
+        entry.cancelled = True
         cancelled = 0
         running: dict[int, list[str]] = {}
         for key in entry.keys:
@@ -171,9 +183,11 @@ class DispatchState:
 
     def register(self, peer: bytes, rank: int, capacity: int, now: float, *, host: str = "",
                  proxy_endpoint: str = "", active: Iterable[SessionRef] = (),
-                 uncommitted: Iterable[SessionRef] = (), draining: bool = False) -> list[str]:
-        """A rank (re)joins. Sessions it still holds are adopted; returns keys it holds that are not ours
-        any more (already terminal or running elsewhere), which it may drop."""
+                 uncommitted: Iterable[SessionRef] = (), committed: Iterable[str] = (),
+                 draining: bool = False) -> list[str]:
+        """A rank (re)joins. Keys it published (``committed``) are COMMITTED; sessions it still holds are
+        adopted; returns keys it holds that are not ours any more (already terminal or running elsewhere), which
+        it may drop."""
         old = self.ranks.get(rank)
         if old is not None and old.peer != peer:
             self.by_peer.pop(old.peer, None)
@@ -181,6 +195,12 @@ class DispatchState:
                           last_seen=now, draining=draining)
         self.ranks[rank] = entry
         self.by_peer[peer] = rank
+        committed = list(committed)
+        if committed:
+            if old is not None:
+                old.uncommitted.difference_update(committed)
+                old.in_flight.difference_update(committed)
+            self.committed(peer, committed)
         stale: list[str] = []
         held = {r.key: (r.attempt, SessionState.RUNNING) for r in active}
         held.update({r.key: (r.attempt, SessionState.DONE) for r in uncommitted})
@@ -226,6 +246,30 @@ class DispatchState:
         self._set_state(key, s, SessionState.PENDING)
         self.pending.appendleft(key)
         self._push(r)
+
+    def release(self, peer: bytes, key: str, attempt: int, cause: str) -> None:
+        """The rank ended a session it held without a (kept) result; frees its slot.
+
+        ``cancelled``: CANCELLED when its task was cancelled (else queued again, no failure). ``drained``:
+        queued again, no failure counted. ``failed``: queued again as a failed attempt (ERROR after
+        ``max_attempts``)."""
+        r = self.rank_of(peer)
+        s = self.sessions.get(key)
+        if r is None or s is None or s.attempt != attempt or s.rank != r.rank:
+            return
+        if key not in r.in_flight and key not in r.uncommitted:
+            return
+        r.in_flight.discard(key)
+        r.uncommitted.discard(key)
+        self._push(r)
+        if s.state >= _FIRST_TERMINAL:
+            return
+        task = self.tasks.get(s.task_id)
+        if task is not None and task.cancelled:
+            s.rank = -1
+            self._set_state(key, s, SessionState.CANCELLED)
+            return
+        self._requeue([key], crashed={key} if cause == "failed" else set())
 
     def rank_of(self, peer: bytes) -> RankEntry | None:
         rank = self.by_peer.get(peer)
@@ -358,7 +402,7 @@ class DispatchState:
             if key in crashed:
                 s.failures += 1
             if s.failures >= self.max_attempts:
-                s.error = f"gateway rank died {s.failures} times while running it"
+                s.error = f"gateway rank died or lost it {s.failures} times while running it"
                 self._set_state(key, s, SessionState.ERROR)
                 self.errored.append((key, s.error))
                 log.error("session %s: giving up after %d attempts", key, s.failures)

@@ -54,7 +54,10 @@ def build_status(state: DispatchState, progress: Progress, now: float, *, run_na
 def write_status(run_dir: Path, status: RunStatus) -> None:
     path = Path(run_dir) / "status.json"
     tmp = path.with_name(f".status.json.{os.getpid()}.tmp")
-    tmp.write_bytes(to_json(status))
+    with open(tmp, "wb") as f:
+        f.write(to_json(status))
+        f.flush()
+        os.fsync(f.fileno())
     os.replace(tmp, path)
 
 

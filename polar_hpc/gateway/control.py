@@ -3,7 +3,13 @@ heartbeats, turns ``Dispatch`` into ``rank.submit`` and reports status, results 
 
 If the coordinator goes silent for ``heartbeat_timeout_s`` (restart, new port), the client re-reads
 ``endpoints/coordinator.json``, reconnects and registers again with the sessions it still holds, so a restarted
-coordinator adopts them instead of running them twice.
+coordinator adopts them instead of running them twice. Published shards are kept (path, keys) until the
+coordinator acknowledges their ``Committed`` (``CommitAck``) and named in every ``Hello`` until then, so a
+``Committed`` lost with a connection never makes the coordinator run those sessions again. Every session that ends
+without a result (cancelled, cut by a drain, lost to a failed shard write) is reported with ``Released``.
+
+The rank's callbacks may fire on any thread (``on_commit`` fires inside the shard writer's worker thread): they
+hop to the event loop before touching this object's state.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import msgspec
 import zmq
@@ -59,7 +65,8 @@ def summarize(result: SessionResult) -> c.SessionSummary:
         status=int(traj.status), reward=result.reward,
         accepted=traj.status == TraceStatus.COMPLETED and result.reward > 0,
         num_traces=len(traj.traces), tokens=sum(len(t.prompt_ids) + len(t.response_ids) for t in traj.traces),
-        duration_s=sum(result.timings.values()), error=traj.error,
+        duration_s=result.timings["total"] if "total" in result.timings else sum(result.timings.values()),
+        error=traj.error,
     )
 
 
@@ -82,6 +89,9 @@ class GatewayControl:
         self.send_results = send_results
         self.active: dict[str, int] = {}
         self.uncommitted: dict[str, int] = {}
+        self.unacked: dict[str, list[str]] = {}
+        """Published shards (path -> keys) whose ``Committed`` the coordinator has not acknowledged yet."""
+        self._cancelling: set[str] = set()
         self.draining = False
         self._outbox: asyncio.Queue[c.Msg] = asyncio.Queue()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -95,30 +105,66 @@ class GatewayControl:
 
     # ---- callbacks from the rank (any thread) -----------------------------------------------------------
 
-    def _post(self, msg: c.Msg) -> None:
+    def _on_loop(self, fn: Callable[..., None], *args: Any) -> None:
+        """Run ``fn`` on the event loop thread (now if already there), in call order."""
         loop = self._loop
         if loop is None:
             return
         if threading.get_ident() == getattr(self, "_thread", None):
-            self._outbox.put_nowait(msg)
+            fn(*args)
         else:
-            loop.call_soon_threadsafe(self._outbox.put_nowait, msg)
+            loop.call_soon_threadsafe(fn, *args)
+
+    def _post(self, msg: c.Msg) -> None:
+        self._on_loop(self._outbox.put_nowait, msg)
 
     def _on_status(self, session_id: str, stage: Any) -> None:
+        self._on_loop(self._status_on_loop, session_id, str(stage))
+
+    def _status_on_loop(self, session_id: str, stage: str) -> None:
         key, attempt = _split(session_id)
-        self._post(c.SessionStatus(key=key, attempt=attempt, stage=str(stage)))
+        self._outbox.put_nowait(c.SessionStatus(key=key, attempt=attempt, stage=stage))
+        if stage == "cancelled":
+            self._released(key, attempt)
+
+    def _released(self, key: str, attempt: int) -> None:
+        """The session ended without a result the rank keeps: tell the coordinator why, free its slot."""
+        cause: Literal["cancelled", "drained", "failed"]
+        if self.active.get(key) == attempt:
+            del self.active[key]
+            if key in self._cancelling:
+                cause, reason = "cancelled", "the coordinator cancelled it"
+            elif self.draining:
+                cause, reason = "drained", "the rank is draining"
+            else:
+                cause, reason = "failed", "the rank's session pool failed it"
+        elif self.uncommitted.get(key) == attempt:  # on_done was sent, then the shard write failed
+            del self.uncommitted[key]
+            cause, reason = "failed", "the result could not be written to the shard"
+        else:
+            return
+        self._cancelling.discard(key)
+        self._outbox.put_nowait(c.Released(key=key, attempt=attempt, cause=cause, reason=reason))
 
     def _on_done(self, result: SessionResult) -> None:
+        self._on_loop(self._done_on_loop, result)
+
+    def _done_on_loop(self, result: SessionResult) -> None:
         key = result.key
         self.active.pop(key, None)
+        self._cancelling.discard(key)
         self.uncommitted[key] = result.attempt
-        self._post(c.SessionDone(key=key, attempt=result.attempt, summary=summarize(result),
-                                 result=result if self.send_results else None))
+        self._outbox.put_nowait(c.SessionDone(key=key, attempt=result.attempt, summary=summarize(result),
+                                              result=result if self.send_results else None))
 
     def _on_commit(self, path: Path, keys: list[str]) -> None:
+        self._on_loop(self._commit_on_loop, str(path), list(keys))
+
+    def _commit_on_loop(self, path: str, keys: list[str]) -> None:
         for k in keys:
             self.uncommitted.pop(k, None)
-        self._post(c.Committed(rank=self.rank_id, path=str(path), keys=list(keys)))
+        self.unacked[path] = keys
+        self._outbox.put_nowait(c.Committed(rank=self.rank_id, path=path, keys=keys))
 
     # ---- lifecycle --------------------------------------------------------------------------------------
 
@@ -142,7 +188,8 @@ class GatewayControl:
             protocol=c.PROTOCOL_VERSION, role="gateway", rank=self.rank_id, host=socket.gethostname(),
             pid=os.getpid(), proxy_endpoint=self.proxy_endpoint, capacity=self.rank.capacity,
             active=[c.SessionRef(k, a) for k, a in self.active.items()],
-            uncommitted=[c.SessionRef(k, a) for k, a in self.uncommitted.items()], draining=self.draining,
+            uncommitted=[c.SessionRef(k, a) for k, a in self.uncommitted.items()],
+            committed=[c.ShardRef(p, keys) for p, keys in self.unacked.items()], draining=self.draining,
         )
 
     def _heartbeat(self) -> c.Heartbeat:
@@ -157,7 +204,7 @@ class GatewayControl:
         while True:
             ep = read_endpoint(self.run_dir)
             if ep is not None:
-                return ep.address
+                return ep.url
             if time.monotonic() > deadline:
                 raise TimeoutError(f"no coordinator endpoint in {self.run_dir / 'endpoints'} after "
                                    f"{self.connect_timeout_s:.0f}s; is the coordinator running?")
@@ -257,6 +304,8 @@ class GatewayControl:
                     await self._submit(s)
             case c.HeartbeatAck() | c.Welcome():
                 pass
+            case c.CommitAck():
+                self.unacked.pop(msg.path, None)
             case c.Refused(rehello=True):
                 if time.monotonic() - self._last_hello > self.interval:
                     self._last_hello = time.monotonic()
@@ -267,7 +316,13 @@ class GatewayControl:
                 cancel = getattr(self.rank, "cancel", None)
                 for key in msg.keys:
                     attempt = self.active.get(key)
-                    if attempt is not None and cancel is not None:
+                    if attempt is None:
+                        if key in self.uncommitted:
+                            log.warning("rank %d: coordinator cancelled %s, already done here; its result stays "
+                                        "in this rank's next shard", self.rank_id, key)
+                        continue
+                    if cancel is not None:
+                        self._cancelling.add(key)
                         r = cancel(f"{key}#{attempt}")
                         if inspect.isawaitable(r):
                             await r

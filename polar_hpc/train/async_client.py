@@ -9,8 +9,9 @@
 
 A group is one submitted task (``num_samples`` sessions of the same prompt); its task id is the group id and
 ``Task.metadata`` carries ``policy_version``, ``rollout_step``, ``group_id`` and ``base_task_id`` (the gateway
-copies task metadata into every SessionResult). ``groups()`` yields a group once all its samples are back,
-unless it is stale (``policy_version - group policy_version > max_off_policy_steps``: dropped, counted in
+copies task metadata into every SessionResult). ``groups()`` yields a group once all its samples are back, or
+once its task is over (every session terminal) with some samples that never return a result (ERROR, CANCELLED:
+counted in ``Group.failed``, as not completed), unless it is stale (``policy_version - group policy_version > max_off_policy_steps``: dropped, counted in
 ``stats.stale``) or too few samples completed (``< min_group_fraction``: counted in ``stats.incomplete``).
 
 Mapping to slime's ``Sample`` (``slime/utils/types.py``; no slime import here):
@@ -36,6 +37,7 @@ Mapping to slime's ``Sample`` (``slime/utils/types.py``; no slime import here):
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
@@ -46,6 +48,7 @@ import numpy as np
 
 from polar_hpc.client import RunClient
 from polar_hpc.log import get_logger
+from polar_hpc.wire.control import SessionState
 from polar_hpc.wire.endpoints import read_endpoints
 from polar_hpc.wire.records import SessionResult, Task, TraceStatus
 
@@ -67,6 +70,8 @@ class Group(msgspec.Struct, kw_only=True):
     rollout_step: int
     num_samples: int
     results: list[SessionResult]
+    failed: int = 0
+    """Samples that ended without a result (ERROR, CANCELLED sessions); they count as not completed."""
     submitted_at: float = 0.0
     finished_at: float = 0.0
 
@@ -188,7 +193,11 @@ class AsyncRollouts:
             log.debug("result %s belongs to no open group (not ours, or already handled)", result.key)
             return None
         group.results.append(result)
-        if len(group.results) < group.num_samples:
+        return self._close_if_complete(group)
+
+    def _close_if_complete(self, group: Group) -> Group | None:
+        gid = group.group_id
+        if len(group.results) + group.failed < group.num_samples:
             return None
         del self._open[gid]
         group.finished_at = time.monotonic()
@@ -203,17 +212,53 @@ class AsyncRollouts:
         self.stats.yielded += 1
         return group
 
-    async def groups(self, *, until_idle: bool = False) -> AsyncIterator[Group]:
+    async def check_finished(self) -> list[Group]:
+        """Close open groups whose task is over (every session terminal) although some samples never sent a
+        result (ERROR, CANCELLED); returns those that are usable (same rules as ``accept``)."""
+        out = []
+        for gid, group in list(self._open.items()):
+            st = await self.client.task_status(gid)
+            if not st.found or st.state not in ("completed", "cancelled"):
+                continue
+            group.failed = sum(1 for s in st.sessions if s.state in (SessionState.ERROR, SessionState.CANCELLED))
+            if group.failed:
+                log.info("group %s: %d of %d samples ended without a result", gid, group.failed, group.num_samples)
+            closed = self._close_if_complete(group)
+            if closed is not None:
+                out.append(closed)
+        return out
+
+    async def groups(self, *, until_idle: bool = False, check_s: float = 10.0) -> AsyncIterator[Group]:
         """Complete, fresh, sufficiently completed groups as they finish. Runs until the caller stops, or with
-        ``until_idle`` until no submitted group is pending (stale and rejected ones count as handled)."""
+        ``until_idle`` until no submitted group is pending (stale and rejected ones count as handled). After
+        ``check_s`` without a result, open groups are checked for tasks that ended with failed samples."""
         if until_idle and not self._open:
             return
+        queue: asyncio.Queue[SessionResult] = asyncio.Queue()
+        pump = asyncio.create_task(self._pump(queue))
+        try:
+            while True:
+                get = asyncio.ensure_future(queue.get())
+                done, _ = await asyncio.wait({get, pump}, timeout=check_s, return_when=asyncio.FIRST_COMPLETED)
+                if get in done:
+                    ready = [g for g in [self.accept(get.result())] if g is not None]
+                else:
+                    get.cancel()
+                    if pump in done:
+                        pump.result()  # the stream ended: raise its error
+                        return
+                    ready = await self.check_finished()
+                for group in ready:
+                    yield group
+                if until_idle and not self._open:
+                    return
+        finally:
+            pump.cancel()
+            await asyncio.gather(pump, return_exceptions=True)
+
+    async def _pump(self, queue: asyncio.Queue[SessionResult]) -> None:
         async for result in self.client.results():
-            group = self.accept(result)
-            if group is not None:
-                yield group
-            if until_idle and not self._open:
-                return
+            queue.put_nowait(result)
 
     def inference_urls(self) -> list[str]:
         eps = read_endpoints(self.run_dir, "inference-")

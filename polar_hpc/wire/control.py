@@ -15,7 +15,7 @@ import msgspec
 from polar_hpc.wire.codec import msgpack_decoder, msgpack_encoder
 from polar_hpc.wire.records import Session, SessionResult, Task
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 
 
 class Msg(msgspec.Struct, tag_field="type", tag=True, kw_only=True, omit_defaults=True):
@@ -27,6 +27,11 @@ class Msg(msgspec.Struct, tag_field="type", tag=True, kw_only=True, omit_default
 class SessionRef(msgspec.Struct, array_like=True, gc=False):
     key: str
     attempt: int
+
+
+class ShardRef(msgspec.Struct, array_like=True, gc=False):
+    path: str
+    keys: list[str]
 
 
 class Hello(Msg):
@@ -44,6 +49,9 @@ class Hello(Msg):
     stage_capacity: dict[str, int] = msgspec.field(default_factory=dict)
     active: list[SessionRef] = msgspec.field(default_factory=list)
     uncommitted: list[SessionRef] = msgspec.field(default_factory=list)
+    committed: list[ShardRef] = msgspec.field(default_factory=list)
+    """Shards this rank published whose ``Committed`` the coordinator has not acknowledged (``CommitAck``) yet;
+    it may have been lost with the old connection. The coordinator takes their keys as committed and acks."""
     draining: bool = False
 
 
@@ -107,6 +115,17 @@ class Rejected(Msg):
     reason: str
 
 
+class Released(Msg):
+    """A session the rank held ended without a (kept) result: ``cancelled`` (the coordinator asked),
+    ``drained`` (cut by a drain before it could finish; queued again, no failure counted) or ``failed`` (the
+    rank lost it, e.g. the shard write failed after ``SessionDone``; queued again as a failed attempt)."""
+
+    key: str
+    attempt: int
+    cause: Literal["cancelled", "drained", "failed"]
+    reason: str = ""
+
+
 class Committed(Msg):
     rank: int
     path: str
@@ -121,6 +140,12 @@ class Dispatch(Msg):
 
 class CancelSessions(Msg):
     keys: list[str]
+
+
+class CommitAck(Msg):
+    """The coordinator recorded the ``Committed`` of shard ``path``; the rank may forget its keys."""
+
+    path: str
 
 
 class CommitNow(Msg):
@@ -274,11 +299,18 @@ class ErrorReply(Msg):
     req: int = 0
 
 
+UNKNOWN_SUBSCRIBER = "unknown subscriber: not subscribed (expired after silence, or the coordinator restarted); " \
+    "send Subscribe again"
+"""``ErrorReply.error`` for a ``Credit`` from a peer that is not subscribed."""
+
+
 ToCoordinator = (
-    Hello | Heartbeat | SessionStatus | SessionDone | Committed | Rejected
+    Hello | Heartbeat | SessionStatus | SessionDone | Committed | Rejected | Released
     | SubmitTasks | GetTaskStatus | GetRunStatus | CancelTask | Subscribe | Credit | Unsubscribe
 )
-ToGateway = Welcome | Refused | Dispatch | CancelSessions | CommitNow | Drain | Shutdown | HeartbeatAck
+ToGateway = (
+    Welcome | Refused | Dispatch | CancelSessions | CommitAck | CommitNow | Drain | Shutdown | HeartbeatAck
+)
 ToClient = (
     Welcome | Refused | SubmitReply | TaskStatus | RunStatus | CancelReply | ResultMsg | Lagged | ErrorReply
     | Shutdown | HeartbeatAck

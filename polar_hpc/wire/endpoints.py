@@ -31,6 +31,10 @@ class Endpoint(msgspec.Struct, kw_only=True, omit_defaults=True):
     served_model_name: str | None = None
     log_path: str | None = None
     job_id: str | None = None
+    protocol: int | None = None
+    """The control protocol version (``coordinator``)."""
+    http_url: str | None = None
+    """The coordinator's HTTP facade, when it runs one."""
 
 
 class EndpointTimeout(TimeoutError):

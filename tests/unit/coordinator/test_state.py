@@ -129,3 +129,69 @@ def test_task_fully_restored_from_shards_counts_complete() -> None:
     st.add_task(Task(task_id="u", instruction="x", num_samples=2))
     assert st.tasks["t"].open == 0 and st.tasks["u"].open == 1
     assert st.tasks_completed == 1 and not st.finished
+
+
+def _one_running(st: DispatchState, n: int = 1) -> list[str]:
+    st.add_task(Task(task_id="t", instruction="x", num_samples=n))
+    st.register(b"a", 0, n, now=0.0)
+    return [s.key for s in st.dispatch()[0]]
+
+
+def test_released_cancelled_session_frees_the_slot_and_completes_the_task() -> None:
+    st = _state()
+    (key,) = _one_running(st)
+    cancelled, running = st.cancel_task("t")
+    assert (cancelled, running) == (0, {0: [key]})
+    st.release(b"a", key, 0, "cancelled")
+    assert st.sessions[key].state == SessionState.CANCELLED
+    assert st.ranks[0].free == 1 and st.finished and st.task_state("t") == "cancelled"
+
+
+def test_drained_sessions_are_requeued_without_a_failure() -> None:
+    st = _state()  # max_attempts=2
+    (key,) = _one_running(st)
+    for attempt in range(5):
+        st.release(b"a", key, attempt, "drained")
+        s = st.sessions[key]
+        assert s.state == SessionState.PENDING and s.failures == 0
+        assert st.ranks[0].free == 1
+        assert st.dispatch()[0][0].attempt == attempt + 1
+
+
+def test_failed_release_counts_a_failure_also_after_done() -> None:
+    st = _state()  # max_attempts=2
+    (key,) = _one_running(st)
+    st.done(b"a", key, 0)
+    st.release(b"a", key, 0, "failed")  # the shard write failed after SessionDone
+    assert st.sessions[key].state == SessionState.PENDING and st.sessions[key].failures == 1
+    assert not st.ranks[0].uncommitted
+    st.dispatch()
+    st.release(b"a", key, 1, "failed")
+    assert st.sessions[key].state == SessionState.ERROR and st.finished
+
+
+def test_release_of_an_old_attempt_or_from_another_rank_is_ignored() -> None:
+    st = _state()
+    (key,) = _one_running(st)
+    st.register(b"b", 1, 1, now=0.0)
+    st.release(b"b", key, 0, "drained")
+    st.release(b"a", key, 7, "drained")
+    assert st.sessions[key].state == SessionState.RUNNING and st.ranks[0].free == 0
+
+
+def test_reregister_with_unacknowledged_commit_does_not_run_it_again() -> None:
+    st = _state()
+    (key,) = _one_running(st)
+    st.done(b"a", key, 0)
+    # the rank published the shard, but its Committed was lost with the connection
+    st.register(b"a2", 0, 1, now=1.0, committed=[key])
+    assert st.sessions[key].state == SessionState.COMMITTED and not st.pending and st.finished
+    assert st.dispatch() == {}
+
+
+def test_task_complete_at_restore_is_marked() -> None:
+    st = _state()
+    st.restore_committed(["t/0"])
+    st.add_task(Task(task_id="t", instruction="x", num_samples=1))
+    st.add_task(Task(task_id="u", instruction="x", num_samples=1))
+    assert st.tasks["t"].restored_complete and not st.tasks["u"].restored_complete
