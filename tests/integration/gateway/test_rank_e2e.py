@@ -121,7 +121,8 @@ def check_run(run_dir: Path, harness: str, samples: int, output: str) -> None:
         ended_itself = agent["status"] == "failed" and str(agent.get("detail", "")).startswith("harness exited")
         assert agent["status"] in ("completed", "timeout") or ended_itself, why
         assert r.evaluation is not None, why
-        assert r.trajectory.status in (TraceStatus.COMPLETED, TraceStatus.TIMEOUT), why
+        expected = {TraceStatus.COMPLETED, TraceStatus.TIMEOUT} | ({TraceStatus.ERROR} if ended_itself else set())
+        assert r.trajectory.status in expected, why
         assert {"init", "run", "build", "evaluate", "teardown"} <= r.timings.keys()
         for tr in r.trajectory.traces:
             assert len(tr.loss_mask) == len(tr.response_ids) == len(tr.response_logprobs)
