@@ -22,6 +22,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--ready-file", default=None, help="write the endpoint (url, pid) here as JSON once listening")
     p.add_argument("--logprob-mode", choices=["processed", "original"], default="processed",
                    help="processed: softmax(logits/T) as SGLang reports; original: raw log_softmax")
+    p.add_argument("--api-key", default=None,
+                   help="require 'Authorization: Bearer KEY' on every route but /health* (as SGLang's --api-key); "
+                   "default: $POLAR_INFERENCE_API_KEY, which keeps the key out of ps")
     p.set_defaults(func=run_reference)
 
     s = subparsers.add_parser(
@@ -48,6 +51,7 @@ def run_reference(args: argparse.Namespace) -> int:
         threads=args.threads,
         ready_file=args.ready_file,
         logprob_mode=args.logprob_mode,
+        api_key=args.api_key,
     )
 
 

@@ -27,6 +27,7 @@ import msgspec
 
 from polar_hpc.config.run import InferenceConfig
 from polar_hpc.inference.readiness import ServerStartError, stop_process, wait_healthy
+from polar_hpc.inference.reference.process import API_KEY_ENV
 from polar_hpc.log import get_logger
 from polar_hpc.wire.endpoints import Endpoint, advertised_host, remove_endpoint, write_endpoint
 
@@ -85,7 +86,9 @@ def sglang_command(
     port: int,
     topology: Topology | None = None,
     python: str = sys.executable,
+    api_key: str | None = None,
 ) -> list[str]:
+    """``api_key``: SGLang's ``--api-key`` (every route but ``/health*`` then needs ``Authorization: Bearer``)."""
     topology = topology or Topology()
     cmd = [python, "-m", "sglang.launch_server", "--model-path", model_path, "--host", host, "--port", str(port)]
     cmd += ["--served-model-name", cfg.served_model_name, "--tp-size", str(cfg.tp), "--dp-size", str(cfg.dp)]
@@ -99,6 +102,8 @@ def sglang_command(
             raise ValueError(f"a {topology.nnodes}-node server needs the head host and a dist-init port, got {topology}")
         cmd += ["--nnodes", str(topology.nnodes), "--node-rank", str(topology.node_rank)]
         cmd += ["--dist-init-addr", f"{topology.head_host}:{topology.dist_init_port}"]
+    if api_key:
+        cmd += ["--api-key", api_key]
     return cmd + list(cfg.extra_args)
 
 
@@ -111,6 +116,17 @@ def reference_server_command(
         model_path, host=host, port=port, seed=cfg.random_seed or 0, context_length=cfg.context_length,
         served_model_name=cfg.served_model_name, python=python,
     ) + list(cfg.extra_args)
+
+
+def run_api_key(run_dir: str | Path) -> str | None:
+    """The key the run's inference servers require: the run token (``RUN_DIR/secrets/run_token``), None without
+    one (a run dir made by hand; the servers then accept any caller)."""
+    path = Path(run_dir) / "secrets" / "run_token"
+    try:
+        return path.read_text().strip() or None
+    except FileNotFoundError:
+        log.warning("%s does not exist: the inference server will accept requests without an API key", path)
+        return None
 
 
 def server_scratch(index: int, base: str | None = None) -> Path:
@@ -158,12 +174,16 @@ class ServerJob:
         self.log_dir = Path(log_dir) if log_dir else self.run_dir / "logs" / "inference"
         self.proc: subprocess.Popen[bytes] | None = None
         self._stopping = False
+        self.api_key = run_api_key(self.run_dir)
 
     def command(self, port: int) -> list[str]:
-        if self.cfg.engine == "reference":
+        if self.cfg.engine == "reference":  # its key goes in its environment (see :meth:`env`)
             return reference_server_command(self.cfg, model_path=self.model_path, host=self.bind_host, port=port)
         if self.cfg.engine == "sglang":
-            return sglang_command(self.cfg, model_path=self.model_path, host=self.bind_host, port=port, topology=self.topology)
+            return sglang_command(
+                self.cfg, model_path=self.model_path, host=self.bind_host, port=port, topology=self.topology,
+                api_key=self.api_key,
+            )
         raise ValueError(f"inference.engine {self.cfg.engine!r} has no server to run (expected sglang or reference)")
 
     def run(self) -> int:
@@ -172,13 +192,14 @@ class ServerJob:
         scratch = server_scratch(self.index)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         log_path = self.log_dir / f"{self.name}-node{self.topology.node_rank}.log"
-        log.info("starting %s: %s (log %s)", self.name, " ".join(cmd), log_path)
+        shown = ["***" if self.api_key and a == self.api_key else a for a in cmd]
+        log.info("starting %s: %s (log %s)", self.name, " ".join(shown), log_path)
         previous = {sig: signal.signal(sig, self._forward) for sig in (signal.SIGTERM, signal.SIGINT)}
         try:
             with open(log_path, "ab") as out:
                 self.proc = subprocess.Popen(
                     cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                    env=server_env(scratch), start_new_session=True,
+                    env=self.env(scratch), start_new_session=True,
                 )
             if self.topology.node_rank == 0:
                 url = f"http://{self.host}:{port}"
@@ -204,6 +225,12 @@ class ServerJob:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             shutil.rmtree(scratch, ignore_errors=True)
+
+    def env(self, scratch: Path) -> dict[str, str]:
+        env = server_env(scratch)
+        if self.api_key and self.cfg.engine == "reference":
+            env[API_KEY_ENV] = self.api_key
+        return env
 
     def endpoint(self, url: str, port: int, log_path: Path) -> Endpoint:
         assert self.proc is not None

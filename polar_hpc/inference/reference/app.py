@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hmac
 import time
 import uuid
 from collections.abc import Callable
@@ -53,15 +54,36 @@ def _error(message: str, status: int = 400) -> web.Response:
     return _json(ErrorResponse(error=ErrorBody(message=message, type=kind, code=status)), status)
 
 
+def api_key_middleware(api_key: str) -> Any:
+    """SGLang's ``--api-key`` check: every route but ``/health*`` needs ``Authorization: Bearer <key>``, else
+    401 ``{"error": "Unauthorized"}``."""
+    expected = f"Bearer {api_key}".encode()
+
+    @web.middleware
+    async def check(request: web.Request, handler: Callable[[web.Request], Any]) -> web.StreamResponse:
+        if request.method == "OPTIONS" or request.path.startswith("/health"):
+            return await handler(request)
+        given = request.headers.get("Authorization", "").encode()
+        if not hmac.compare_digest(given, expected):
+            return _json({"error": "Unauthorized"}, 401)
+        return await handler(request)
+
+    return check
+
+
 class ReferenceServer:
-    def __init__(self, runner: ModelRunner, *, served_model_name: str, seed: int = 0) -> None:
+    def __init__(
+        self, runner: ModelRunner, *, served_model_name: str, seed: int = 0, api_key: str | None = None
+    ) -> None:
+        self.api_key = api_key
         self.runner = runner
         self.served_model_name = served_model_name
         self.scheduler = Scheduler(runner, seed=seed)
         self._inflight: set[str] = set()
 
     def app(self) -> web.Application:
-        app = web.Application(client_max_size=256 * 1024 * 1024)
+        middlewares = [api_key_middleware(self.api_key)] if self.api_key else []
+        app = web.Application(client_max_size=256 * 1024 * 1024, middlewares=middlewares)
         app.router.add_route("POST", "/generate", self.generate)
         app.router.add_route("PUT", "/generate", self.generate)
         app.router.add_get("/health", self.health)

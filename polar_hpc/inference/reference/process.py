@@ -18,6 +18,9 @@ from polar_hpc.wire.endpoints import read_endpoint_file
 
 log = get_logger("inference.reference")
 
+API_KEY_ENV = "POLAR_INFERENCE_API_KEY"
+"""The reference server's key when ``--api-key`` is not given (an environment variable stays out of ``ps``)."""
+
 
 class ReferenceHandle(msgspec.Struct, kw_only=True):
     url: str
@@ -64,8 +67,10 @@ def start_reference_server(
     log_path: str | Path | None = None,
     startup_timeout_s: float = 120.0,
     env: dict[str, str] | None = None,
+    api_key: str | None = None,
 ) -> Iterator[ReferenceHandle]:
-    """Run ``polar-hpc serve-reference`` until the block exits; yields once ``/health_generate`` answers 200."""
+    """Run ``polar-hpc serve-reference`` until the block exits; yields once ``/health_generate`` answers 200.
+    ``api_key``: the server requires it (passed in its environment, not its command line)."""
     with tempfile.TemporaryDirectory(prefix="polar-ref-") as tmp:
         ready = Path(tmp) / "ready.json"
         log_file = Path(log_path) if log_path else Path(tmp) / "server.log"
@@ -74,6 +79,8 @@ def start_reference_server(
             served_model_name=served_model_name, threads=threads, ready_file=ready,
         )
         child_env = {**os.environ, **(env or {})}
+        if api_key:
+            child_env[API_KEY_ENV] = api_key
         log_file.parent.mkdir(parents=True, exist_ok=True)
         with open(log_file, "ab") as out:
             proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=child_env)

@@ -12,6 +12,7 @@ from aiohttp import web
 
 from polar_hpc.inference.reference.app import ReferenceServer
 from polar_hpc.inference.reference.model import LogprobMode, ModelRunner
+from polar_hpc.inference.reference.process import API_KEY_ENV
 from polar_hpc.log import get_logger
 from polar_hpc.wire.endpoints import Endpoint, write_endpoint_file
 
@@ -29,13 +30,19 @@ def serve(
     threads: int | None = None,
     ready_file: str | Path | None = None,
     logprob_mode: LogprobMode = "processed",
+    api_key: str | None = None,
 ) -> int:
+    """``api_key``: requests other than ``/health*`` need ``Authorization: Bearer <key>`` (SGLang's
+    ``--api-key``); default: the ``POLAR_INFERENCE_API_KEY`` environment variable, none when unset."""
     import torch
 
     torch.set_num_threads(threads or max(1, min(4, (os.cpu_count() or 2) // 2)))
     torch.manual_seed(seed)
     runner = ModelRunner(model_dir, context_length=context_length, logprob_mode=logprob_mode)
-    server = ReferenceServer(runner, served_model_name=served_model_name or Path(model_dir).name, seed=seed)
+    api_key = api_key or os.environ.get(API_KEY_ENV) or None
+    server = ReferenceServer(
+        runner, served_model_name=served_model_name or Path(model_dir).name, seed=seed, api_key=api_key
+    )
     asyncio.run(_run(server, host, port, ready_file))
     return 0
 

@@ -19,11 +19,12 @@ from polar_hpc.inference.server import (
 def test_sglang_single_node_golden() -> None:
     cfg = InferenceConfig(engine="sglang", served_model_name="policy", tp=2, dp=4, context_length=65536,
                           mem_fraction_static=0.85, random_seed=7, extra_args=["--enable-metrics", "--skip-server-warmup"])
-    cmd = sglang_command(cfg, model_path="/m/qwen3", host="gpu017", port=31234, python="python")
+    cmd = sglang_command(cfg, model_path="/m/qwen3", host="gpu017", port=31234, python="python", api_key="tok")
     assert cmd == [
         "python", "-m", "sglang.launch_server", "--model-path", "/m/qwen3", "--host", "gpu017", "--port", "31234",
         "--served-model-name", "policy", "--tp-size", "2", "--dp-size", "4", "--context-length", "65536",
-        "--mem-fraction-static", "0.85", "--random-seed", "7", "--enable-metrics", "--skip-server-warmup",
+        "--mem-fraction-static", "0.85", "--random-seed", "7", "--api-key", "tok",
+        "--enable-metrics", "--skip-server-warmup",
     ]
 
 
@@ -65,3 +66,20 @@ def test_server_env_isolates_caches(tmp_path: Path) -> None:
     assert env["TRITON_CACHE_DIR"] == str(tmp_path / "s0" / "triton")
     other = server_env(tmp_path / "s1", base={})
     assert other["TRITON_CACHE_DIR"] != env["TRITON_CACHE_DIR"]
+
+
+def test_server_job_requires_the_run_token(tmp_path: Path) -> None:
+    """The servers bind the node's address: they require the run token (SGLang's --api-key; the reference
+    server reads it from its environment, which stays out of ps)."""
+    from polar_hpc.inference.reference.process import API_KEY_ENV
+
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "run_token").write_text("s3cret\n")
+    sg = ServerJob(InferenceConfig(engine="sglang"), index=0, run_dir=tmp_path, model_path="/m", topology=Topology())
+    cmd = sg.command(1)
+    assert cmd[cmd.index("--api-key") + 1] == "s3cret"
+    ref = ServerJob(InferenceConfig(engine="reference"), index=0, run_dir=tmp_path, model_path="/m", topology=Topology())
+    assert "--api-key" not in ref.command(1) and "s3cret" not in ref.command(1)
+    assert ref.env(tmp_path / "scratch")[API_KEY_ENV] == "s3cret"
+    bare = ServerJob(InferenceConfig(engine="sglang"), index=0, run_dir=tmp_path / "none", model_path="/m")
+    assert "--api-key" not in bare.command(1)
