@@ -86,6 +86,7 @@ class GatewayRank:
         from polar_hpc.gateway.endpoints import engine_endpoints
         from polar_hpc.gateway.executor import SessionExecutor as RealExecutor
         from polar_hpc.inference.engine import SGLangEngine
+        from polar_hpc.inference.server import run_api_key
         from polar_hpc.inference.template import ChatTemplate
         from polar_hpc.proxy.server import ProxyServer
 
@@ -94,7 +95,8 @@ class GatewayRank:
         template = await asyncio.to_thread(ChatTemplate.from_model_dir, resolve_model(inf.model))
         endpoints = await engine_endpoints(cfg, self.run_dir)
         self._engine = SGLangEngine(endpoints, request_timeout_s=inf.request_timeout_s,
-                                    context_length=inf.context_length, default_max_new_tokens=inf.max_new_tokens)
+                                    context_length=inf.context_length, default_max_new_tokens=inf.max_new_tokens,
+                                    api_key=run_api_key(self.run_dir))
         self._proxy = ProxyServer(template, self._engine, model_name=inf.served_model_name,
                                   tool_parser=inf.tool_parser, render_mode=cfg.gateway.render,
                                   context_length=inf.context_length, max_new_tokens=inf.max_new_tokens,

@@ -125,7 +125,7 @@ def run_api_key(run_dir: str | Path) -> str | None:
     try:
         return path.read_text().strip() or None
     except FileNotFoundError:
-        log.warning("%s does not exist: the inference server will accept requests without an API key", path)
+        log.warning("%s does not exist: this run's inference servers take no API key", path)
         return None
 
 

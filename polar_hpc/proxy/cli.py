@@ -26,11 +26,14 @@ def register(subparsers: Any) -> None:
     p.add_argument("--context-length", type=int, default=32768)
     p.add_argument("--max-new-tokens", type=int, default=4096)
     p.add_argument("--request-timeout", type=float, default=600.0)
+    p.add_argument("--engine-api-key", default=None, metavar="KEY",
+                   help="the servers' API key (SGLang's --api-key); default: $POLAR_INFERENCE_API_KEY")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     import asyncio
+    import os
     import signal
     import sys
 
@@ -45,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
     async def main() -> None:
         template = ChatTemplate.from_model_dir(resolve_model(args.model))
         engine = SGLangEngine(list(args.engine), request_timeout_s=args.request_timeout,
-                              context_length=args.context_length)
+                              context_length=args.context_length,
+                              api_key=args.engine_api_key or os.environ.get("POLAR_INFERENCE_API_KEY") or None)
         server = ProxyServer(
             template, engine, model_name=args.model_name, tool_parser=args.tool_parser, render_mode=args.render,
             context_length=args.context_length, max_new_tokens=args.max_new_tokens, records_dir=args.records,

@@ -272,9 +272,10 @@ class AsyncRollouts:
         Groups submitted afterwards carry ``version``; groups older than ``max_off_policy_steps`` are dropped.
         """
         from polar_hpc.inference.engine import SGLangEngine
+        from polar_hpc.inference.server import run_api_key
 
         t0 = time.monotonic()
-        engine = SGLangEngine(self.inference_urls())
+        engine = SGLangEngine(self.inference_urls(), api_key=run_api_key(self.run_dir))
         try:
             await engine.pause_generation(self.config.pause_mode)
             try:
