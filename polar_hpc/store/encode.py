@@ -84,6 +84,44 @@ class BlobError(ValueError):
     """A blob column item that does not decompress."""
 
 
+def check_trace_tokens(p: np.ndarray, r: np.ndarray, m: np.ndarray, lp: np.ndarray, where: str) -> None:
+    """The per-trace fidelity checks of ``store.validate``, on one trace's arrays (dtypes already checked).
+
+    One length for the response columns, non-negative ids, loss mask 0/1, a finite logprob under every mask-1
+    token. Raises ValueError naming the first violation. Vectorized: a few passes over the arrays.
+    """
+    if not (r.shape[0] == m.shape[0] == lp.shape[0]):
+        raise ValueError(
+            f"{where}: response_ids, loss_mask, response_logprobs must have one length, "
+            f"got {r.shape[0]}, {m.shape[0]}, {lp.shape[0]}"
+        )
+    for name, ids in (("prompt", p), ("response", r)):
+        if ids.size and int(ids.min()) < 0:
+            raise ValueError(f"{where}: negative {name} token id at token {int(np.argmax(ids < 0))}")
+    if m.size and int(m.max()) > 1:
+        raise ValueError(f"{where}: loss_mask value not 0/1 at token {int(np.argmax(m > 1))}")
+    unscored = (m == 1) & ~np.isfinite(lp)
+    if unscored.any():
+        raise ValueError(f"{where}: loss_mask 1 without a finite logprob at token {int(np.argmax(unscored))}")
+
+
+def check_session(result: SessionResult) -> str | None:
+    """Why this result's traces break the token-fidelity invariant (DESIGN §4.1), or None when they hold."""
+    for i, tr in enumerate(result.trajectory.traces):
+        where = f"trace {i}"
+        try:
+            check_trace_tokens(
+                _token_array(tr.prompt_ids, "prompt_ids", where),
+                _token_array(tr.response_ids, "response_ids", where),
+                _token_array(tr.loss_mask, "loss_mask", where),
+                _token_array(tr.response_logprobs, "response_logprobs", where),
+                where,
+            )
+        except (TypeError, ValueError) as err:
+            return str(err)
+    return None
+
+
 def encode_session(result: SessionResult) -> EncodedSession:
     """Check one result and encode its blobs. Raises ValueError/TypeError naming session, trace and field."""
     prompts, responses, masks, logprobs, blobs = [], [], [], [], []
@@ -94,11 +132,7 @@ def encode_session(result: SessionResult) -> EncodedSession:
         r = _token_array(tr.response_ids, "response_ids", where)
         m = _token_array(tr.loss_mask, "loss_mask", where)
         lp = _token_array(tr.response_logprobs, "response_logprobs", where)
-        if not (r.shape[0] == m.shape[0] == lp.shape[0]):
-            raise ValueError(
-                f"{where}: response_ids, loss_mask, response_logprobs must have one length, "
-                f"got {r.shape[0]}, {m.shape[0]}, {lp.shape[0]}"
-            )
+        check_trace_tokens(p, r, m, lp, where)
         blob = compress(
             _ENC.encode(
                 TraceBlob(

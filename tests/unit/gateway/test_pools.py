@@ -370,3 +370,33 @@ def test_evaluation_infrastructure_error_makes_the_session_an_error() -> None:
     assert r.trajectory.status is TraceStatus.ERROR
     assert "PrepareError" in (r.trajectory.error or "")
     assert r.evaluation is not None and r.evaluation.details["reason"] == "evaluation_error"
+
+
+class BadTraceExecutor(SimulatedExecutor):
+    """Builds a trace with a planted fidelity violation: a trainable token without a finite logprob."""
+
+    async def build(self, job: SessionJob, status: TraceStatus) -> Trajectory:
+        import numpy as np
+
+        from polar_hpc.wire.records import Trace
+
+        ids = np.arange(3, dtype=np.int32)
+        good = Trace(prompt_ids=ids, response_ids=ids, loss_mask=np.ones(3, dtype=np.uint8),
+                     response_logprobs=np.full(3, -0.1, dtype=np.float32))
+        bad = Trace(prompt_ids=ids, response_ids=ids, loss_mask=np.ones(3, dtype=np.uint8),
+                    response_logprobs=np.array([-0.1, np.nan, -0.2], dtype=np.float32))
+        return Trajectory(status=status, traces=[good, bad])
+
+
+def test_fidelity_violation_is_reported_as_error_without_its_traces() -> None:
+    h = Harness(BadTraceExecutor())
+
+    async def main() -> None:
+        h.pools.submit(session(0))
+        await h.pools.wait_idle()
+
+    sim(main)
+    (r,) = h.results
+    assert r.trajectory.status is TraceStatus.ERROR and r.trajectory.traces == []
+    assert "trace 1: loss_mask 1 without a finite logprob at token 1" in (r.trajectory.error or "")
+    assert r.metadata["traces_dropped"] == 2

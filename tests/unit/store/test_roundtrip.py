@@ -60,12 +60,15 @@ def messages(draw: st.DrawFn) -> ChatMessage:
 @st.composite
 def traces(draw: st.DrawFn) -> Trace:
     n = draw(st.integers(0, 40))
-    # Any float32 bit pattern: NaN payloads, infinities, negative zero, denormals.
+    # Any float32 bit pattern: NaN payloads, infinities, negative zero, denormals (under mask 0 where not
+    # finite: the writer refuses a trainable token without a finite logprob, and ids < 0, mask values > 1).
     logprobs = draw(hnp.arrays(np.uint32, n)).view(np.float32)
+    ids = st.integers(0, 2**31 - 1)
+    mask = draw(hnp.arrays(np.uint8, n, elements=st.integers(0, 1))) & np.isfinite(logprobs).astype(np.uint8)
     return Trace(
-        prompt_ids=draw(hnp.arrays(np.int32, st.integers(0, 40))),
-        response_ids=draw(hnp.arrays(np.int32, n)),
-        loss_mask=draw(hnp.arrays(np.uint8, n)),
+        prompt_ids=draw(hnp.arrays(np.int32, st.integers(0, 40), elements=ids)),
+        response_ids=draw(hnp.arrays(np.int32, n, elements=ids)),
+        loss_mask=mask,
         response_logprobs=logprobs,
         prompt_messages=draw(st.lists(messages(), max_size=3)),
         response_messages=draw(st.lists(messages(), max_size=2)),
