@@ -30,13 +30,16 @@ def start_job(run_dir: Path, inference: InferenceConfig, index: int = 0) -> subp
 
 
 async def test_publish_serve_and_stop(tmp_path: Path) -> None:
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "run_token").write_text("the-run-token")
     job = start_job(tmp_path, InferenceConfig(engine="reference", model="asset:tiny-qwen3", context_length=2048,
                                               startup_timeout_s=120, extra_args=["--threads", "1"]), index=3)
     try:
         (ep,) = wait_endpoints(tmp_path, ["inference-3"], timeout_s=120)
         assert ep.url.startswith("http://127.0.0.1:") and ep.kind == "reference" and ep.pid != job.pid
         assert Path(ep.log_path or "").is_file()
-        async with SGLangEngine([ep.url], context_length=2048) as engine:
+        assert http_status(ep.url + "/model_info", 5.0)[0] == 401  # the server requires the run token
+        async with SGLangEngine([ep.url], context_length=2048, api_key="the-run-token") as engine:
             res = await engine.generate([1, 2, 3], SamplingParams(max_new_tokens=3))
             info = await engine.model_info()
         assert res.completion_tokens == 3 and info.context_length == 2048 and info.served_model_name == "policy"
