@@ -106,12 +106,24 @@ class GatewayRank:
                                                  unix_path=str(unix_path) if unix_path else None)
         self.proxy_socket = unix_path
         sessions_dir = self.run_dir / "sessions" / f"rank-{self.rank:05d}"
+        await self._stop_stale_instances()
         if sessions_dir.exists():  # left by an earlier life of this rank (crash, preemption): start clean
             await asyncio.to_thread(shutil.rmtree, sessions_dir, True)
         sessions_dir.mkdir(parents=True, exist_ok=True)
         return RealExecutor(cfg, proxy=self._proxy, proxy_url=self.proxy_url, proxy_socket=unix_path,
                             sessions_dir=sessions_dir, end_of_turn_id=template.end_of_turn_id,
                             keep_session_dirs=self.keep_session_dirs)
+
+    async def _stop_stale_instances(self) -> None:
+        """Apptainer instances are daemons that outlive a crashed rank: stop this run+rank's leftovers."""
+        from polar_hpc.runtime.apptainer import find_binary, stop_stale_instances
+
+        if self.config.runtime.backend != "apptainer" or find_binary() is None:
+            return
+        try:
+            await stop_stale_instances(self.run_dir, self.rank)
+        except Exception as err:
+            log.warning("rank %d: stopping stale apptainer instances: %r", self.rank, err)
 
     def _socket_path(self) -> Path:
         path = self.run_dir / "sessions" / f"proxy-{self.rank:05d}.sock"

@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 from pathlib import Path
 
@@ -27,16 +28,36 @@ from polar_hpc.runtime.base import (
 from polar_hpc.runtime.bwrap import FORWARDER_SRC, forwarder_prefix, parse_bind
 from polar_hpc.runtime.common import SandboxBase
 from polar_hpc.runtime.process import kill_tree, run_command
+from polar_hpc.util.fs import write_atomic
 
 log = get_logger("runtime")
 STOP_TIMEOUT_S = 30
 
 
+def instance_prefix(run_dir: Path, rank: int) -> str:
+    """``polar-<run8>-r<rank>-``: what every instance of one gateway rank of one run is named with.
+
+    Instances are daemons: they outlive a crashed gateway, and its next life stops them by this prefix."""
+    run = hashlib.sha256(str(Path(run_dir).resolve()).encode()).hexdigest()[:8]
+    return f"polar-{run}-r{rank}-"
+
+
+def _owner_prefix(session_dir: Path) -> str:
+    """The run+rank prefix of a session dir under ``<run>/sessions/rank-NNNNN/``, else plain ``polar-``."""
+    for parent in session_dir.parents:
+        m = re.fullmatch(r"rank-(\d+)", parent.name)
+        if m and parent.parent.name == "sessions":
+            return instance_prefix(parent.parent.parent, int(m.group(1)))
+    return "polar-"
+
+
 def instance_name(session_dir: Path) -> str:
-    """``polar-<id30>-<sha8>``: readable, unique per session dir, within Apptainer's name rules."""
-    tag = re.sub(r"[^A-Za-z0-9_.-]", "-", session_dir.name)[:30]
+    """``<prefix><id20>-<sha8>``: readable, unique per session dir, within Apptainer's name rules; the prefix
+    names the run and gateway rank (:func:`instance_prefix`) where the session dir lies in a run's tree."""
+    session_dir = Path(session_dir).resolve()
+    tag = re.sub(r"[^A-Za-z0-9_.-]", "-", session_dir.name)[:20]
     digest = hashlib.sha256(str(session_dir).encode()).hexdigest()[:8]
-    return f"polar-{tag}-{digest}"
+    return f"{_owner_prefix(session_dir)}{tag}-{digest}"
 
 
 def start_argv(
@@ -66,12 +87,31 @@ def start_argv(
     return [*argv, spec.image, name]
 
 
+def env_file_text(env: dict[str, str]) -> str:
+    """``KEY='value'`` lines, shell-quoted: Apptainer evaluates ``--env-file`` with a shell interpreter."""
+    for key in env:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+            raise ValueError(f"environment variable name {key!r} is not valid in a sandbox (letters, digits, _)")
+    return "".join(f"{k}={shlex.quote(env[k])}\n" for k in sorted(env))
+
+
+def write_env_file(folder: Path, env: dict[str, str]) -> Path:
+    """The env file of one exec, mode 0600 in the session's private scratch; named by a digest of its content,
+    so repeated execs with the same environment reuse it."""
+    text = env_file_text(env).encode()
+    path = folder / f"env-{hashlib.sha256(text).hexdigest()[:16]}"
+    if not path.exists():
+        write_atomic(path, text, 0o600)
+    return path
+
+
 def exec_argv(
-    name: str, cmd: list[str], env: dict[str, str], cwd: str, *, bridged: bool = False, binary: str = "apptainer"
+    name: str, cmd: list[str], env_file: Path, cwd: str, *, bridged: bool = False, binary: str = "apptainer"
 ) -> list[str]:
-    """``env -i`` sets exactly ``env`` (``--env`` would split values on commas)."""
-    argv = [binary, "exec", "--cleanenv", "--pwd", cwd, f"instance://{name}", "/usr/bin/env", "-i"]
-    argv += [f"{k}={env[k]}" for k in sorted(env)]
+    """``--cleanenv --env-file``: the command gets the variables of ``env_file`` and Apptainer's own, nothing of
+    the host; values stay out of the argv (``/proc/<pid>/cmdline`` is readable by every user of the node) and
+    are not split on commas as ``--env`` would."""
+    argv = [binary, "exec", "--cleanenv", "--env-file", str(env_file), "--pwd", cwd, f"instance://{name}"]
     if bridged:
         argv += forwarder_prefix()
     return argv + cmd
@@ -83,6 +123,42 @@ def stop_argv(name: str, *, binary: str = "apptainer") -> list[str]:
 
 def list_argv(name: str, *, binary: str = "apptainer") -> list[str]:
     return [binary, "instance", "list", "--json", name]
+
+
+def list_all_argv(*, binary: str = "apptainer") -> list[str]:
+    return [binary, "instance", "list", "--json"]
+
+
+def instances_with_prefix(list_json: str, prefix: str) -> list[str]:
+    """Instance names from ``instance list --json`` output that start with ``prefix``."""
+    try:
+        items = json.loads(list_json or "{}").get("instances") or []
+    except (ValueError, AttributeError) as err:
+        raise ValueError(f"`instance list --json` output is not the expected JSON: {list_json[:200]!r}") from err
+    names = [str(i.get("instance", "")) for i in items if isinstance(i, dict)]
+    return sorted(n for n in names if n.startswith(prefix))
+
+
+async def stop_stale_instances(run_dir: Path, rank: int, *, binary: str | None = None) -> list[str]:
+    """Stop the instances of this run+rank left by an earlier life of the rank (a crash, a preemption).
+
+    Call before the rank starts any session. Returns the names stopped; nothing when Apptainer is absent."""
+    binary = binary or find_binary()
+    if not binary:
+        return []
+    env = {k: os.environ[k] for k in ("PATH", "XDG_RUNTIME_DIR", "HOME") if k in os.environ}
+    listed = await run_command(list_all_argv(binary=binary), env=env, timeout_s=60)
+    if not listed.ok:
+        log.warning("apptainer instance list: exit %d: %s", listed.returncode, listed.stderr.strip()[-500:])
+        return []
+    stale = instances_with_prefix(listed.stdout, instance_prefix(run_dir, rank))
+    for name in stale:
+        res = await run_command(stop_argv(name, binary=binary), env=env, timeout_s=STOP_TIMEOUT_S + 10)
+        if res.ok:
+            log.warning("stopped apptainer instance %s left by an earlier life of rank %d", name, rank)
+        else:
+            log.error("apptainer instance stop %s: exit %d: %s", name, res.returncode, res.stderr.strip()[-500:])
+    return stale
 
 
 def find_binary() -> str | None:
@@ -142,7 +218,8 @@ class ApptainerRuntime(SandboxBase):
         host_cwd = self.host_path(cwd)
         if host_cwd is not None:
             host_cwd.mkdir(parents=True, exist_ok=True)
-        return exec_argv(self.name, argv, env, cwd, bridged=self.bridged, binary=self.binary), self._host_env(), None
+        env_file = write_env_file(self.scratch, env)
+        return exec_argv(self.name, argv, env_file, cwd, bridged=self.bridged, binary=self.binary), self._host_env(), None
 
     def host_path(self, sandbox_path: str) -> Path | None:
         """Only the session dir is mapped; /tmp lives under Apptainer's --workdir layout, reached by exec."""
