@@ -56,6 +56,7 @@ class RunClient:
         self._welcome: asyncio.Future[c.Welcome] | None = None
         self.seen: set[str] = set()
         self.lagged = 0
+        self._subscribed = False
 
     async def __aenter__(self) -> RunClient:
         await self.connect()
@@ -123,7 +124,10 @@ class RunClient:
                 case c.ResultMsg() | c.Lagged():
                     self._stream.put_nowait(msg)
                 case c.ErrorReply(error=c.UNKNOWN_SUBSCRIBER):
-                    self._stream.put_nowait(msg)
+                    if self._subscribed:  # subscribe again right away, also while the caller is busy
+                        log.warning("the coordinator dropped this result subscription; subscribing again")
+                        await self._send(c.Subscribe(credits=self.window))
+                        self._stream.put_nowait(msg)
                 case c.HeartbeatAck() | c.Shutdown():
                     pass
                 case _:
@@ -171,15 +175,14 @@ class RunClient:
     async def results(self, *, catch_up: bool = True, keepalive_s: float = 5.0) -> AsyncIterator[SessionResult]:
         """Results as sessions finish (first result per key only). Runs until the caller stops iterating."""
         await self._send(c.Subscribe(credits=self.window))
+        self._subscribed = True
         owed = 0
         last_sent = time.monotonic()
         keepalive = asyncio.create_task(self._keepalive(keepalive_s))
         try:
             while True:
                 msg = await self._stream.get()
-                if isinstance(msg, c.ErrorReply):  # the coordinator does not know this subscriber (any more)
-                    log.warning("the coordinator dropped this result subscription; subscribing again")
-                    await self._send(c.Subscribe(credits=self.window))
+                if isinstance(msg, c.ErrorReply):  # the read loop subscribed again: a fresh credit window
                     owed, last_sent = 0, time.monotonic()
                     if catch_up:
                         for r in self._from_shards(self._shards_dir()):
@@ -202,6 +205,7 @@ class RunClient:
                 self.seen.add(msg.result.key)
                 yield msg.result
         finally:
+            self._subscribed = False
             keepalive.cancel()
             await asyncio.gather(keepalive, return_exceptions=True)
             if self._sock is not None:

@@ -42,11 +42,12 @@ def fake_result(session: Session, rank: int, tokens: int = 16) -> SessionResult:
 
 class SimulatedRank:
     def __init__(self, run_dir: Path, rank: int, *, capacity: int = 4, duration_s: float = 0.05,
-                 commit_every: int = 4, write_shards: bool = True) -> None:
+                 commit_every: int = 4, write_shards: bool = True, drain_grace_s: float = 30.0) -> None:
         self.rank = rank
         self._capacity = capacity
         self.duration_s = duration_s
         self.commit_every = commit_every
+        self.drain_grace_s = drain_grace_s
         self.on_status: Callable[[str, Any], None] | None = None
         self.on_done: Callable[[SessionResult], None] | None = None
         self.on_commit: Callable[[Path, list[str]], None] | None = None
@@ -109,12 +110,12 @@ class SimulatedRank:
         if self.writer is not None:
             self.writer.commit()
 
-    async def drain(self, grace_s: float = 30.0) -> None:
-        """Stop taking sessions; let running ones finish within ``grace_s``, cancel the rest; commit."""
+    async def drain(self, grace_s: float | None = None) -> None:
+        """Stop taking sessions; let running ones finish within the grace, cancel the rest; commit."""
         self.draining = True
         if self.running:
             tasks = list(self.running.values())
-            await asyncio.wait(tasks, timeout=grace_s)
+            await asyncio.wait(tasks, timeout=self.drain_grace_s if grace_s is None else grace_s)
             for t in tasks:
                 t.cancel()
             await asyncio.wait(tasks, timeout=5.0)
