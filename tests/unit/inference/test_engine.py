@@ -219,3 +219,26 @@ async def test_missing_logprob_is_a_protocol_error(stubs: list[StubServer]) -> N
     async with SGLangEngine([s.url]) as engine:
         with pytest.raises(EngineError, match=r"output_token_logprobs\[1\].*no logprob"):
             await engine.generate([1], PARAMS)
+
+
+def test_pool_sticky_survives_set_urls_and_forget() -> None:
+    from polar_hpc.inference.routing import ServerPool
+
+    pool = ServerPool(["http://a", "http://b"])
+    a = pool.choose("s1")
+    b = pool.choose("s2")
+    a.inflight = b.inflight = 0
+    assert pool.set_urls(["http://b", "http://c"])
+    assert pool.choose("s2") is b  # its server stayed in the list: still sticky
+    assert pool.choose("s1").url in {"http://b", "http://c"}  # its server left: chosen again
+    pool.forget("s2")
+    assert "s2" not in pool._sticky
+
+
+async def test_forget_session_drops_the_sticky_server(stubs: list[StubServer]) -> None:
+    s = await start(stubs)
+    async with SGLangEngine([s.url]) as engine:
+        await engine.generate([1], PARAMS, session_id="s")
+        assert "s" in engine.pool._sticky
+        engine.forget_session("s")
+        assert "s" not in engine.pool._sticky
