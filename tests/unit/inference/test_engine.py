@@ -226,8 +226,9 @@ def test_pool_sticky_survives_set_urls_and_forget() -> None:
 
     pool = ServerPool(["http://a", "http://b"])
     a = pool.choose("s1")
+    a.inflight = 1  # s2 goes to the other server
     b = pool.choose("s2")
-    a.inflight = b.inflight = 0
+    assert (a.url, b.url) == ("http://a", "http://b")
     assert pool.set_urls(["http://b", "http://c"])
     assert pool.choose("s2") is b  # its server stayed in the list: still sticky
     assert pool.choose("s1").url in {"http://b", "http://c"}  # its server left: chosen again
