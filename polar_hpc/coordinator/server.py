@@ -355,6 +355,9 @@ class Coordinator:
                 self._send(peer, c.CommitAck(path=shard.path))
             if stale:
                 self._send(peer, c.CancelSessions(keys=stale))
+            revoked, self.state.revoked = self.state.revoked, {}
+            for rank, keys in revoked.items():
+                self._send(self.state.ranks[rank].peer, c.CancelSessions(keys=keys))
             self._dispatch()
         else:
             self._send(peer, welcome)

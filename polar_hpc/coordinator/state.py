@@ -108,6 +108,9 @@ class DispatchState:
         self.completed_tasks: list[str] = []
         """Tasks that became complete since the server last drained this list."""
         self.errored: list[tuple[str, str]] = []
+        self.revoked: dict[int, list[str]] = {}
+        """Running keys per rank taken back (another rank holds their result) since the server last drained it:
+        the server sends those ranks ``CancelSessions``."""
         """(key, error) of sessions given up since the server last drained this list."""
         self._heap: list[tuple[float, int, int, int, int]] = []
         self._seq = itertools.count()
@@ -206,7 +209,15 @@ class DispatchState:
         held.update({r.key: (r.attempt, SessionState.DONE) for r in uncommitted})
         for key, (attempt, state) in held.items():
             s = self.sessions.get(key)
-            if s is None or s.state >= _FIRST_TERMINAL or (s.rank not in (-1, rank) and s.state != SessionState.PENDING):
+            other = self.ranks.get(s.rank) if s is not None and s.rank not in (-1, rank) else None
+            if (s is not None and other is not None and state == SessionState.DONE
+                    and s.state == SessionState.RUNNING):
+                # its result is in this rank's shard buffer and will be published: keep it, stop the rerun
+                other.in_flight.discard(key)
+                self._push(other)
+                if other.alive:
+                    self.revoked.setdefault(other.rank, []).append(key)
+            elif s is None or s.state >= _FIRST_TERMINAL or (s.rank not in (-1, rank) and s.state != SessionState.PENDING):
                 stale.append(key)
                 continue
             if s.state == SessionState.PENDING:

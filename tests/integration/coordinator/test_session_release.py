@@ -19,6 +19,7 @@ from polar_hpc.coordinator.simrank import SimulatedRank
 from polar_hpc.gateway.control import GatewayControl
 from polar_hpc.wire import control as c
 from polar_hpc.wire.control import SessionState
+from polar_hpc.wire.endpoints import read_endpoint as wire_read_endpoint
 from polar_hpc.wire.records import Task
 from polar_hpc.wire.security import configure_client, load_keys
 from tests.integration.coordinator.helpers import async_wait_for, make_config, shard_keys, term_with_deadline
@@ -104,7 +105,8 @@ async def test_a_lost_committed_is_recovered_from_the_next_hello(
     async with RunClient(run_dir, timeout_s=5) as client:
         await client.submit([Task(task_id="t", instruction="x")])
     ep = read_endpoint(run_dir)
-    assert ep is not None
+    assert ep is not None and ep.protocol == c.PROTOCOL_VERSION
+    assert wire_read_endpoint(run_dir, "coordinator").url == ep.url  # the trainer's loop reads it this way
     ctx = zmq.asyncio.Context()
     dec = c.gateway_decoder()
 

@@ -195,3 +195,21 @@ def test_task_complete_at_restore_is_marked() -> None:
     st.add_task(Task(task_id="t", instruction="x", num_samples=1))
     st.add_task(Task(task_id="u", instruction="x", num_samples=1))
     assert st.tasks["t"].restored_complete and not st.tasks["u"].restored_complete
+
+
+def test_returning_rank_with_a_result_takes_it_back_from_the_rerun() -> None:
+    st = _state()
+    (key,) = _one_running(st)
+    st.done(b"a", key, 0)
+    st.rank_dead(0, "network blip")
+    st.register(b"b", 1, 1, now=1.0)
+    assert [s.key for s in st.dispatch()[1]] == [key]
+    # rank 0 comes back: the result is in its shard buffer and will be published
+    stale = st.register(b"a2", 0, 1, now=2.0, uncommitted=[SessionRef(key, 0)])
+    assert stale == [] and st.revoked == {1: [key]}
+    assert st.sessions[key].state == SessionState.DONE and st.sessions[key].rank == 0
+    assert st.ranks[1].free == 1
+    st.release(b"b", key, 1, "cancelled")  # rank 1 stopped the rerun: ignored
+    assert st.sessions[key].state == SessionState.DONE
+    st.committed(b"a2", [key])
+    assert st.finished
