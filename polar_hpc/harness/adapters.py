@@ -147,9 +147,10 @@ class QwenCodeAdapter(BaseAdapter):
         write_json(ctx, ".qwen/settings.json", settings, files)
         turns = ["--max-session-turns", str(ctx.agent.max_turns)] if ctx.agent.max_turns is not None else []
         argv = ["qwen", "--auth-type", "openai", "--openai-base-url", f"{ctx.base_url}/v1",
-                "--openai-api-key", ctx.api_key, "-m", ctx.model, "--yolo", *turns, *self.extra_args(ctx),
-                ctx.instruction]
-        return argv, {}
+                "-m", ctx.model, "--yolo", *turns, *self.extra_args(ctx), ctx.instruction]
+        # the key goes through the environment (qwen reads OPENAI_API_KEY), never the argv: command lines are
+        # readable by every user of the node
+        return argv, {"OPENAI_API_KEY": ctx.api_key}
 
 
 class OpencodeAdapter(BaseAdapter):

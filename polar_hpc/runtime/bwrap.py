@@ -12,7 +12,6 @@ from __future__ import annotations
 import glob
 import os
 import shutil
-import sys
 from pathlib import Path
 
 from polar_hpc.config.run import RuntimeSpec
@@ -25,7 +24,7 @@ from polar_hpc.runtime.base import (
     SandboxStartError,
     SandboxUnavailable,
 )
-from polar_hpc.runtime.common import SandboxBase
+from polar_hpc.runtime.common import SandboxBase, host_python_binds
 from polar_hpc.runtime.process import run_command
 
 log = get_logger("runtime")
@@ -61,27 +60,22 @@ def root_args(image: str | None) -> list[str]:
     return args
 
 
-def host_python_paths() -> list[str]:
-    """The interpreter prefixes and the folder holding the polar_hpc package, outside the system binds."""
-    import polar_hpc
-
-    paths = {sys.prefix, sys.base_prefix, str(Path(polar_hpc.__file__).resolve().parents[1])}
-    return sorted(p for p in paths if not p.startswith(("/usr", "/bin", "/lib", "/etc")))
-
-
 def bwrap_argv(
     spec: RuntimeSpec,
     *,
     session_dir: Path,
     tmp_dir: Path,
     cmd: list[str],
-    env: dict[str, str],
     cwd: str,
     proxy_socket: Path | None = None,
     bwrap: str = "bwrap",
     root: list[str] | None = None,
 ) -> list[str]:
-    """The full host argv running ``cmd`` in the sandbox (pure: golden-tested)."""
+    """The full host argv running ``cmd`` in the sandbox (pure: golden-tested).
+
+    It holds no environment: bwrap is started with exactly the sandbox's environment as its own and passes it
+    on, so values (session keys, ``runtime.env`` secrets) never appear in ``/proc/<pid>/cmdline``, which every
+    user of the node can read."""
     argv = [bwrap, "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     if spec.network == "none":
         argv.append("--unshare-net")
@@ -96,16 +90,13 @@ def bwrap_argv(
         src, dst = parse_bind(item)
         argv += ["--ro-bind", src, dst]
     if spec.host_python:
-        for path in host_python_paths():
-            argv += ["--ro-bind", path, path]
+        for src, dst in host_python_binds():
+            argv += ["--ro-bind", src, dst]
     bridged = spec.network == "none" and proxy_socket is not None
     if bridged:
         argv += ["--ro-bind", str(FORWARDER_SRC), SANDBOX_FORWARDER]
         argv += ["--bind", str(proxy_socket), SANDBOX_PROXY_SOCKET]
-    argv += ["--chdir", cwd, "--clearenv"]
-    for key in sorted(env):
-        argv += ["--setenv", key, env[key]]
-    argv.append("--")
+    argv += ["--chdir", cwd, "--"]
     if bridged:
         argv += forwarder_prefix()
     return argv + cmd
@@ -136,7 +127,7 @@ class BwrapRuntime(SandboxBase):
         if self.spec.image in BwrapRuntime._probed:
             return
         res = await run_command(
-            self._full_argv(["true"], self.base_env(), SANDBOX_SESSION_DIR), env={}, timeout_s=self.spec.start_timeout_s
+            self._full_argv(["true"], SANDBOX_SESSION_DIR), env=self.base_env(), timeout_s=self.spec.start_timeout_s
         )
         if not res.ok:
             raise SandboxStartError(
@@ -145,13 +136,12 @@ class BwrapRuntime(SandboxBase):
             )
         BwrapRuntime._probed.add(self.spec.image)
 
-    def _full_argv(self, cmd: list[str], env: dict[str, str], cwd: str) -> list[str]:
+    def _full_argv(self, cmd: list[str], cwd: str) -> list[str]:
         return bwrap_argv(
             self.spec,
             session_dir=self.session_dir,
             tmp_dir=self.scratch / "tmp",
             cmd=cmd,
-            env=env,
             cwd=cwd,
             proxy_socket=self.proxy_socket,
             bwrap=self.bwrap,
@@ -162,4 +152,5 @@ class BwrapRuntime(SandboxBase):
         host_cwd = self.host_path(cwd)
         if host_cwd is not None:
             host_cwd.mkdir(parents=True, exist_ok=True)
-        return self._full_argv(argv, env, cwd), {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, None
+        # bwrap (run by its absolute path) hands its own environment, exactly ``env``, to the command
+        return self._full_argv(argv, cwd), dict(env), None

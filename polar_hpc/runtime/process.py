@@ -11,87 +11,21 @@ from pathlib import Path
 
 from polar_hpc.log import get_logger
 from polar_hpc.runtime.base import ExecResult
+from polar_hpc.util.proc import KILL_GRACE_S, alive, descendants, kill_tree, kill_tree_now
+
+__all__ = ["DRAIN_S", "KILL_GRACE_S", "alive", "descendants", "kill_tree", "kill_tree_now", "run_command"]
 
 log = get_logger("runtime")
 
-KILL_GRACE_S = 3.0
-"""Seconds between SIGTERM and SIGKILL."""
 DRAIN_S = 2.0
 """After the tree is dead, how long to wait for pipe EOF (a daemonised grandchild may hold the pipe)."""
 MAX_CAPTURE = 4 * 1024 * 1024
 """Bytes of stdout / stderr kept in memory (the tail); the log file gets everything."""
 
 
-def _stat(pid: int) -> tuple[int, str] | None:
-    """(ppid, state) of a live pid, None when gone."""
-    try:
-        raw = Path(f"/proc/{pid}/stat").read_bytes()
-    except (FileNotFoundError, ProcessLookupError, PermissionError):
-        return None
-    rest = raw[raw.rfind(b")") + 2 :].split()
-    return int(rest[1]), rest[0].decode()
-
-
-def alive(pid: int) -> bool:
-    st = _stat(pid)
-    return st is not None and st[1] not in ("Z", "X")
-
-
-def descendants(root: int) -> list[int]:
-    """Every live process below ``root`` (not ``root`` itself), from one scan of /proc."""
-    children: dict[int, list[int]] = {}
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        pid = int(entry.name)
-        st = _stat(pid)
-        if st is not None and st[1] not in ("Z", "X"):
-            children.setdefault(st[0], []).append(pid)
-    found: list[int] = []
-    todo = [root]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
-
-
-def _signal_all(pids: list[int], sig: int) -> None:
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, sig)
-
-
-async def kill_tree(root: int, *, grace_s: float = KILL_GRACE_S) -> None:
-    """SIGTERM ``root`` and all its descendants, then SIGKILL what is left after ``grace_s``.
-
-    The tree is snapshotted before signalling: once a parent dies its children are reparented and
-    can no longer be found below ``root``.
-    """
-    tree = [root, *descendants(root)] if alive(root) else []
-    if not tree:
-        return
-    _signal_all(tree, signal.SIGTERM)
-    deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline:
-        if not any(alive(p) for p in tree):
-            return
-        await asyncio.sleep(0.05)
-    survivors = [p for p in tree if alive(p)]
-    survivors += [d for p in survivors for d in descendants(p)]
-    log.warning("pid %d: %d process(es) ignored SIGTERM for %.1fs, sending SIGKILL", root, len(survivors), grace_s)
-    _signal_all(survivors, signal.SIGKILL)
-
-
 def _killpg(pgid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
-
-
-def kill_tree_now(root: int) -> None:
-    """SIGKILL a tree immediately (synchronous: for interpreter exit and error paths)."""
-    if alive(root):
-        _signal_all([root, *descendants(root)], signal.SIGKILL)
 
 
 class _Sink:

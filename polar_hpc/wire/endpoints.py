@@ -13,6 +13,8 @@ from pathlib import Path
 
 import msgspec
 
+from polar_hpc.util.fs import write_atomic
+
 ENDPOINTS_DIR = "endpoints"
 
 
@@ -47,15 +49,7 @@ def endpoint_path(run_dir: str | os.PathLike[str], name: str) -> Path:
 
 def write_endpoint_file(path: str | os.PathLike[str], endpoint: Endpoint) -> Path:
     """Write ``endpoint`` to ``path`` atomically (temp file in the same dir, fsync, ``os.replace``)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as f:
-        f.write(msgspec.json.encode(endpoint))
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    return path
+    return write_atomic(path, msgspec.json.encode(endpoint))
 
 
 def write_endpoint(run_dir: str | os.PathLike[str], endpoint: Endpoint) -> Path:

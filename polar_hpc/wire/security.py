@@ -17,6 +17,7 @@ import zmq.asyncio
 from zmq.auth.asyncio import AsyncioAuthenticator
 
 from polar_hpc.log import get_logger
+from polar_hpc.util.fs import write_atomic
 
 log = get_logger("wire.security")
 
@@ -45,17 +46,6 @@ def secrets_dir(run_dir: str | Path) -> Path:
     return Path(run_dir) / "secrets"
 
 
-def _write_private(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-
-
 def generate_run_keys(secrets: str | Path) -> RunKeys:
     """Create the keys in a run's ``secrets/`` folder once (idempotent; a restarted coordinator reuses them).
     The HTTP token is ``secrets/run_token`` (the launcher may have written it already)."""
@@ -70,14 +60,14 @@ def generate_run_keys(secrets: str | Path) -> RunKeys:
         token = token_path.read_text().strip()
     else:
         token = _token()
-        _write_private(token_path, token.encode())
+        write_atomic(token_path, token.encode(), 0o600)
     spub, ssec = zmq.curve_keypair()
     cpub, csec = zmq.curve_keypair()
     keys = RunKeys(
         server_public=spub.decode(), server_secret=ssec.decode(),
         client_public=cpub.decode(), client_secret=csec.decode(), token=token,
     )
-    _write_private(path, msgspec.json.encode(keys))
+    write_atomic(path, msgspec.json.encode(keys), 0o600)
     return keys
 
 

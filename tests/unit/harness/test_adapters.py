@@ -121,9 +121,18 @@ def test_qwen_code(tmp_path: Path) -> None:
         "memory": {"enableManagedAutoMemory": False}, "general": {"enableAutoUpdate": False},
     }  # fmt: skip
     assert cmd.argv == [
-        "qwen", "--auth-type", "openai", "--openai-base-url", f"{BASE}/v1", "--openai-api-key", KEY,
+        "qwen", "--auth-type", "openai", "--openai-base-url", f"{BASE}/v1",
         "-m", "policy", "--yolo", "--max-session-turns", "4", INSTR,
     ]  # fmt: skip
+    assert cmd.env["OPENAI_API_KEY"] == KEY
+
+
+def test_no_adapter_puts_the_session_key_in_its_argv(tmp_path: Path) -> None:
+    """Command lines are readable by every user of the node; the key must travel in the environment."""
+    for name in ADAPTERS:
+        extra = {"command": "true"} if name == "shell" else {}
+        cmd = get_adapter(name).prepare(ctx_for(tmp_path, name, **extra))  # type: ignore[arg-type]
+        assert not any(KEY in arg for arg in cmd.argv), (name, cmd.argv)
 
 
 def test_opencode(tmp_path: Path) -> None:

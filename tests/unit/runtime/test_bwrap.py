@@ -157,6 +157,36 @@ async def test_env_is_cleared_and_set(sandboxes, monkeypatch: pytest.MonkeyPatch
     assert "HOME=/polar/session/home" in res.stdout
 
 
+async def test_secrets_stay_out_of_every_command_line(sandboxes, marker: str) -> None:  # type: ignore[no-untyped-def]
+    """Session keys and runtime.env secrets reach the command through its environment, never through an argv
+    (``/proc/<pid>/cmdline`` of bwrap and of everything it runs is readable by every user of the node)."""
+    import uuid
+
+    from polar_hpc.util.proc import descendants
+
+    key, spec_secret = f"sk-{uuid.uuid4().hex}", f"pw-{uuid.uuid4().hex}"
+    rt = await sandboxes("k", env={"SPEC_SECRET": spec_secret})
+    task = asyncio.create_task(rt.exec(f"sleep {marker}", env={"POLAR_API_KEY": key}))
+    deadline = time.monotonic() + 30
+    while not pids_with(marker) and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    sleeper = pids_with(marker)
+    assert sleeper
+    try:
+        tree = [p for root in rt._live for p in [root, *descendants(root)]]
+        assert set(sleeper) <= set(tree)
+        for pid in tree:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            assert key.encode() not in cmdline and spec_secret.encode() not in cmdline, cmdline
+        assert pids_with(key) == [] and pids_with(spec_secret) == []
+        environ = Path(f"/proc/{sleeper[0]}/environ").read_bytes().split(b"\0")
+        assert f"POLAR_API_KEY={key}".encode() in environ and f"SPEC_SECRET={spec_secret}".encode() in environ
+    finally:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+
 def test_golden_argv(tmp_path: Path) -> None:
     spec = RuntimeSpec(backend="bwrap", network="none", binds=["/data/ds:/ds"], gpus=0)
     argv = bwrap_argv(
@@ -164,7 +194,6 @@ def test_golden_argv(tmp_path: Path) -> None:
         session_dir=Path("/runs/r/sessions/s1"),
         tmp_dir=Path("/scratch/tmp"),
         cmd=["codex", "exec", "hi"],
-        env={"HOME": "/polar/session/home", "A": "1"},
         cwd="/polar/session/work",
         proxy_socket=Path("/runs/r/proxy.sock"),
         root=["--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin"],
@@ -178,9 +207,7 @@ def test_golden_argv(tmp_path: Path) -> None:
         "--ro-bind", "/data/ds", "/ds",
         "--ro-bind", str(Path(__file__).parents[3] / "polar_hpc/runtime/uds_forward.py"), "/polar/runtime/uds_forward.py",
         "--bind", "/runs/r/proxy.sock", "/polar/proxy.sock",
-        "--chdir", "/polar/session/work", "--clearenv",
-        "--setenv", "A", "1", "--setenv", "HOME", "/polar/session/home",
-        "--",
+        "--chdir", "/polar/session/work", "--",
         "python3", "-I", "-S", "/polar/runtime/uds_forward.py", "--listen", "127.0.0.1:28080", "--socket", "/polar/proxy.sock", "--",
         "codex", "exec", "hi",
     ]  # fmt: skip
