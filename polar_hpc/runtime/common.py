@@ -39,6 +39,22 @@ def copy_path(src: Path, dst: Path) -> None:
         raise FileNotFoundError(f"copy: source {src} does not exist")
 
 
+SANDBOX_POLAR_ROOT = "/opt/polar-hpc"
+"""``host_python``: the polar_hpc package is bound at ``<this>/polar_hpc`` and this is the sandbox's PYTHONPATH."""
+
+
+def host_python_binds() -> list[tuple[str, str]]:
+    """``host_python`` read-only binds (host path, sandbox path): the interpreter prefixes outside the system
+    dirs, and the polar_hpc package folder itself at a fixed path, never the folder around it (with an editable
+    install that is the whole checkout, which may hold other runs' folders and their secrets)."""
+    import polar_hpc
+
+    prefixes = {sys.prefix, sys.base_prefix}
+    binds = [(p, p) for p in sorted(prefixes) if not p.startswith(("/usr", "/bin", "/lib", "/etc"))]
+    package = Path(polar_hpc.__file__).resolve().parent
+    return [*binds, (str(package), f"{SANDBOX_POLAR_ROOT}/polar_hpc")]
+
+
 class SandboxBase:
     """A sandbox whose session dir is a host dir bound at ``sandbox_session_dir``.
 
@@ -126,10 +142,8 @@ class SandboxBase:
         path = SANDBOX_PATH
         extra: dict[str, str] = {}
         if self.spec.host_python and self.spec.backend == "bwrap":
-            import polar_hpc
-
             path = f"{sys.prefix}/bin:{path}"
-            extra["PYTHONPATH"] = str(Path(polar_hpc.__file__).resolve().parents[1])
+            extra["PYTHONPATH"] = SANDBOX_POLAR_ROOT
         return {
             **extra,
             "PATH": path,
