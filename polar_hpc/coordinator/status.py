@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from collections import deque
 from pathlib import Path
 
 from polar_hpc.coordinator.state import DispatchState
+from polar_hpc.util.fs import write_atomic
 from polar_hpc.wire.codec import from_json, to_json
 from polar_hpc.wire.control import TERMINAL, RankInfo, RunStatus, SessionState
 
@@ -52,13 +52,7 @@ def build_status(state: DispatchState, progress: Progress, now: float, *, run_na
 
 
 def write_status(run_dir: Path, status: RunStatus) -> None:
-    path = Path(run_dir) / "status.json"
-    tmp = path.with_name(f".status.json.{os.getpid()}.tmp")
-    with open(tmp, "wb") as f:
-        f.write(to_json(status))
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    write_atomic(Path(run_dir) / "status.json", to_json(status))
 
 
 def read_status(run_dir: Path) -> RunStatus:
