@@ -29,7 +29,8 @@ def register(sub: Any) -> None:
 
     c = sub.add_parser("cancel", help="drain and stop every component of a run (shards are committed)")
     c.add_argument("run_dir")
-    c.add_argument("--grace", type=float, default=60.0, help="seconds to let components drain before killing")
+    c.add_argument("--grace", type=float, default=None,
+                   help="seconds to let components drain before killing (default: the run's drain grace + margins)")
     c.set_defaults(func=run_cancel)
 
     r = sub.add_parser("resume", help="resubmit what is not running; finished sessions are not rerun")
@@ -85,10 +86,15 @@ def run_launch(args: argparse.Namespace) -> int:
     if args.wait:
         from polar_hpc.launch.monitor import wait_run
 
-        code = wait_run(run, timeout_s=args.timeout)
+        code = wait_run(run, timeout_s=args.timeout, report=_report)
         _print_summary(run)
         return code
     return 0
+
+
+def _report(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
 
 
 def _print_summary(run: Any) -> None:
@@ -150,5 +156,5 @@ def run_resume(args: argparse.Namespace) -> int:
     submit_run(cfg, run, only=dead)  # type: ignore[arg-type]
     sys.stdout.write(f"resumed {run.root}: resubmitted {len(dead) if dead is not None else 'all'} component(s)\n")
     if args.wait:
-        return wait_run(run, timeout_s=args.timeout)
+        return wait_run(run, timeout_s=args.timeout, report=_report)
     return 0

@@ -7,6 +7,7 @@ and commit its shard before the job is requeued.
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import subprocess
@@ -16,9 +17,30 @@ from pathlib import Path
 
 import submitit
 
+from polar_hpc.config import RunConfig
 from polar_hpc.launch.rundir import Component, RunDir
+from polar_hpc.util.proc import stop_tree, write_pid_file
 
-STOP_GRACE_S = 60.0
+# Stop budget, end to end (each step must fit in the one around it, or a SIGKILL lands before the shard commit):
+#   gateway drain (gateway.drain_grace_s: sessions finish or are cut)
+#   + COMMIT_MARGIN_S (shard write + fsync, Committed to the coordinator, sandbox teardown)
+#   = stop_grace_s(cfg): how long a job waits after SIGTERM to its component before killing its tree;
+#   + REQUEUE_MARGIN_S (submitit pickles the job and requeues it)
+#   = the Slurm --signal delay (submit.slurm_parameters), and the default grace of `polar-hpc cancel`.
+COMMIT_MARGIN_S = 30.0
+REQUEUE_MARGIN_S = 30.0
+DEFAULT_STOP_GRACE_S = 90.0
+"""For a job pickled without a grace (drain_grace_s default 60 + COMMIT_MARGIN_S)."""
+
+
+def stop_grace_s(cfg: RunConfig) -> float:
+    """Seconds between SIGTERM to a component and SIGKILL to its process tree."""
+    return cfg.gateway.drain_grace_s + COMMIT_MARGIN_S
+
+
+def signal_delay_s(cfg: RunConfig) -> int:
+    """Seconds before the time limit at which Slurm signals the job: the whole stop plus the requeue."""
+    return math.ceil(stop_grace_s(cfg) + REQUEUE_MARGIN_S)
 
 
 def component_argv(run: RunDir, component: Component, index: int) -> list[str]:
@@ -41,16 +63,21 @@ def _run_finished(run: RunDir) -> bool:
 class ComponentJob(submitit.helpers.Checkpointable):
     """Runs one component of a run. Inference servers also stop when the run's status says it is over."""
 
-    def __init__(self, run_dir: str, component: Component, index: int) -> None:
+    def __init__(self, run_dir: str, component: Component, index: int,
+                 stop_grace_s: float = DEFAULT_STOP_GRACE_S) -> None:
         self.run_dir = run_dir
         self.component = component
         self.index = index
+        self.stop_grace_s = stop_grace_s
         self._child: subprocess.Popen[bytes] | None = None
 
     def __getstate__(self) -> dict[str, object]:
         state = dict(self.__dict__)
         state["_child"] = None
         return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update({"stop_grace_s": DEFAULT_STOP_GRACE_S, **state})
 
     def pid_file(self) -> Path:
         return RunDir(self.run_dir).root / "logs" / self.component / f"{self.component}-{self.index}.pid"
@@ -63,7 +90,7 @@ class ComponentJob(submitit.helpers.Checkpointable):
         log_dir = run.logs(self.component)
         log_dir.mkdir(parents=True, exist_ok=True)
         self._child = subprocess.Popen(component_argv(run, self.component, self.index), env=env)
-        self.pid_file().write_text(str(self._child.pid))
+        write_pid_file(self.pid_file(), self._child.pid)  # pid + start time: `cancel` checks it is still ours
         previous = signal.signal(signal.SIGTERM, lambda *_: self._stop_child())
         try:
             while True:
@@ -82,12 +109,13 @@ class ComponentJob(submitit.helpers.Checkpointable):
         return code
 
     def _stop_child(self) -> None:
+        """SIGTERM the component (it drains and commits), then SIGKILL whatever is left of its tree."""
         child = self._child
         if child is None or child.poll() is not None:
             return
-        child.send_signal(signal.SIGTERM)
+        stop_tree(child.pid, grace_s=self.stop_grace_s, term_all=False)
         try:
-            child.wait(timeout=STOP_GRACE_S)
+            child.wait(timeout=10)
         except subprocess.TimeoutExpired:
             child.kill()
             child.wait(timeout=10)
@@ -95,4 +123,5 @@ class ComponentJob(submitit.helpers.Checkpointable):
     def checkpoint(self) -> submitit.helpers.DelayedSubmission:
         """Preemption or timeout: let the component drain and commit, then requeue the same job."""
         self._stop_child()
-        return submitit.helpers.DelayedSubmission(ComponentJob(self.run_dir, self.component, self.index))
+        return submitit.helpers.DelayedSubmission(
+            ComponentJob(self.run_dir, self.component, self.index, self.stop_grace_s))

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
 
 from polar_hpc.launch.rundir import JobRecord, JobsFile, RunDir
 from polar_hpc.log import get_logger
+from polar_hpc.util import proc
 from polar_hpc.wire.control import RunStatus
 
 log = get_logger("launch")
@@ -40,19 +40,26 @@ def read_status(run: RunDir) -> RunStatus | None:
         return None
 
 
-def pid_alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
-
-
 def _component_pid(run: RunDir, job: JobRecord) -> int | None:
-    try:
-        return int((run.logs(job.component) / f"{job.component}-{job.index}.pid").read_text())
-    except (OSError, ValueError):
+    """The component's pid from its pid file, only while that pid is still the process the job started."""
+    record = proc.read_pid_file(run.logs(job.component) / f"{job.component}-{job.index}.pid")
+    if record is None:
         return None
+    pid, started = record
+    if started is not None:
+        return pid if proc.same_process(pid, started) else None
+    # an old one-field pid file: the component's command line names the run dir
+    return pid if proc.alive(pid) and str(run.root) in proc.cmdline(pid) else None
+
+
+def _controller_pid(run: RunDir, job: JobRecord) -> int | None:
+    """Local backend: the job's controller (submitit's job id is its pid), only while the pid is still it."""
+    if job.backend != "local" or not job.job_id.isdigit():
+        return None
+    pid = int(job.job_id)
+    if job.pid_start is not None:
+        return pid if proc.same_process(pid, job.pid_start) else None
+    return pid if proc.alive(pid) and any(str(run.root) in a for a in proc.cmdline(pid)) else None
 
 
 def sacct_states(job_ids: list[str], timeout_s: float = 10.0) -> dict[str, str]:
@@ -82,7 +89,7 @@ def component_states(run: RunDir, jobs: JobsFile) -> list[ComponentState]:
             state = slurm.get(job.job_id, "UNKNOWN")
             alive = state in LIVE_SLURM_STATES or state == "UNKNOWN"  # sacct lags sbatch by a moment
         else:
-            alive = pid_alive(int(job.job_id)) or (pid is not None and pid_alive(pid))
+            alive = _controller_pid(run, job) is not None or pid is not None
             state = "RUNNING" if alive else "ENDED"
         name = "coordinator" if job.component == "coordinator" else f"{job.component}-{job.index}"
         out.append(ComponentState(
@@ -128,8 +135,16 @@ def progress_line(status: RunStatus | None) -> str:
             f"ranks alive {status.ranks_alive}")
 
 
-def wait_run(run: RunDir, timeout_s: float | None = None, interval_s: float = 2.0) -> int:
-    """Follow the run until the coordinator reports it finished. 0: finished; 1: components died; 124: timeout."""
+def wait_run(
+    run: RunDir,
+    timeout_s: float | None = None,
+    interval_s: float = 2.0,
+    report: Callable[[str], None] | None = None,
+) -> int:
+    """Follow the run until the coordinator reports it finished. 0: finished; 1: components died; 124: timeout.
+
+    ``report`` gets each new progress line and the reason for stopping (the CLI prints them)."""
+    say = report or (lambda _line: None)
     jobs = run.read_jobs()
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     last = ""
@@ -137,7 +152,7 @@ def wait_run(run: RunDir, timeout_s: float | None = None, interval_s: float = 2.
         status = read_status(run)
         line = progress_line(status)
         if line != last:
-            sys.stderr.write(line + "\n")
+            say(line)
             last = line
         if status is not None and status.finished:
             return 0
@@ -148,52 +163,36 @@ def wait_run(run: RunDir, timeout_s: float | None = None, interval_s: float = 2.
                 status = read_status(run)
                 if status is not None and status.finished:
                     return 0
-                sys.stderr.write(f"coordinator ended ({coord[0].state}) before the run finished; logs: {coord[0].log_dir}\n")
+                say(f"coordinator ended ({coord[0].state}) before the run finished; logs: {coord[0].log_dir}")
                 return 1
         if deadline is not None and time.monotonic() > deadline:
-            sys.stderr.write(f"gave up waiting after {timeout_s:.0f}s; the run goes on (polar-hpc status {run.root})\n")
+            say(f"gave up waiting after {timeout_s:.0f}s; the run goes on (polar-hpc status {run.root})")
             return 124
         time.sleep(interval_s)
 
 
-def _signal_tree(pid: int, sig: signal.Signals) -> None:
-    """Signal a process and all its descendants (by walking /proc), children first."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        children.setdefault(ppid, []).append(int(entry.name))
-    order: list[int] = []
-    stack = [pid]
-    while stack:
-        p = stack.pop()
-        order.append(p)
-        stack.extend(children.get(p, []))
-    for p in reversed(order):
-        try:
-            os.kill(p, sig)
-        except ProcessLookupError:
-            pass
+def cancel_run(run: RunDir, grace_s: float | None = None) -> None:
+    """Drain then stop every component: SIGTERM lets gateways commit their shards; whatever remains is killed.
 
+    ``grace_s`` defaults to the run's stop budget (:func:`polar_hpc.launch.jobs.stop_grace_s` plus the requeue
+    margin). Local backend: only pids still verified as this run's processes are signalled."""
+    from polar_hpc.launch.jobs import REQUEUE_MARGIN_S, stop_grace_s
 
-def cancel_run(run: RunDir, grace_s: float = 60.0) -> None:
-    """Drain then stop every component: SIGTERM lets gateways commit their shards; whatever remains is killed."""
     jobs = run.read_jobs()
     if jobs is None:
         raise FileNotFoundError(f"{run.root}: no jobs.json; nothing was launched here")
+    if grace_s is None:
+        grace_s = stop_grace_s(run.load_config()) + REQUEUE_MARGIN_S
     states = [c for c in component_states(run, jobs) if c.alive]
     if jobs.backend == "slurm":
         ids = [c.job_id for c in states]
         if ids:
             subprocess.run(["scancel", "--signal=TERM", *ids], check=False, timeout=30)
     else:
-        for c in states:
-            if c.pid is not None and pid_alive(c.pid):
-                os.kill(c.pid, signal.SIGTERM)
+        for job in jobs.jobs:
+            pid = _component_pid(run, job)
+            if pid is not None:
+                proc.signal_all([pid], signal.SIGTERM)
     deadline = time.monotonic() + grace_s
     while time.monotonic() < deadline and any(c.alive for c in component_states(run, jobs)):
         time.sleep(0.5)
@@ -201,11 +200,11 @@ def cancel_run(run: RunDir, grace_s: float = 60.0) -> None:
     if jobs.backend == "slurm":
         if left:
             subprocess.run(["scancel", *[c.job_id for c in left]], check=False, timeout=30)
-    else:
-        for c in left:
-            _signal_tree(int(c.job_id), signal.SIGKILL)
-            if c.pid is not None:
-                _signal_tree(c.pid, signal.SIGKILL)
+        return
+    for job in jobs.jobs:
+        for pid in (_controller_pid(run, job), _component_pid(run, job)):
+            if pid is not None:
+                proc.signal_tree(pid, signal.SIGKILL)
 
 
 def dead_components(run: RunDir) -> set[tuple[str, int]]:

@@ -1,5 +1,6 @@
 """Run directory layout, the resolved config, secrets and the jobs ledger.
 
+    <run>/                   mode 0700: only the run's owner can read anything below it
     <run>/config.toml        resolved RunConfig (what every component reads)
     <run>/secrets/           per-run secrets, mode 0700 / files 0600
     <run>/endpoints/         <name>.json published atomically by components when ready
@@ -22,6 +23,8 @@ from typing import Literal
 import msgspec
 
 from polar_hpc.config import RunConfig, dump_config, load_recipe
+from polar_hpc.util.fs import write_atomic
+from polar_hpc.wire.security import generate_run_keys
 
 Component = Literal["inference", "coordinator", "gateway"]
 
@@ -34,22 +37,13 @@ class JobRecord(msgspec.Struct, kw_only=True):
     backend: Literal["local", "slurm"]
     folder: str
     submitted_at: float
+    pid_start: int | None = None
+    """Local backend: start time (/proc/<pid>/stat field 22) of the controller whose pid is ``job_id``."""
 
 
 class JobsFile(msgspec.Struct, kw_only=True):
     backend: Literal["local", "slurm"]
     jobs: list[JobRecord] = msgspec.field(default_factory=list)
-
-
-def write_atomic(path: Path, data: bytes, mode: int = 0o644) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
 
 
 class RunDir:
@@ -106,6 +100,10 @@ def create_run_dir(cfg: RunConfig, root: Path) -> RunDir:
     run = RunDir(root)
     if run.exists():
         raise FileExistsError(f"{run.root} already holds a run; use `polar-hpc resume {run.root}` or another --run-dir")
+    # the root is private (0700) whatever the umask: config, logs, shards and harness settings hold session keys
+    # and the run token; results are shared by copying shards out of <run>/shards
+    run.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(run.root, 0o700)
     for d in (run.endpoints, run.shards, run.root / "logs"):
         d.mkdir(parents=True, exist_ok=True)
     run.secrets.mkdir(mode=0o700, exist_ok=True)
@@ -113,16 +111,6 @@ def create_run_dir(cfg: RunConfig, root: Path) -> RunDir:
     cfg = msgspec.structs.replace(cfg, launch=msgspec.structs.replace(cfg.launch, run_dir=str(run.root)))
     write_atomic(run.config_path, dump_config(cfg).encode())
     write_atomic(run.secrets / "run_token", secrets.token_urlsafe(32).encode(), mode=0o600)
-    _generate_curve_keys(run)
+    generate_run_keys(run.secrets)
     freeze_code(run.code)
     return run
-
-
-def _generate_curve_keys(run: RunDir) -> None:
-    try:
-        from polar_hpc.wire import security
-    except ImportError:
-        return
-    generate = getattr(security, "generate_run_keys", None)
-    if generate is not None:
-        generate(run.secrets)

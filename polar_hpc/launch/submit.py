@@ -18,9 +18,10 @@ import submitit
 from submitit.slurm.slurm import _make_sbatch_string
 
 from polar_hpc.config import ConfigError, RunConfig, SlurmResources
-from polar_hpc.launch.jobs import ComponentJob
+from polar_hpc.launch.jobs import ComponentJob, signal_delay_s, stop_grace_s
 from polar_hpc.launch.rundir import Component, JobRecord, JobsFile, RunDir
 from polar_hpc.log import get_logger
+from polar_hpc.util.proc import start_time
 
 log = get_logger("launch")
 
@@ -53,7 +54,7 @@ def with_site(res: SlurmResources, site: dict[Component | str, SlurmResources], 
     return res
 
 
-def slurm_parameters(res: SlurmResources, name: str, run: RunDir) -> dict[str, Any]:
+def slurm_parameters(res: SlurmResources, name: str, run: RunDir, cfg: RunConfig) -> dict[str, Any]:
     params: dict[str, Any] = {
         "job_name": name,
         # queued jobs run the run's frozen copy of the code, not the live checkout
@@ -63,7 +64,8 @@ def slurm_parameters(res: SlurmResources, name: str, run: RunDir) -> dict[str, A
         "cpus_per_task": res.cpus_per_task,
         "gpus_per_node": res.gpus_per_node,
         "additional_parameters": {"requeue": True, **res.extra},
-        "signal_delay_s": 60,
+        # USR2 this long before the time limit: drain + shard commit + requeue all fit (see launch/jobs.py)
+        "signal_delay_s": signal_delay_s(cfg),
         "stderr_to_stdout": True,
     }
     for key in ("partition", "account", "qos", "constraint"):
@@ -146,7 +148,7 @@ def render_sbatch(cfg: RunConfig, run: RunDir) -> dict[str, str]:
         if component == "inference" and cfg.inference.engine == "external":
             continue
         folder = run.logs(component) / "%j"
-        params = slurm_parameters(res[component], f"{cfg.name}-{component}", run)
+        params = slurm_parameters(res[component], f"{cfg.name}-{component}", run, cfg)
         if component == "gateway" and cfg.gateway.num_ranks > 1:
             params["map_count"] = cfg.gateway.num_ranks
             params["array_parallelism"] = cfg.gateway.num_ranks
@@ -159,7 +161,7 @@ def _executor(cfg: RunConfig, run: RunDir, component: Component, res: SlurmResou
     folder = run.logs(component) / "%j"
     if cfg.launch.backend == "slurm":
         ex: submitit.Executor = submitit.SlurmExecutor(folder=folder, max_num_timeout=3)
-        params = slurm_parameters(res, f"{cfg.name}-{component}", run)
+        params = slurm_parameters(res, f"{cfg.name}-{component}", run, cfg)
         if component == "gateway":
             params["array_parallelism"] = max(1, cfg.gateway.num_ranks)
         ex.update_parameters(**params)
@@ -187,7 +189,7 @@ def submit_run(cfg: RunConfig, run: RunDir, only: set[tuple[Component, int]] | N
                 for i in indices:
                     (run.endpoints / f"inference-{i}.json").unlink(missing_ok=True)
             ex = _executor(cfg, run, component, res[component])
-            bodies = [ComponentJob(str(run.root), component, i) for i in indices]
+            bodies = [ComponentJob(str(run.root), component, i, stop_grace_s(cfg)) for i in indices]
             if len(bodies) > 1 and cfg.launch.backend == "slurm":
                 jobs = ex.submit_array(bodies)
             else:
@@ -197,7 +199,8 @@ def submit_run(cfg: RunConfig, run: RunDir, only: set[tuple[Component, int]] | N
                 ledger.jobs = [j for j in ledger.jobs if not (j.component == component and j.index == index)]
                 ledger.jobs.append(
                     JobRecord(component=component, index=index, job_id=str(job.job_id),
-                              backend=cfg.launch.backend, folder=folder, submitted_at=time.time())
+                              backend=cfg.launch.backend, folder=folder, submitted_at=time.time(),
+                              pid_start=start_time(int(job.job_id)) if local else None)
                 )
                 log.info("submitted %s-%d as job %s", component, index, job.job_id)
     run.write_jobs(ledger)

@@ -5,9 +5,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from polar_hpc.launch.monitor import _signal_tree, pid_alive
+from polar_hpc.launch.monitor import _component_pid, _controller_pid
 from polar_hpc.launch.rundir import RunDir
 from polar_hpc.store import ShardReader
+from polar_hpc.util.proc import signal_tree
 
 ROOT = Path(__file__).parents[3]
 
@@ -31,8 +32,6 @@ def kill_run(run_dir: Path) -> None:
     import signal
 
     for job in jobs.jobs:
-        _signal_tree(int(job.job_id), signal.SIGKILL)
-    for pid_file in run.root.glob("logs/*/*.pid"):
-        pid = int(pid_file.read_text())
-        if pid_alive(pid):
-            _signal_tree(pid, signal.SIGKILL)
+        for pid in (_controller_pid(run, job), _component_pid(run, job)):
+            if pid is not None:
+                signal_tree(pid, signal.SIGKILL)

@@ -70,3 +70,13 @@ def test_cli_dry_run_submits_nothing_and_bad_recipe_fails_first(tmp_path: Path) 
     assert out.returncode == 2
     assert "gateway.num_ranks" in out.stderr
     assert not run_dir.exists()
+
+
+def test_signal_delay_covers_drain_commit_and_requeue() -> None:
+    from polar_hpc.launch.jobs import REQUEUE_MARGIN_S, signal_delay_s, stop_grace_s
+
+    cfg = load_recipe(ROOT / "recipes" / "local-demo.toml", ["gateway.drain_grace_s=200"])
+    assert stop_grace_s(cfg) > cfg.gateway.drain_grace_s
+    assert signal_delay_s(cfg) >= stop_grace_s(cfg) + REQUEUE_MARGIN_S
+    for script in render_sbatch(cfg, RunDir(RUN)).values():
+        assert f"#SBATCH --signal=USR2@{signal_delay_s(cfg)}" in script

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from polar_hpc.launch.monitor import pid_alive, progress_line, recent_errors
+from polar_hpc.launch.monitor import progress_line, recent_errors
 from polar_hpc.launch.rundir import JobRecord, JobsFile
 from polar_hpc.wire.control import RunStatus
 
@@ -36,5 +36,7 @@ def test_progress_line_counts_committed_and_errors() -> None:
 def test_pid_alive() -> None:
     import os
 
-    assert pid_alive(os.getpid())
-    assert not pid_alive(2**22 + 12345)
+    from polar_hpc.util.proc import alive
+
+    assert alive(os.getpid())
+    assert not alive(2**22 + 12345)

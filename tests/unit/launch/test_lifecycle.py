@@ -1,0 +1,127 @@
+"""Run dir privacy, pid-safe cancel, stopping a component's whole tree, and progress reported by callback."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from polar_hpc.config import load_recipe
+from polar_hpc.launch.jobs import ComponentJob
+from polar_hpc.launch.monitor import cancel_run, component_states, wait_run
+from polar_hpc.launch.rundir import JobRecord, JobsFile, RunDir, create_run_dir
+from polar_hpc.util.proc import alive, start_time, write_pid_file
+
+ROOT = Path(__file__).parents[3]
+
+
+def _wait_for(pred, timeout_s: float = 10.0) -> bool:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if pred():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_run_dir_is_private_whatever_the_umask(tmp_path: Path) -> None:
+    cfg = load_recipe(ROOT / "recipes" / "local-demo.toml")
+    old = os.umask(0o022)
+    try:
+        run = create_run_dir(cfg, tmp_path / "runs" / "r1")
+    finally:
+        os.umask(old)
+    assert run.root.stat().st_mode & 0o777 == 0o700
+    assert run.secrets.stat().st_mode & 0o777 == 0o700
+    for name in ("run_token", "control.json"):
+        assert (run.secrets / name).stat().st_mode & 0o777 == 0o600
+
+
+def _sleeper() -> subprocess.Popen[bytes]:
+    return subprocess.Popen(["sleep", "60"])
+
+
+def _local_run(tmp_path: Path, jobs: list[JobRecord]) -> RunDir:
+    run = RunDir(tmp_path / "run")
+    for component in ("coordinator", "gateway"):
+        run.logs(component).mkdir(parents=True, exist_ok=True)
+    run.write_jobs(JobsFile(backend="local", jobs=jobs))
+    return run
+
+
+def _job(component: str, index: int, job_id: int, tmp_path: Path, pid_start: int | None = None) -> JobRecord:
+    return JobRecord(component=component, index=index, job_id=str(job_id), backend="local",  # type: ignore[arg-type]
+                     folder=str(tmp_path), submitted_at=0.0, pid_start=pid_start)
+
+
+def test_cancel_never_signals_a_pid_that_is_no_longer_ours(tmp_path: Path) -> None:
+    """Pid files and job ids naming unrelated live processes (pid reuse) are left alone; our component is not."""
+    reused, old_format, controller, ours = _sleeper(), _sleeper(), _sleeper(), _sleeper()
+    try:
+        run = _local_run(tmp_path, [
+            _job("gateway", 0, controller.pid, tmp_path),  # old ledger: no start time, cmdline lacks the run dir
+            _job("gateway", 1, 2**22 + 7, tmp_path),
+            _job("coordinator", 0, 2**22 + 9, tmp_path),
+        ])
+        started = start_time(reused.pid)
+        assert started is not None
+        # the recorded process ended and its pid now belongs to someone else: the start time differs
+        (run.logs("gateway") / "gateway-0.pid").write_text(f"{reused.pid} {started - 1}")
+        (run.logs("gateway") / "gateway-1.pid").write_text(str(old_format.pid))  # old one-field file
+        write_pid_file(run.logs("coordinator") / "coordinator-0.pid", ours.pid)
+        states = {(c.component, c.index): c.alive for c in component_states(run, run.read_jobs())}  # type: ignore[arg-type]
+        assert states == {("gateway", 0): False, ("gateway", 1): False, ("coordinator", 0): True}
+        cancel_run(run, grace_s=5)
+        assert ours.wait(timeout=5) == -signal.SIGTERM
+        for proc in (reused, old_format, controller):
+            assert proc.poll() is None and alive(proc.pid)
+    finally:
+        for proc in (reused, old_format, controller, ours):
+            proc.kill()
+            proc.wait()
+
+
+def test_stop_child_kills_the_components_whole_tree(tmp_path: Path) -> None:
+    marker = f"{900 + os.getpid() % 97}.{time.time_ns() % 10**6:06d}"
+    job = ComponentJob(str(tmp_path), "gateway", 0, stop_grace_s=5)
+    # a component whose own child outlives it (no trap: sh dies on SIGTERM, the sleep is orphaned)
+    job._child = subprocess.Popen(["sh", "-c", f"sleep {marker} & wait"])
+
+    def grandchildren() -> list[int]:
+        out = []
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                try:
+                    if marker.encode() in Path(f"/proc/{entry.name}/cmdline").read_bytes() and alive(int(entry.name)):
+                        out.append(int(entry.name))
+                except OSError:
+                    pass
+        return out
+
+    assert _wait_for(lambda: bool(grandchildren()))
+    job._stop_child()
+    assert job._child.poll() is not None
+    assert _wait_for(lambda: not grandchildren(), 5)
+
+
+def test_wait_run_reports_through_the_callback_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = RunDir(tmp_path / "run")
+    run.root.mkdir()
+    lines: list[str] = []
+    assert wait_run(run, timeout_s=0.05, interval_s=0.01, report=lines.append) == 124
+    assert lines[0].startswith("waiting for the coordinator") and "gave up waiting" in lines[-1]
+    assert wait_run(run, timeout_s=0.01, interval_s=0.01) == 124
+    assert capsys.readouterr().err == ""
+
+
+def test_cli_wait_prints_progress_to_stderr(tmp_path: Path) -> None:
+    script = ("import sys; from polar_hpc.launch import cli; from polar_hpc.launch.monitor import wait_run;"
+              "from polar_hpc.launch.rundir import RunDir;"
+              f"sys.exit(wait_run(RunDir({str(tmp_path)!r}), timeout_s=0.05, interval_s=0.01, report=cli._report))")
+    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 124 and "gave up waiting" in res.stderr
