@@ -90,7 +90,7 @@ async def run_command(
         log_file = open(log_path, "ab")  # noqa: SIM115 - closed in finally
     out, err = _Sink(log_file), _Sink(log_file)
     try:
-        proc = await asyncio.create_subprocess_exec(
+        spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
             *argv,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
@@ -98,7 +98,17 @@ async def run_command(
             env=env,
             cwd=cwd,
             start_new_session=True,
-        )
+        ))
+        try:
+            proc = await asyncio.shield(spawn)
+        except asyncio.CancelledError:
+            # cancelled while spawning: asyncio would SIGKILL only the root, possibly before a sandbox (bwrap
+            # forks its namespace init at once) has armed --die-with-parent, leaving the fork behind; let the
+            # spawn finish, then stop the whole tree and the process group
+            proc = await asyncio.wait_for(spawn, KILL_GRACE_S)
+            await kill_tree(proc.pid)
+            _killpg(proc.pid)
+            raise
         if live is not None:
             live.add(proc.pid)
         assert proc.stdout is not None and proc.stderr is not None

@@ -104,13 +104,6 @@ def kill_tree_now(root: int) -> None:
     signal_tree(root, signal.SIGKILL)
 
 
-def _escalate(root: int, pids: list[int], grace_s: float) -> None:
-    survivors = [p for p in pids if alive(p)]
-    survivors += [d for p in survivors for d in descendants(p)]
-    log.warning("pid %d: %d process(es) ignored SIGTERM for %.1fs, sending SIGKILL", root, len(survivors), grace_s)
-    signal_all(survivors, signal.SIGKILL)
-
-
 def _snapshot(root: int) -> dict[int, int]:
     """pid -> start time of ``root``'s live tree."""
     out: dict[int, int] = {}
@@ -121,6 +114,50 @@ def _snapshot(root: int) -> dict[int, int]:
     return out
 
 
+def _left(root: int, seen: dict[int, int]) -> list[int]:
+    """Track ``root``'s tree while it lives (children forked after the first snapshot included); return the
+    tracked processes still alive. Start times keep a reused pid out."""
+    if alive(root):
+        seen.update(_snapshot(root))
+    return [p for p, started in seen.items() if same_process(p, started)]
+
+
+def _escalate(root: int, left: list[int], grace_s: float) -> None:
+    survivors = left + [d for p in left for d in descendants(p)]
+    log.warning("pid %d: %d process(es) ignored SIGTERM for %.1fs, sending SIGKILL", root, len(survivors), grace_s)
+    signal_all(survivors, signal.SIGKILL)
+
+
+class _Stop:
+    """One tree stop, stepped by a sync or an async poll loop."""
+
+    def __init__(self, root: int, grace_s: float, term_all: bool) -> None:
+        self.root, self.grace_s = root, grace_s
+        self.seen = _snapshot(root)
+        signal_all(list(self.seen) if term_all else [root], signal.SIGTERM)
+        self.swept = term_all
+        self.deadline = time.monotonic() + grace_s
+        self.killed_at: float | None = None
+
+    def step(self) -> bool | None:
+        """None: poll again; True: the tree exited within the grace; False: it was SIGKILLed (and is gone)."""
+        left = _left(self.root, self.seen)
+        if self.killed_at is not None:
+            # SIGKILL is not instant; report the tree gone only once it is (bounded: unkillable D-state aside)
+            return False if not left or time.monotonic() > self.killed_at + KILL_GRACE_S else None
+        if not left:
+            return True
+        if time.monotonic() >= self.deadline:
+            _escalate(self.root, left, self.grace_s)
+            self.killed_at = time.monotonic()
+            return None
+        if not self.swept and not alive(self.root):
+            self.swept = True  # the supervisor is gone: its leftovers get SIGTERM and a short grace
+            signal_all(left, signal.SIGTERM)
+            self.deadline = min(self.deadline, time.monotonic() + KILL_GRACE_S)
+        return None
+
+
 def stop_tree(root: int, *, grace_s: float = KILL_GRACE_S, term_all: bool = True, poll_s: float = 0.05) -> bool:
     """Blocking: SIGTERM, then SIGKILL what is left of ``root``'s tree after ``grace_s``.
 
@@ -129,40 +166,17 @@ def stop_tree(root: int, *, grace_s: float = KILL_GRACE_S, term_all: bool = True
     Pids are tracked with their start times, so a reused pid is never signalled.
     True when the whole tree exited before the deadline.
     """
-    seen = _snapshot(root)
-    if not seen:
-        return True
-    signal_all(list(seen) if term_all else [root], signal.SIGTERM)
-    swept = term_all
-    deadline = time.monotonic() + grace_s
-    while True:
-        if alive(root):
-            seen.update(_snapshot(root))
-        left = [p for p, started in seen.items() if same_process(p, started)]
-        if not left:
-            return True
-        if time.monotonic() >= deadline:
-            break
-        if not swept and not alive(root):
-            swept = True  # the supervisor is gone: its leftovers get SIGTERM and a short grace
-            signal_all(left, signal.SIGTERM)
-            deadline = min(deadline, time.monotonic() + KILL_GRACE_S)
+    stop = _Stop(root, grace_s, term_all)
+    while (done := stop.step()) is None:
         time.sleep(poll_s)
-    _escalate(root, left, grace_s)
-    return False
+    return done
 
 
 async def kill_tree(root: int, *, grace_s: float = KILL_GRACE_S) -> None:
-    """Async :func:`stop_tree`: SIGTERM the tree, SIGKILL what is left after ``grace_s``."""
-    pids = signal_tree(root, signal.SIGTERM)
-    if not pids:
-        return
-    deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline:
-        if not any(alive(p) for p in pids):
-            return
+    """Async :func:`stop_tree` (SIGTERM to the whole tree at once, SIGKILL after ``grace_s``)."""
+    stop = _Stop(root, grace_s, term_all=True)
+    while stop.step() is None:
         await asyncio.sleep(0.05)
-    _escalate(root, pids, grace_s)
 
 
 def write_pid_file(path: Path, pid: int) -> None:
