@@ -19,7 +19,7 @@ alive() {  # pidfile -> 0 if the process lives and is not a zombie
 stop_pid() {
   local f=$1 pid i
   alive "$f" || { rm -f "$f"; return 0; }
-  pid=$(cat "$f")
+  pid=$(cat "$f" 2>/dev/null) || return 0
   kill -TERM "$pid" 2>/dev/null || true
   for i in $(seq 1 100); do alive "$f" || break; sleep 0.05; done
   alive "$f" && kill -KILL "$pid" 2>/dev/null || true
