@@ -54,7 +54,7 @@ class CoordinatorProc:
             if time.monotonic() > deadline or self.proc.poll() is not None:
                 raise RuntimeError("coordinator did not start")
             time.sleep(0.05)
-        self.address = ep.address
+        self.address = ep.url
 
     def stop(self) -> None:
         self.proc.terminate()
