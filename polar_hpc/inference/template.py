@@ -10,6 +10,9 @@ comes from ``chat_template.jinja`` / ``additional_chat_templates/*.jinja`` if pr
 from __future__ import annotations
 
 import json
+import re
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -26,6 +29,10 @@ __all__ = ["ChatTemplate", "TemplateError", "to_template_messages", "to_template
 SPECIAL_TOKEN_NAMES = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
 END_OF_TURN_TOKENS = ("<|im_end|>", "<|eot_id|>", "<end_of_turn>", "<|end|>", "<|endoftext|>")
 """Tried in order for ``end_of_turn_id``; the eos token when none is in the vocabulary."""
+
+
+SEGMENT_CACHE_CHARS = 16 * 1024 * 1024
+"""Characters of text between added tokens whose ids :meth:`ChatTemplate.encode` keeps (LRU)."""
 
 
 class TemplateError(ValueError):
@@ -106,6 +113,10 @@ class ChatTemplate:
         )
         stops = [self.end_of_turn_id, self.eos_token_id, *extra_stop_ids]
         self.stop_token_ids: list[int] = list(dict.fromkeys(stops))
+        self._splitter, self._added_ids = _added_token_splitter(tokenizer)
+        self._segments: OrderedDict[str, list[int]] = OrderedDict()
+        self._segment_chars = 0
+        self._segment_lock = threading.Lock()
 
     @classmethod
     def from_model_dir(cls, path: str | Path) -> ChatTemplate:
@@ -144,8 +155,43 @@ class ChatTemplate:
             raise TemplateError(f"chat template of {self.source or 'model'} refused the input: {err}") from err
 
     def encode(self, text: str) -> list[int]:
-        """Ids of ``text`` with no special tokens added (tokens written in the text are matched)."""
-        return list(self.tokenizer.encode(text, add_special_tokens=False).ids)
+        """Ids of ``text`` with no special tokens added (tokens written in the text are matched).
+
+        tokenizers cuts the text at added tokens before normalizing and pre-tokenizing, so the pieces between
+        them encode independently: each piece's ids are kept (LRU, :data:`SEGMENT_CACHE_CHARS`), and a
+        re-rendered history costs the encoding of its new messages only. Tokenizers where that cut is not
+        exact (added tokens that strip whitespace, are normalized or single-word; truncation or padding set)
+        encode the whole text every time.
+        """
+        if self._splitter is None:
+            return self.tokenizer.encode(text, add_special_tokens=False).ids  # type: ignore[no-any-return]
+        parts = self._splitter.split(text)
+        ids: list[int] = []
+        added = self._added_ids
+        segments = self._segments
+        for i, part in enumerate(parts):
+            if i % 2:
+                ids.append(added[part])
+            elif part:
+                cached = segments.get(part)
+                if cached is None:
+                    cached = self.tokenizer.encode(part, add_special_tokens=False).ids
+                    self._remember(part, cached)
+                ids += cached
+        return ids
+
+    def _remember(self, part: str, ids: list[int]) -> None:
+        size = len(part)
+        if size > SEGMENT_CACHE_CHARS // 4:
+            return
+        with self._segment_lock:
+            if part in self._segments:
+                return
+            self._segments[part] = ids
+            self._segment_chars += size
+            while self._segment_chars > SEGMENT_CACHE_CHARS:
+                old, _ = self._segments.popitem(last=False)
+                self._segment_chars -= len(old)
 
     def render_ids(
         self,
@@ -162,6 +208,25 @@ class ChatTemplate:
 
     def __repr__(self) -> str:
         return f"ChatTemplate({self.source!r}, eos={self.eos_token_id}, stop={self.stop_token_ids})"
+
+
+def _added_token_splitter(tokenizer: Tokenizer) -> tuple[re.Pattern[str] | None, dict[str, int]]:
+    """A pattern that cuts text at added tokens as tokenizers does, or None where the cut is not exact."""
+    added = tokenizer.get_added_tokens_decoder()
+    if (
+        not added
+        or tokenizer.truncation is not None
+        or tokenizer.padding is not None
+        or getattr(tokenizer, "encode_special_tokens", False)
+        or any(t.lstrip or t.rstrip or t.single_word or t.normalized for t in added.values())
+    ):
+        return None, {}
+    ids = {t.content: i for i, t in added.items() if t.content}
+    if any(tokenizer.token_to_id(content) != i for content, i in ids.items()):
+        return None, {}
+    # longest first: tokenizers matches leftmost-longest, Python's alternation leftmost-first
+    alternatives = sorted(ids, key=len, reverse=True)
+    return re.compile("(" + "|".join(map(re.escape, alternatives)) + ")"), ids
 
 
 @lru_cache(maxsize=8)

@@ -202,3 +202,46 @@ def test_whitespace_control_matches_transformers(tmp_path: Path, qwen3_tokenizer
     d = _model_dir_with(tmp_path, qwen3_tokenizer_dir, {}, {"chat_template.jinja": source})
     msgs = [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}, {"role": "user", "content": "c"}]
     assert ChatTemplate.from_model_dir(d).render(msgs) == hf_text(AutoTokenizer.from_pretrained(str(d)), msgs, None, True)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_segment_cached_encode_equals_whole_text_encode(model: str, model_dirs: dict[str, Path]) -> None:
+    """encode() cuts at added tokens and keeps each piece's ids; cold and warm, it equals one whole encode."""
+    import random
+
+    template = ChatTemplate(*_parts(model_dirs[model]))
+    assert template._splitter is not None
+    added = [t.content for t in template.tokenizer.get_added_tokens_decoder().values()]
+    pieces = [*added, "", " ", "\n", "\n\n", "  x", "hello", " world", "é", "e\u0301", "\u0301", "<", ">", "|", "<|",
+              "im_", "think", "</", "tool_call", "12 345", "'s", "   ", "\t", "日本語", "🙂", "{\"a\": 1}", "end|>"]
+    rng = random.Random(7)
+    texts = ["", "plain", *added, *(a + b for a in added for b in added[:5])]
+    texts += ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 40))) for _ in range(400)]
+    for text in texts:
+        whole = template.tokenizer.encode(text, add_special_tokens=False).ids
+        assert template.encode(text) == whole, repr(text)  # cold or partly cached
+        assert template.encode(text) == whole, repr(text)  # all pieces cached
+
+
+def test_encode_without_exact_cut_encodes_whole_text(tmp_path: Path, tiny_qwen3_dir: Path) -> None:
+    """An added token that strips whitespace changes its neighbours: no piece cache, the whole text encoded."""
+    data = json.loads((tiny_qwen3_dir / "tokenizer.json").read_text())
+    data["added_tokens"][0]["lstrip"] = True
+    special = data["added_tokens"][0]["content"]
+    for name in ("tokenizer_config.json", "chat_template.jinja", "generation_config.json", "config.json"):
+        if (tiny_qwen3_dir / name).is_file():
+            (tmp_path / name).write_text((tiny_qwen3_dir / name).read_text())
+    (tmp_path / "tokenizer.json").write_text(json.dumps(data))
+    template = ChatTemplate.from_model_dir(tmp_path)
+    assert template._splitter is None
+    text = f"a   {special} b"
+    assert template.encode(text) == template.tokenizer.encode(text, add_special_tokens=False).ids
+    assert template.encode(text) != template.encode("a   ") + template.encode(f"{special} b")
+
+
+def _parts(model_dir: Path) -> tuple[Any, ...]:
+    """A fresh ChatTemplate's arguments (from_model_dir shares one instance, and its cache, per directory)."""
+    shared = ChatTemplate.from_model_dir(model_dir)
+    from tokenizers import Tokenizer
+
+    return Tokenizer.from_file(str(model_dir / "tokenizer.json")), shared.templates, shared.special_tokens
