@@ -122,8 +122,13 @@ def check_session(result: SessionResult) -> str | None:
     return None
 
 
-def encode_session(result: SessionResult) -> EncodedSession:
-    """Check one result and encode its blobs. Raises ValueError/TypeError naming session, trace and field."""
+def encode_session(result: SessionResult, *, compress_blobs: bool = True) -> EncodedSession:
+    """Check one result and encode its blobs. Raises ValueError/TypeError naming session, trace and field.
+
+    ``compress_blobs=False`` leaves the blobs as plain JSON (``nbytes`` counts them uncompressed): the caller
+    then runs ``compress_session`` on it, e.g. in a worker thread (zstd releases the GIL), before writing.
+    """
+    pack = compress if compress_blobs else bytes
     prompts, responses, masks, logprobs, blobs = [], [], [], [], []
     nbytes = 0
     for i, tr in enumerate(result.trajectory.traces):
@@ -133,7 +138,7 @@ def encode_session(result: SessionResult) -> EncodedSession:
         m = _token_array(tr.loss_mask, "loss_mask", where)
         lp = _token_array(tr.response_logprobs, "response_logprobs", where)
         check_trace_tokens(p, r, m, lp, where)
-        blob = compress(
+        blob = pack(
             _ENC.encode(
                 TraceBlob(
                     prompt_messages=tr.prompt_messages,
@@ -150,7 +155,7 @@ def encode_session(result: SessionResult) -> EncodedSession:
         blobs.append(blob)
         nbytes += p.nbytes + r.nbytes + m.nbytes + lp.nbytes + len(blob) + 64
     traj = result.trajectory
-    sblob = compress(
+    sblob = pack(
         _ENC.encode(
             SessionBlob(
                 stats=traj.stats,
@@ -171,6 +176,19 @@ def encode_session(result: SessionResult) -> EncodedSession:
         session_blob=sblob,
         nbytes=nbytes + len(sblob) + 256,
     )
+
+
+def compress_session(enc: EncodedSession) -> int:
+    """Compress the blobs of an ``encode_session(..., compress_blobs=False)`` result in place.
+
+    Returns the change of ``enc.nbytes`` (<= 0). Thread-safe for distinct sessions (per-thread compressors).
+    """
+    before = sum(len(b) for b in enc.trace_blobs) + len(enc.session_blob)
+    enc.trace_blobs = [compress(b) for b in enc.trace_blobs]
+    enc.session_blob = compress(enc.session_blob)
+    delta = sum(len(b) for b in enc.trace_blobs) + len(enc.session_blob) - before
+    enc.nbytes += delta
+    return delta
 
 
 def _concat(parts: list[np.ndarray], dtype: str) -> np.ndarray:

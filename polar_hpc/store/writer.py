@@ -14,6 +14,7 @@ import re
 import signal
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -23,7 +24,13 @@ import numpy as np
 
 from polar_hpc.config.run import ShardConfig
 from polar_hpc.log import get_logger
-from polar_hpc.store.encode import EncodedSession, build_columns, encode_session, raw_pieces
+from polar_hpc.store.encode import (
+    EncodedSession,
+    build_columns,
+    compress_session,
+    encode_session,
+    raw_pieces,
+)
 from polar_hpc.store.schema import COLUMNS, SCHEMA_NAME, SCHEMA_VERSION, SHARD_SUFFIX, TMP_SUFFIX
 from polar_hpc.wire.records import SessionResult
 
@@ -140,6 +147,11 @@ class ShardWriter:
     Not thread-safe: call it from one thread (an asyncio gateway may run ``commit`` in an executor, as
     long as no ``add`` runs meanwhile). ``close()`` commits and may be called from a SIGTERM handler:
     see ``install_sigterm_commit``.
+
+    ``add`` encodes the JSON blobs in the caller's thread and hands their zstd compression to one worker
+    thread (zstd releases the GIL), so compressing one session overlaps encoding the next; ``commit``
+    waits for the outstanding compressions. ``buffered_bytes`` counts blobs not yet compressed at their
+    JSON size (an upper bound: rotation by ``max_bytes`` may come slightly early, never late).
     """
 
     def __init__(
@@ -163,6 +175,8 @@ class ShardWriter:
         self._closed = False
         self._busy = False
         self._exit_after_commit: int | None = None
+        self._pool: ThreadPoolExecutor | None = None
+        self._pending: list[Future[int]] = []
         self.committed: list[Path] = []
 
     @property
@@ -179,16 +193,30 @@ class ShardWriter:
             raise RuntimeError(
                 f"ShardWriter for rank {self.rank} is closed; cannot add session {result.key!r}"
             )
-        enc = encode_session(result)
+        enc = encode_session(result, compress_blobs=False)
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"shard-zstd-{self.rank}")
+        self._pending.append(self._pool.submit(compress_session, enc))
         self._buffer.append(enc)
         self._bytes += enc.nbytes
         if self._first_add is None:
             self._first_add = time.monotonic()
         return self.poll()
 
+    def _settle(self, *, wait: bool) -> None:
+        """Account finished compressions in ``_bytes``; ``wait``: all of them (re-raises a worker error)."""
+        keep: list[Future[int]] = []
+        for fut in self._pending:
+            if wait or fut.done():
+                self._bytes += fut.result()
+            else:
+                keep.append(fut)
+        self._pending = keep
+
     def due(self) -> bool:
         if not self._buffer:
             return False
+        self._settle(wait=False)
         c = self.config
         age = time.monotonic() - (self._first_add or time.monotonic())
         return len(self._buffer) >= c.max_sessions or self._bytes >= c.max_bytes or age >= c.max_age_s
@@ -220,6 +248,7 @@ class ShardWriter:
         tmp = final.with_name(final.name[: -len(SHARD_SUFFIX)] + TMP_SUFFIX)
         sessions = self._buffer
         t0 = time.perf_counter()
+        self._settle(wait=True)
         try:
             write_shard(tmp, sessions, producer=self.producer, rank=self.rank, seq=seq, config=self.config)
             os.replace(tmp, final)
@@ -249,6 +278,9 @@ class ShardWriter:
             return None
         path = self.commit()
         self._closed = True
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
         return path
 
     def request_exit(self, code: int) -> None:
