@@ -90,15 +90,20 @@ def write_shard(
         f.attrs["created_unix"] = time.time()
         f.attrs["sessions"] = len(sessions)
         f.attrs["traces"] = int(cols["traces/session"].shape[0])
+        for group in ("tokens", "traces", "sessions"):
+            f.create_group(group)
         for name, arr in cols.items():
-            f.create_dataset(name, data=arr, **(opts if name.startswith("tokens/") and arr.size else {}))
+            if opts and name.startswith("tokens/") and arr.size:
+                f.create_dataset(name, data=arr, **opts)
+            else:
+                _create(f, name, arr)
         if not opts:
             for name, parts in pieces.items():
                 n = sum(p.shape[0] for p in parts)
                 dtype = np.dtype(COLUMNS[name].dtype).newbyteorder("<")
-                ds = f.create_dataset(name, shape=(n,), dtype=dtype, dcpl=_raw_dcpl())
+                dsid = _create(f, name, np.empty(0, dtype=dtype), shape=n, dcpl=_raw_dcpl())
                 if n:
-                    raw.append((ds.id.get_offset(), parts))
+                    raw.append((dsid.get_offset(), parts))
     fd = os.open(path, os.O_WRONLY)
     try:
         for offset, parts in raw:
@@ -107,6 +112,19 @@ def write_shard(
             os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _create(f: h5py.File, name: str, arr: np.ndarray, *, shape: int | None = None, dcpl: Any = None) -> Any:
+    """A contiguous 1-D dataset through the low-level API (the high-level one costs ~3x more per dataset).
+
+    Writes ``arr`` unless ``shape`` is given (then only allocates ``shape`` items of ``arr.dtype``).
+    """
+    dtype = arr.dtype.newbyteorder("<") if arr.dtype.byteorder == ">" else arr.dtype
+    space = h5py.h5s.create_simple((arr.shape[0] if shape is None else shape,))
+    dsid = h5py.h5d.create(f.id, name.encode(), h5py.h5t.py_create(dtype), space, dcpl=dcpl)
+    if shape is None and arr.size:
+        dsid.write(h5py.h5s.ALL, h5py.h5s.ALL, np.ascontiguousarray(arr, dtype=dtype))
+    return dsid
 
 
 def _raw_dcpl() -> Any:
