@@ -23,6 +23,7 @@ import numpy as np
 
 from polar_hpc.inference.admin import EngineAdmin
 from polar_hpc.inference.errors import ContextOverflow, EngineError, EngineTimeout, EngineUnavailable
+from polar_hpc.inference.http1 import Http1Pool
 from polar_hpc.inference.protocol import (
     ErrorResponse,
     FinishAbort,
@@ -105,6 +106,8 @@ class SGLangEngine(EngineAdmin):
         self._decoder = msgspec.json.Decoder(GenerateResponse)
         self._error_decoder = msgspec.json.Decoder(ErrorResponse)
         self._background: set[asyncio.Task[Any]] = set()
+        self._fast = Http1Pool()
+        self._gen_headers = self._headers(True)
 
     @property
     def endpoints(self) -> list[str]:
@@ -123,6 +126,7 @@ class SGLangEngine(EngineAdmin):
     async def close(self) -> None:
         if self._background:
             await asyncio.wait(list(self._background), timeout=2.0)
+        self._fast.close()
         if self._http is not None:
             await self._http.close()
             self._http = None
@@ -240,11 +244,16 @@ class SGLangEngine(EngineAdmin):
         )
 
     async def _post(self, server: ServerState, body: bytes, rid: str, remaining: float) -> tuple[int, bytes]:
-        timeout = aiohttp.ClientTimeout(total=remaining, sock_connect=min(self.connect_timeout_s, remaining))
         server.inflight += 1
         try:
-            url, headers = f"{server.url}/generate", self._headers(True)
-            async with self.http().post(url, data=body, headers=headers, timeout=timeout) as resp:
+            url = f"{server.url}/generate"
+            connect_s = min(self.connect_timeout_s, remaining)
+            if Http1Pool.supports(url):
+                if self._gen_headers.get("Authorization") != (f"Bearer {self.api_key}" if self.api_key else None):
+                    self._gen_headers = self._headers(True)
+                return await self._fast.post(url, body, self._gen_headers, remaining, connect_s)
+            timeout = aiohttp.ClientTimeout(total=remaining, sock_connect=connect_s)
+            async with self.http().post(url, data=body, headers=self._headers(True), timeout=timeout) as resp:
                 return resp.status, await resp.read()
         except aiohttp.ConnectionTimeoutError:
             raise
