@@ -78,12 +78,13 @@ def bench_write_read(args: argparse.Namespace, root: Path) -> None:
         f"({token_bytes / 1e6:.0f} MB of token arrays), generated in {time.perf_counter() - t0:.1f}s"
     )
     cfg = ShardConfig(max_sessions=1 << 30, max_bytes=1 << 40, max_age_s=1e9)
-    shard_s, commit_s, plain_s, file_bytes = [], [], [], 0
+    shard_s, commit_s, plain_s, shard_cpu, file_bytes = [], [], [], [], 0
     shard_dir = root / "write"
     for rnd in range(args.rounds):
         d = shard_dir / f"round{rnd}"
         w = ShardWriter(d, 0, cfg, {"bench": "write"})
         total = commits = 0.0
+        cpu0 = time.process_time()
         for i in range(0, len(sessions), args.shard_sessions):
             t0 = time.perf_counter()
             for s in sessions[i : i + args.shard_sessions]:
@@ -94,6 +95,7 @@ def bench_write_read(args: argparse.Namespace, root: Path) -> None:
             total += t2 - t0
             commits += t2 - t1
         shard_s.append(total)
+        shard_cpu.append(time.process_time() - cpu0)
         commit_s.append(commits)
         files = sorted(d.glob("*.h5"))
         blobs = [p.read_bytes() for p in files]
@@ -126,6 +128,12 @@ def bench_write_read(args: argparse.Namespace, root: Path) -> None:
         f"{file_bytes / tc / 1e6:.0f} MB/s",
         f"ratio {tp / tc:.0%} of plain; add() (JSON; zstd overlapped) is the other {1 - tc / ts:.0%} "
         "of the shard time",
+    )
+    best = shard_s.index(ts)
+    row(
+        "  CPU of the best shard round",
+        f"{shard_cpu[best] * 1e3:.0f} ms",
+        f"all threads; {shard_cpu[best] / ts:.2f} cores busy on average (zstd runs beside the JSON)",
     )
     print(
         f"  rounds: shard {', '.join(f'{x:.2f}s' for x in shard_s)}; plain {', '.join(f'{x:.2f}s' for x in plain_s)}"
