@@ -195,6 +195,7 @@ class ShardWriter:
         self._exit_after_commit: int | None = None
         self._pool: ThreadPoolExecutor | None = None
         self._pending: list[Future[int]] = []
+        self._submitting = False
         self.committed: list[Path] = []
 
     @property
@@ -214,7 +215,11 @@ class ShardWriter:
         enc = encode_session(result, compress_blobs=False)
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"shard-zstd-{self.rank}")
-        self._pending.append(self._pool.submit(compress_session, enc))
+        self._submitting = True  # a SIGTERM handler must not shut the pool down inside submit (its lock)
+        try:
+            self._pending.append(self._pool.submit(compress_session, enc))
+        finally:
+            self._submitting = False
         self._buffer.append(enc)
         self._bytes += enc.nbytes
         if self._first_add is None:
@@ -296,8 +301,8 @@ class ShardWriter:
             return None
         path = self.commit()
         self._closed = True
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
+        if self._pool is not None and not self._submitting:
+            self._pool.shutdown(wait=True)  # idle: commit waited for every compression
             self._pool = None
         return path
 

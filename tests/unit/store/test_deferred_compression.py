@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -63,3 +65,40 @@ def test_buffered_bytes_settle_to_compressed_size(tmp_path: Path) -> None:
     w._settle(wait=True)
     assert w.buffered_bytes == encode_session(r).nbytes
     w.close()
+
+
+_CHILD = """
+import signal, sys
+from pathlib import Path
+import numpy as np
+from polar_hpc.config.run import ShardConfig
+from polar_hpc.store.writer import ShardWriter, install_sigterm_commit
+from tests.fixtures.trajectories import make_session_result
+
+rng = np.random.default_rng(0)
+w = ShardWriter(Path(sys.argv[1]), 7, ShardConfig(), {"host": "n1"})
+install_sigterm_commit(w)
+w.add(make_session_result(rng, task_id="a", sample_index=0, traces=1, turns=2))
+pool = w._pool
+real_submit = pool.submit
+
+def submit(*args, **kwargs):  # SIGTERM lands while the executor's own lock is held, as it may in submit
+    fut = real_submit(*args, **kwargs)
+    with pool._shutdown_lock:
+        signal.raise_signal(signal.SIGTERM)
+        for _ in range(1000):
+            pass
+    return fut
+
+pool.submit = submit
+w.add(make_session_result(rng, task_id="b", sample_index=0, traces=1, turns=2))
+"""
+
+
+def test_sigterm_during_submit_commits_and_exits(tmp_path: Path) -> None:
+    repo = Path(__file__).resolve().parents[3]
+    proc = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(tmp_path)], cwd=repo, timeout=60, capture_output=True, text=True
+    )
+    assert proc.returncode == 143, proc.stderr
+    assert [r.task_id for r in ShardReader(tmp_path).results()] == ["a"]
