@@ -73,6 +73,7 @@ class SGLangEngine(EngineAdmin):
     prompt that leaves no room raises :class:`ContextOverflow` without a request. ``request_hook`` receives
     every ``/generate`` body before it is sent (contract tests validate them against SGLang's schema).
     ``api_key``: the servers' key (SGLang's ``--api-key``), sent as ``Authorization: Bearer`` on every call.
+    ``max_connections``: most requests in flight to the servers at once (more wait their turn); 0 = no limit.
     """
 
     def __init__(
@@ -89,6 +90,7 @@ class SGLangEngine(EngineAdmin):
         admin_timeout_s: float = 600.0,
         request_hook: Callable[[bytes], None] | None = None,
         api_key: str | None = None,
+        max_connections: int = 0,
     ) -> None:
         self.pool = ServerPool(endpoints)
         self.api_key = api_key
@@ -106,7 +108,8 @@ class SGLangEngine(EngineAdmin):
         self._decoder = msgspec.json.Decoder(GenerateResponse)
         self._error_decoder = msgspec.json.Decoder(ErrorResponse)
         self._background: set[asyncio.Task[Any]] = set()
-        self._fast = Http1Pool()
+        self.max_connections = max_connections
+        self._fast = Http1Pool(max_connections)
         self._gen_headers = self._headers(True)
 
     @property
@@ -119,7 +122,7 @@ class SGLangEngine(EngineAdmin):
 
     def http(self) -> aiohttp.ClientSession:
         if self._http is None or self._http.closed:
-            connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=60.0)
+            connector = aiohttp.TCPConnector(limit=self.max_connections, keepalive_timeout=60.0)
             self._http = aiohttp.ClientSession(connector=connector, trust_env=False)
         return self._http
 

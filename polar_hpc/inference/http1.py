@@ -117,9 +117,10 @@ def _parse(buf: bytearray) -> tuple[int, bytes, bool] | None:
 class Http1Pool:
     """Idle keep-alive connections per ``host:port``; one request per connection at a time."""
 
-    def __init__(self, connect_timeout_s: float = 10.0) -> None:
-        self.connect_timeout_s = connect_timeout_s
+    def __init__(self, limit: int = 0) -> None:
+        """``limit``: most requests in flight at once over all hosts (more wait for a slot); 0 = no limit."""
         self._idle: dict[tuple[str, int], list[_Conn]] = {}
+        self._slots = asyncio.Semaphore(limit) if limit > 0 else None
 
     @staticmethod
     def supports(url: str) -> bool:
@@ -138,20 +139,28 @@ class Http1Pool:
         head += [f"{k}: {v}" for k, v in headers.items()]
         data = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
         async with asyncio.timeout(timeout_s):
-            idle = self._idle.get(key)
-            while idle:
-                conn = idle.pop()
-                if conn.closed or conn.buf:
-                    conn.close()
-                    continue
-                try:
-                    return await self._send(key, conn, data)
-                except aiohttp.ServerDisconnectedError:
-                    if conn.received:
-                        raise
-                    continue  # the server closed an idle connection before reading: try another
-            conn = await self._connect(host, port, connect_timeout_s)
-            return await self._send(key, conn, data)
+            if self._slots is None:
+                return await self._request(key, host, port, data, connect_timeout_s)
+            async with self._slots:
+                return await self._request(key, host, port, data, connect_timeout_s)
+
+    async def _request(
+        self, key: tuple[str, int], host: str, port: int, data: bytes, connect_timeout_s: float
+    ) -> tuple[int, bytes]:
+        idle = self._idle.get(key)
+        while idle:
+            conn = idle.pop()
+            if conn.closed or conn.buf:
+                conn.close()
+                continue
+            try:
+                return await self._send(key, conn, data)
+            except aiohttp.ServerDisconnectedError:
+                if conn.received:
+                    raise
+                continue  # the server closed an idle connection before reading: try another
+        conn = await self._connect(host, port, connect_timeout_s)
+        return await self._send(key, conn, data)
 
     async def _connect(self, host: str, port: int, timeout_s: float) -> _Conn:
         loop = asyncio.get_running_loop()

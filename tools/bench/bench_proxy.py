@@ -130,19 +130,10 @@ def serve_passthrough(port: int, upstream: str) -> None:
 
 
 def make_engine(upstream: str, limit: int = 512) -> Any:
-    import aiohttp
-
     from polar_hpc.inference.engine import SGLangEngine
 
-    class BoundedEngine(SGLangEngine):
-        """SGLangEngine with a bounded connection pool (10k idle clients must not mean 10k engine sockets)."""
-
-        def http(self) -> aiohttp.ClientSession:
-            if self._http is None or self._http.closed:
-                self._http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=limit), trust_env=False)
-            return self._http
-
-    return BoundedEngine([upstream], request_timeout_s=600, context_length=40000)
+    # a bounded number of engine connections: 10k idle clients must not mean 10k engine sockets
+    return SGLangEngine([upstream], request_timeout_s=600, context_length=40000, max_connections=limit)
 
 
 def serve_polar(port: int, upstream: str) -> None:

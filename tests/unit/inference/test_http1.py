@@ -124,3 +124,29 @@ def test_supports_plain_http_only() -> None:
     assert not Http1Pool.supports("https://10.0.0.1:30000")
 
 
+
+
+def test_limit_bounds_requests_in_flight() -> None:
+    state = {"now": 0, "peak": 0}
+
+    async def slow(req: web.Request) -> web.Response:
+        state["now"] += 1
+        state["peak"] = max(state["peak"], state["now"])
+        await asyncio.sleep(0.05)
+        state["now"] -= 1
+        return web.Response(body=await req.read())
+
+    async def run() -> None:
+        app = web.Application()
+        app.router.add_post("/g", slow)
+        runner, base = await _serve(app)
+        pool = Http1Pool(limit=2)
+        try:
+            got = await asyncio.gather(*(pool.post(f"{base}/g", b"%d" % i, {}, 5, 5) for i in range(8)))
+            assert got == [(200, b"%d" % i) for i in range(8)]
+            assert state["peak"] == 2
+        finally:
+            pool.close()
+            await runner.cleanup()
+
+    asyncio.run(run())
