@@ -11,7 +11,7 @@ NODE_CPUS=${POLAR_SLURM_CPUS:-16}
 alive() {  # pidfile -> 0 if the process lives and is not a zombie
   local f=$1 pid
   [ -s "$f" ] || return 1
-  pid=$(cat "$f")
+  pid=$(cat "$f" 2>/dev/null) || return 1
   [ -r "/proc/$pid/stat" ] || return 1
   [ "$(awk '{print $3}' "/proc/$pid/stat")" != "Z" ]
 }
