@@ -4,40 +4,40 @@ One writer per rank and process; it never shares a file. Shard names are ``rank-
 on restart ``seq`` continues after the highest existing shard (or leftover ``.tmp``) of that rank, so a
 published shard is never overwritten. Rotation: ``max_sessions``, ``max_bytes`` (token arrays + blobs) and
 ``max_age_s`` since the first buffered session, checked on ``add`` and ``poll``.
+
+Three threads share the work, so that encoding, compression and the disk overlap:
+
+- the caller's: checks each result and encodes its JSON blobs (``add``);
+- ``shard-zstd``: compresses the blobs (zstd releases the GIL);
+- ``shard-publish``: writes, fsyncs and renames a full buffer (write-behind), then calls ``on_commit``.
+
+A shard is committed when ``on_commit`` fires (or ``commit()`` returns): it is then durable and visible. At
+most one shard is in flight; the next rotation waits for it, which bounds memory to two buffers.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Any
-
-import h5py
-import numpy as np
 
 from polar_hpc.config.run import ShardConfig
 from polar_hpc.log import get_logger
-from polar_hpc.store.encode import (
-    EncodedSession,
-    build_columns,
-    compress_session,
-    encode_session,
-    raw_pieces,
-)
-from polar_hpc.store.schema import COLUMNS, SCHEMA_NAME, SCHEMA_VERSION, SHARD_SUFFIX, TMP_SUFFIX
+from polar_hpc.store.encode import EncodedSession, compress_session, encode_session
+from polar_hpc.store.schema import SHARD_SUFFIX, TMP_SUFFIX
+from polar_hpc.store.shardwrite import fsync_dir, write_shard
 from polar_hpc.wire.records import SessionResult
 
-log = get_logger("store")
+__all__ = ["OnCommit", "ShardWriter", "install_sigterm_commit", "next_seq", "shard_name", "write_shard"]
 
-_IOV_MAX = min(os.sysconf("SC_IOV_MAX"), 1024) if hasattr(os, "sysconf") else 1024
-_SMALL_PIECE = 64 * 1024
+log = get_logger("store")
 
 OnCommit = Callable[[Path, list[str]], None]
 
@@ -55,121 +55,30 @@ def next_seq(shards_dir: Path, rank: int) -> int:
     return max(seqs) + 1 if seqs else 0
 
 
-def _compression(config: ShardConfig) -> dict[str, Any]:
-    if config.compression == "none":
-        return {}
-    return {"compression": config.compression, "chunks": True, "shuffle": config.compression == "gzip"}
+@dataclass
+class _Batch:
+    """One buffer handed to the publisher: its sessions, their pending compressions, its final name."""
 
-
-def write_shard(
-    path: Path,
-    sessions: Sequence[EncodedSession],
-    *,
-    producer: dict[str, str],
-    rank: int,
-    seq: int,
-    config: ShardConfig | None = None,
-    fsync: bool = True,
-) -> None:
-    """Write one complete shard file at ``path`` and fsync it (no rename: the caller publishes).
-
-    Without HDF5 compression, the big columns (tokens, trace blobs) are allocated by HDF5 (contiguous, no
-    fill) and their bytes are then written with ``pwritev`` straight from each trace's pieces: no
-    concatenated copy, no HDF5 data path.
-    """
-    opts = _compression(config) if config is not None else {}
-    pieces = raw_pieces(sessions)
-    cols = build_columns(sessions, tokens=bool(opts))
-    raw: list[tuple[int, list[np.ndarray]]] = []
-    with h5py.File(path, "w") as f:
-        f.attrs["schema"] = SCHEMA_NAME
-        f.attrs["schema_version"] = SCHEMA_VERSION
-        f.attrs["producer"] = json.dumps(producer, sort_keys=True)
-        f.attrs["rank"] = rank
-        f.attrs["seq"] = seq
-        f.attrs["created_unix"] = time.time()
-        f.attrs["sessions"] = len(sessions)
-        f.attrs["traces"] = int(cols["traces/session"].shape[0])
-        for group in ("tokens", "traces", "sessions"):
-            f.create_group(group)
-        for name, arr in cols.items():
-            if opts and name.startswith("tokens/") and arr.size:
-                f.create_dataset(name, data=arr, **opts)
-            else:
-                _create(f, name, arr)
-        if not opts:
-            for name, parts in pieces.items():
-                n = sum(p.shape[0] for p in parts)
-                dtype = np.dtype(COLUMNS[name].dtype).newbyteorder("<")
-                dsid = _create(f, name, np.empty(0, dtype=dtype), shape=n, dcpl=_raw_dcpl())
-                if n:
-                    raw.append((dsid.get_offset(), parts))
-    fd = os.open(path, os.O_WRONLY)
-    try:
-        for offset, parts in raw:
-            _pwrite_all(fd, parts, offset)
-        if fsync:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _create(f: h5py.File, name: str, arr: np.ndarray, *, shape: int | None = None, dcpl: Any = None) -> Any:
-    """A contiguous 1-D dataset through the low-level API (the high-level one costs ~3x more per dataset).
-
-    Writes ``arr`` unless ``shape`` is given (then only allocates ``shape`` items of ``arr.dtype``).
-    """
-    dtype = arr.dtype.newbyteorder("<") if arr.dtype.byteorder == ">" else arr.dtype
-    space = h5py.h5s.create_simple((arr.shape[0] if shape is None else shape,))
-    dsid = h5py.h5d.create(f.id, name.encode(), h5py.h5t.py_create(dtype), space, dcpl=dcpl)
-    if shape is None and arr.size:
-        dsid.write(h5py.h5s.ALL, h5py.h5s.ALL, np.ascontiguousarray(arr, dtype=dtype))
-    return dsid
-
-
-def _raw_dcpl() -> Any:
-    dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
-    dcpl.set_alloc_time(h5py.h5d.ALLOC_TIME_EARLY)
-    dcpl.set_fill_time(h5py.h5d.FILL_TIME_NEVER)
-    return dcpl
-
-
-def _pwrite_all(fd: int, parts: list[np.ndarray], offset: int) -> None:
-    """Write the arrays back to back at ``offset``; many small arrays are joined first (cheaper than iovecs)."""
-    parts = [np.ascontiguousarray(p, dtype=p.dtype.newbyteorder("<")) for p in parts if p.shape[0]]
-    if len(parts) > 64 and sum(p.nbytes for p in parts) < len(parts) * _SMALL_PIECE:
-        parts = [np.concatenate(parts)]
-    bufs = [p.data.cast("B") for p in parts]
-    i = 0
-    while i < len(bufs):
-        written = os.pwritev(fd, bufs[i : i + _IOV_MAX], offset)
-        offset += written
-        while i < len(bufs) and written >= len(bufs[i]):
-            written -= len(bufs[i])
-            i += 1
-        if written:  # short write: the rest of bufs[i] goes next
-            bufs[i] = bufs[i][written:]
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    sessions: list[EncodedSession]
+    compressions: list[Future[int]]
+    nbytes: int
+    first_add: float | None
+    seq: int
+    final: Path
 
 
 class ShardWriter:
     """Buffers results in memory and publishes them as whole shard files.
 
-    Not thread-safe: call it from one thread (an asyncio gateway may run ``commit`` in an executor, as
-    long as no ``add`` runs meanwhile). ``close()`` commits and may be called from a SIGTERM handler:
-    see ``install_sigterm_commit``.
+    Not thread-safe: call it from one thread (an asyncio gateway may run it in an executor, one call at a
+    time). ``close()`` commits and may be called from a SIGTERM handler: see ``install_sigterm_commit``.
 
-    ``add`` encodes the JSON blobs in the caller's thread and hands their zstd compression to one worker
-    thread (zstd releases the GIL), so compressing one session overlaps encoding the next; ``commit``
-    waits for the outstanding compressions. ``buffered_bytes`` counts blobs not yet compressed at their
-    JSON size (an upper bound: rotation by ``max_bytes`` may come slightly early, never late).
+    ``add`` returns the path of the shard it handed to the publisher when it triggered a rotation; that
+    shard is durable once ``on_commit`` fires. ``commit()`` publishes the buffer and waits for it and every
+    shard handed off before. A publish that fails loses nothing: its sessions go back in front of the
+    buffer, and the error is raised by the next ``add``/``poll``/``commit``/``close``.
+    ``buffered_bytes`` counts blobs not yet compressed at their JSON size (an upper bound: rotation by
+    ``max_bytes`` may come slightly early, never late).
     """
 
     def __init__(
@@ -188,14 +97,15 @@ class ShardWriter:
         self.on_commit = on_commit
         self._seq = next_seq(self.shards_dir, rank)
         self._buffer: list[EncodedSession] = []
+        self._pending: list[Future[int]] = []
         self._bytes = 0
         self._first_add: float | None = None
         self._closed = False
-        self._busy = False
-        self._exit_after_commit: int | None = None
-        self._pool: ThreadPoolExecutor | None = None
-        self._pending: list[Future[int]] = []
-        self._submitting = False
+        self._depth = 0
+        self._exit_code: int | None = None
+        self._zstd: ThreadPoolExecutor | None = None
+        self._publisher: ThreadPoolExecutor | None = None
+        self._inflight: tuple[_Batch, Future[None]] | None = None
         self.committed: list[Path] = []
 
     @property
@@ -207,24 +117,93 @@ class ShardWriter:
         return self._bytes
 
     def add(self, result: SessionResult) -> Path | None:
-        """Buffer one result; returns the shard path if this add triggered a commit."""
+        """Buffer one result; returns the shard path if this add handed a full buffer to the publisher."""
+        with self._critical():
+            if self._closed:
+                raise RuntimeError(
+                    f"ShardWriter for rank {self.rank} is closed; cannot add session {result.key!r}"
+                )
+            enc = encode_session(result, compress_blobs=False)
+            if self._zstd is None:
+                self._zstd = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"shard-zstd-{self.rank}")
+            self._pending.append(self._zstd.submit(compress_session, enc))
+            self._buffer.append(enc)
+            self._bytes += enc.nbytes
+            if self._first_add is None:
+                self._first_add = time.monotonic()
+            return self.poll()
+
+    def due(self) -> bool:
+        if not self._buffer:
+            return False
+        self._settle(wait=False)
+        c = self.config
+        age = time.monotonic() - (self._first_add or time.monotonic())
+        return len(self._buffer) >= c.max_sessions or self._bytes >= c.max_bytes or age >= c.max_age_s
+
+    def poll(self) -> Path | None:
+        """Hand the buffer to the publisher if a rotation limit is reached (call it periodically so that
+        ``max_age_s`` holds without adds); raises the error of a failed earlier publish."""
+        with self._critical():
+            self._finish_inflight(wait=False)
+            return self.commit(wait=False) if self.due() else None
+
+    def commit(self, *, wait: bool = True) -> Path | None:
+        """Publish what is buffered now as one shard; None when the buffer is empty.
+
+        ``wait=True`` returns once it and every shard handed off before are durable; ``wait=False`` hands the
+        buffer to the publisher thread and returns its future path (after the previous one is published).
+        """
+        with self._critical():
+            self._finish_inflight(wait=True)
+            if not self._buffer:
+                return None
+            path = self._hand_off()
+            if wait:
+                self._finish_inflight(wait=True)
+            return path
+
+    def close(self) -> Path | None:
+        """Commit what is buffered, wait for it, and refuse further adds. Idempotent."""
         if self._closed:
-            raise RuntimeError(
-                f"ShardWriter for rank {self.rank} is closed; cannot add session {result.key!r}"
-            )
-        enc = encode_session(result, compress_blobs=False)
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"shard-zstd-{self.rank}")
-        self._submitting = True  # a SIGTERM handler must not shut the pool down inside submit (its lock)
+            return None
+        with self._critical():
+            path = self.commit()
+            self._closed = True
+            for pool in (self._zstd, self._publisher):
+                if pool is not None:
+                    pool.shutdown(wait=True)  # idle: commit waited for every compression and publish
+            self._zstd = self._publisher = None
+            return path
+
+    def request_exit(self, code: int) -> None:
+        """From a signal handler: commit now, or when the writer call in progress returns, then exit ``code``."""
+        if self._depth:
+            self._exit_code = code
+            return
+        self.close()
+        raise SystemExit(code)
+
+    def __enter__(self) -> ShardWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- internals ----------------------------------------------------------------------------------------
+    @contextmanager
+    def _critical(self) -> Iterator[None]:
+        """Marks a writer call in progress: a SIGTERM landing inside it (maybe inside an executor's lock)
+        is deferred to its end, then commits and exits."""
+        self._depth += 1
         try:
-            self._pending.append(self._pool.submit(compress_session, enc))
+            yield
         finally:
-            self._submitting = False
-        self._buffer.append(enc)
-        self._bytes += enc.nbytes
-        if self._first_add is None:
-            self._first_add = time.monotonic()
-        return self.poll()
+            self._depth -= 1
+        if self._depth == 0 and self._exit_code is not None:
+            code, self._exit_code = self._exit_code, None
+            self.close()
+            raise SystemExit(code)
 
     def _settle(self, *, wait: bool) -> None:
         """Account finished compressions in ``_bytes``; ``wait``: all of them (re-raises a worker error)."""
@@ -236,96 +215,80 @@ class ShardWriter:
                 keep.append(fut)
         self._pending = keep
 
-    def due(self) -> bool:
-        if not self._buffer:
-            return False
-        self._settle(wait=False)
-        c = self.config
-        age = time.monotonic() - (self._first_add or time.monotonic())
-        return len(self._buffer) >= c.max_sessions or self._bytes >= c.max_bytes or age >= c.max_age_s
-
-    def poll(self) -> Path | None:
-        """Commit if a rotation limit is reached (call periodically so ``max_age_s`` holds without adds)."""
-        return self.commit() if self.due() else None
-
-    def commit(self) -> Path | None:
-        """Publish what is buffered now as one shard; None when the buffer is empty."""
-        if not self._buffer:
-            return None
-        self._busy = True
-        try:
-            path = self._publish()
-        finally:
-            self._busy = False
-        if self._exit_after_commit is not None:
-            code, self._exit_after_commit = self._exit_after_commit, None
-            self.close()
-            raise SystemExit(code)
-        return path
-
-    def _publish(self) -> Path:
+    def _hand_off(self) -> Path:
         seq = self._seq
         while (self.shards_dir / shard_name(self.rank, seq)).exists():
             seq += 1
-        final = self.shards_dir / shard_name(self.rank, seq)
-        tmp = final.with_name(final.name[: -len(SHARD_SUFFIX)] + TMP_SUFFIX)
-        sessions = self._buffer
-        t0 = time.perf_counter()
-        self._settle(wait=True)
+        batch = _Batch(
+            sessions=self._buffer,
+            compressions=self._pending,
+            nbytes=self._bytes,
+            first_add=self._first_add,
+            seq=seq,
+            final=self.shards_dir / shard_name(self.rank, seq),
+        )
+        self._seq = seq + 1
+        self._buffer, self._pending, self._bytes, self._first_add = [], [], 0, None
+        if self._publisher is None:
+            self._publisher = ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix=f"shard-publish-{self.rank}"
+            )
+        self._inflight = (batch, self._publisher.submit(self._publish, batch))
+        return batch.final
+
+    def _finish_inflight(self, *, wait: bool) -> None:
+        """Collect the shard in flight (``wait=False``: only if done); a failed one goes back in the buffer."""
+        if self._inflight is None or not (wait or self._inflight[1].done()):
+            return
+        batch, fut = self._inflight
+        self._inflight = None
         try:
-            write_shard(tmp, sessions, producer=self.producer, rank=self.rank, seq=seq, config=self.config)
-            os.replace(tmp, final)
+            fut.result()
+        except BaseException:
+            self._buffer[:0] = batch.sessions
+            self._bytes += batch.nbytes  # uncompressed sizes where known: an upper bound
+            if batch.first_add is not None:
+                self._first_add = min(batch.first_add, self._first_add or batch.first_add)
+            log.error(
+                "shard %s not published; its %d sessions stay buffered", batch.final.name, len(batch.sessions)
+            )
+            raise
+
+    def _publish(self, batch: _Batch) -> None:
+        """Publisher thread: wait for the compressions, write the tmp file, fsync, rename, fsync the dir."""
+        t0 = time.perf_counter()
+        nbytes = batch.nbytes + sum(f.result() for f in batch.compressions)
+        tmp = batch.final.with_name(batch.final.name[: -len(SHARD_SUFFIX)] + TMP_SUFFIX)
+        try:
+            write_shard(
+                tmp, batch.sessions, producer=self.producer, rank=self.rank, seq=batch.seq, config=self.config
+            )
+            os.replace(tmp, batch.final)
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
-        _fsync_dir(self.shards_dir)
-        self._seq = seq + 1
-        keys = [s.result.key for s in sessions]
-        nbytes = self._bytes
-        self._buffer, self._bytes, self._first_add = [], 0, None
-        self.committed.append(final)
+        fsync_dir(self.shards_dir)
+        self.committed.append(batch.final)
+        keys = [s.result.key for s in batch.sessions]
         log.info(
             "committed %s: %d sessions, %.1f MB in %.2fs",
-            final.name,
+            batch.final.name,
             len(keys),
             nbytes / 1e6,
             time.perf_counter() - t0,
         )
         if self.on_commit is not None:
-            self.on_commit(final, keys)
-        return final
-
-    def close(self) -> Path | None:
-        """Commit what is buffered and refuse further adds. Idempotent."""
-        if self._closed:
-            return None
-        path = self.commit()
-        self._closed = True
-        if self._pool is not None and not self._submitting:
-            self._pool.shutdown(wait=True)  # idle: commit waited for every compression
-            self._pool = None
-        return path
-
-    def request_exit(self, code: int) -> None:
-        """From a signal handler: commit now, or right after the commit in progress, then exit ``code``."""
-        if self._busy:
-            self._exit_after_commit = code
-            return
-        self.close()
-        raise SystemExit(code)
-
-    def __enter__(self) -> ShardWriter:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+            try:
+                self.on_commit(batch.final, keys)
+            except Exception:  # the shard is published: its sessions must not be written again
+                log.exception("on_commit callback failed for %s", batch.final.name)
 
 
 def install_sigterm_commit(writer: ShardWriter) -> None:
     """Install a SIGTERM handler (main thread) that commits the buffer, then exits with 143.
 
     An asyncio process may instead call ``writer.close()`` from its own ``loop.add_signal_handler`` callback.
-    A SIGTERM that lands during a commit lets that commit finish first.
+    A SIGTERM that lands inside a writer call lets that call finish first.
     """
 
     def handler(signum: int, frame: FrameType | None) -> None:

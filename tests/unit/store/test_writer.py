@@ -54,7 +54,9 @@ def test_rotates_by_bytes(tmp_path: Path, session_result_factory: Any) -> None:
     w, seen = _writer(tmp_path, max_bytes=1)
     w.add(session_result_factory())
     w.add(session_result_factory())
-    assert len(seen) == 2 and w.buffered_sessions == 0
+    assert w.buffered_sessions == 0
+    assert w.commit() is None  # waits for the shards handed to the publisher
+    assert len(seen) == 2
 
 
 def test_rotates_by_age_on_poll(tmp_path: Path, session_result_factory: Any) -> None:
@@ -65,7 +67,8 @@ def test_rotates_by_age_on_poll(tmp_path: Path, session_result_factory: Any) -> 
     while w.poll() is None:
         assert time.monotonic() < deadline, "age rotation never happened"
         time.sleep(0.02)
-    assert len(seen) == 1 and w.commit() is None
+    assert w.commit() is None
+    assert len(seen) == 1
 
 
 def test_restart_continues_sequence_and_never_overwrites(tmp_path: Path, session_result_factory: Any) -> None:
@@ -160,3 +163,68 @@ def test_sigterm_commits_buffer_then_exits(tmp_path: Path) -> None:
     assert proc.returncode == 128 + signal.SIGTERM
     assert [p.name for p in shards.iterdir()] == ["rank-00002-000000.h5"]
     assert sorted(resume_index(shards).keys) == [f"s{i}/0" for i in range(5)]
+
+
+def test_write_behind_publishes_in_order_and_durable_before_on_commit(
+    tmp_path: Path, session_result_factory: Any
+) -> None:
+    seen: list[tuple[str, bool, str]] = []
+
+    def on_commit(path: Path, keys: list[str]) -> None:
+        import threading
+
+        seen.append(
+            (
+                path.name,
+                path.is_file() and not path.with_suffix(".h5.tmp").exists(),
+                threading.current_thread().name,
+            )
+        )
+
+    w = ShardWriter(tmp_path, 1, ShardConfig(max_sessions=1), {"host": "n1"}, on_commit=on_commit)
+    handed = [w.add(session_result_factory()) for _ in range(5)]
+    assert w.close() is None  # every session was handed off by add
+    assert [p.name for p in handed if p] == [f"rank-00001-00000{i}.h5" for i in range(5)]
+    assert [name for name, _, _ in seen] == [p.name for p in handed if p]
+    assert all(durable for _, durable, _ in seen)
+    assert all(thread.startswith("shard-publish-1") for _, _, thread in seen)
+
+
+def test_failed_publish_keeps_sessions_and_retries(
+    tmp_path: Path, session_result_factory: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import polar_hpc.store.writer as writer_mod
+
+    real = writer_mod.write_shard
+    calls = {"n": 0}
+
+    def flaky(path: Path, *args: Any, **kwargs: Any) -> None:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            path.write_bytes(b"half a shard")
+            raise OSError(28, "No space left on device")
+        real(path, *args, **kwargs)
+
+    monkeypatch.setattr(writer_mod, "write_shard", flaky)
+    w, seen = _writer(tmp_path, max_sessions=2)
+    rs = [session_result_factory() for _ in range(3)]
+    w.add(rs[0])
+    w.add(rs[1])  # handed off; its publish fails in the publisher thread
+    with pytest.raises(OSError, match="No space left"):
+        w.commit()  # the next add/poll/commit/close raises it; the sessions are back in the buffer
+    assert w.buffered_sessions == 2 and not list(tmp_path.glob("*.tmp")) and not seen
+    w.add(rs[2])
+    w.close()
+    assert [k for _, keys in seen for k in keys] == [r.key for r in rs]
+    assert [r.key for r in ShardReader(tmp_path).results()] == [r.key for r in rs]
+
+
+def test_on_commit_error_does_not_republish(tmp_path: Path, session_result_factory: Any) -> None:
+    def boom(path: Path, keys: list[str]) -> None:
+        raise RuntimeError("subscriber down")
+
+    w = ShardWriter(tmp_path, 2, ShardConfig(max_sessions=1), {"host": "n1"}, on_commit=boom)
+    r = session_result_factory()
+    w.add(r)
+    assert w.close() is None and w.buffered_sessions == 0
+    assert [x.key for x in ShardReader(tmp_path).results()] == [r.key]
