@@ -100,6 +100,8 @@ def check_trace_tokens(p: np.ndarray, r: np.ndarray, m: np.ndarray, lp: np.ndarr
             raise ValueError(f"{where}: negative {name} token id at token {int(np.argmax(ids < 0))}")
     if m.size and int(m.max()) > 1:
         raise ValueError(f"{where}: loss_mask value not 0/1 at token {int(np.argmax(m > 1))}")
+    if np.isfinite(lp).all():  # the common case, in one pass
+        return
     unscored = (m == 1) & ~np.isfinite(lp)
     if unscored.any():
         raise ValueError(f"{where}: loss_mask 1 without a finite logprob at token {int(np.argmax(unscored))}")

@@ -5,14 +5,17 @@ on restart ``seq`` continues after the highest existing shard (or leftover ``.tm
 published shard is never overwritten. Rotation: ``max_sessions``, ``max_bytes`` (token arrays + blobs) and
 ``max_age_s`` since the first buffered session, checked on ``add`` and ``poll``.
 
-Three threads share the work, so that encoding, compression and the disk overlap:
+Four threads share the work, so that encoding, compression, copying and the disk all overlap:
 
 - the caller's: checks each result and encodes its JSON blobs (``add``);
 - ``shard-zstd``: compresses the blobs (zstd releases the GIL);
-- ``shard-publish``: writes, fsyncs and renames a full buffer (write-behind), then calls ``on_commit``.
+- ``shard-write``: writes a full buffer as ``.h5.tmp`` (write-behind);
+- ``shard-sync``: fsyncs it, renames it, fsyncs the directory, then calls ``on_commit``; shards are
+  published in sequence order.
 
 A shard is committed when ``on_commit`` fires (or ``commit()`` returns): it is then durable and visible. At
-most one shard is in flight; the next rotation waits for it, which bounds memory to two buffers.
+most ``MAX_IN_FLIGHT`` shards are handed off and not yet published; the next rotation waits for the oldest,
+which bounds memory to ``MAX_IN_FLIGHT + 1`` buffers.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import os
 import re
 import signal
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
@@ -40,6 +44,7 @@ __all__ = ["OnCommit", "ShardWriter", "install_sigterm_commit", "next_seq", "sha
 log = get_logger("store")
 
 OnCommit = Callable[[Path, list[str]], None]
+MAX_IN_FLIGHT = 2
 
 
 def shard_name(rank: int, seq: int) -> str:
@@ -104,8 +109,9 @@ class ShardWriter:
         self._depth = 0
         self._exit_code: int | None = None
         self._zstd: ThreadPoolExecutor | None = None
-        self._publisher: ThreadPoolExecutor | None = None
-        self._inflight: tuple[_Batch, Future[None]] | None = None
+        self._writer: ThreadPoolExecutor | None = None
+        self._syncer: ThreadPoolExecutor | None = None
+        self._inflight: deque[tuple[_Batch, Future[Future[None]]]] = deque()
         self.committed: list[Path] = []
 
     @property
@@ -145,22 +151,24 @@ class ShardWriter:
         """Hand the buffer to the publisher if a rotation limit is reached (call it periodically so that
         ``max_age_s`` holds without adds); raises the error of a failed earlier publish."""
         with self._critical():
-            self._finish_inflight(wait=False)
+            self._collect(keep=None)
             return self.commit(wait=False) if self.due() else None
 
     def commit(self, *, wait: bool = True) -> Path | None:
         """Publish what is buffered now as one shard; None when the buffer is empty.
 
         ``wait=True`` returns once it and every shard handed off before are durable; ``wait=False`` hands the
-        buffer to the publisher thread and returns its future path (after the previous one is published).
+        buffer to the writer thread and returns its future path (waiting first if ``MAX_IN_FLIGHT`` shards are
+        in flight).
         """
         with self._critical():
-            self._finish_inflight(wait=True)
             if not self._buffer:
+                self._collect(keep=0 if wait else None)
                 return None
+            self._collect(keep=MAX_IN_FLIGHT - 1)
             path = self._hand_off()
             if wait:
-                self._finish_inflight(wait=True)
+                self._collect(keep=0)
             return path
 
     def close(self) -> Path | None:
@@ -170,10 +178,10 @@ class ShardWriter:
         with self._critical():
             path = self.commit()
             self._closed = True
-            for pool in (self._zstd, self._publisher):
+            for pool in (self._zstd, self._writer, self._syncer):
                 if pool is not None:
                     pool.shutdown(wait=True)  # idle: commit waited for every compression and publish
-            self._zstd = self._publisher = None
+            self._zstd = self._writer = self._syncer = None
             return path
 
     def request_exit(self, code: int) -> None:
@@ -229,40 +237,62 @@ class ShardWriter:
         )
         self._seq = seq + 1
         self._buffer, self._pending, self._bytes, self._first_add = [], [], 0, None
-        if self._publisher is None:
-            self._publisher = ThreadPoolExecutor(
-                max_workers=1, thread_name_prefix=f"shard-publish-{self.rank}"
-            )
-        self._inflight = (batch, self._publisher.submit(self._publish, batch))
+        if self._writer is None or self._syncer is None:
+            self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"shard-write-{self.rank}")
+            self._syncer = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"shard-sync-{self.rank}")
+        self._inflight.append((batch, self._writer.submit(self._write, batch, self._syncer)))
         return batch.final
 
-    def _finish_inflight(self, *, wait: bool) -> None:
-        """Collect the shard in flight (``wait=False``: only if done); a failed one goes back in the buffer."""
-        if self._inflight is None or not (wait or self._inflight[1].done()):
-            return
-        batch, fut = self._inflight
-        self._inflight = None
-        try:
-            fut.result()
-        except BaseException:
-            self._buffer[:0] = batch.sessions
-            self._bytes += batch.nbytes  # uncompressed sizes where known: an upper bound
-            if batch.first_add is not None:
-                self._first_add = min(batch.first_add, self._first_add or batch.first_add)
-            log.error(
-                "shard %s not published; its %d sessions stay buffered", batch.final.name, len(batch.sessions)
-            )
-            raise
+    def _collect(self, *, keep: int | None) -> None:
+        """Collect the shards in flight, oldest first: the finished ones, then (``keep`` not None) wait until
+        at most ``keep`` remain. A failed one puts its sessions back in front of the buffer and raises."""
+        while self._inflight:
+            batch, fut = self._inflight[0]
+            if not _finished(fut) and (keep is None or len(self._inflight) <= keep):
+                return
+            self._inflight.popleft()
+            try:
+                fut.result().result()
+            except BaseException:
+                self._buffer[:0] = batch.sessions
+                self._bytes += batch.nbytes  # uncompressed sizes where known: an upper bound
+                if batch.first_add is not None:
+                    self._first_add = min(batch.first_add, self._first_add or batch.first_add)
+                log.error(
+                    "shard %s not published; its %d sessions stay buffered",
+                    batch.final.name,
+                    len(batch.sessions),
+                )
+                raise
 
-    def _publish(self, batch: _Batch) -> None:
-        """Publisher thread: wait for the compressions, write the tmp file, fsync, rename, fsync the dir."""
+    def _write(self, batch: _Batch, syncer: ThreadPoolExecutor) -> Future[None]:
+        """Writer thread: wait for the compressions, write the tmp file; hand it to the sync thread."""
         t0 = time.perf_counter()
         nbytes = batch.nbytes + sum(f.result() for f in batch.compressions)
         tmp = batch.final.with_name(batch.final.name[: -len(SHARD_SUFFIX)] + TMP_SUFFIX)
         try:
             write_shard(
-                tmp, batch.sessions, producer=self.producer, rank=self.rank, seq=batch.seq, config=self.config
+                tmp,
+                batch.sessions,
+                producer=self.producer,
+                rank=self.rank,
+                seq=batch.seq,
+                config=self.config,
+                fsync=False,
             )
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        return syncer.submit(self._sync, batch, tmp, t0, nbytes)
+
+    def _sync(self, batch: _Batch, tmp: Path, t0: float, nbytes: int) -> None:
+        """Sync thread: make the tmp file durable, publish it by rename, make the rename durable, report."""
+        try:
+            fd = os.open(tmp, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
             os.replace(tmp, batch.final)
         except BaseException:
             tmp.unlink(missing_ok=True)
@@ -282,6 +312,12 @@ class ShardWriter:
                 self.on_commit(batch.final, keys)
             except Exception:  # the shard is published: its sessions must not be written again
                 log.exception("on_commit callback failed for %s", batch.final.name)
+
+
+def _finished(fut: Future[Future[None]]) -> bool:
+    if not fut.done():
+        return False
+    return fut.exception() is not None or fut.result().done()
 
 
 def install_sigterm_commit(writer: ShardWriter) -> None:

@@ -1,15 +1,17 @@
 """Shard store throughput, side by side with the disk in the same run.
 
-1. Write: realistic agent sessions (prompt 8k-32k tokens, 50 turns of 50-2k response tokens plus tool
-   output, chat messages) through ``ShardWriter`` (encode, compress, write, fsync, rename), then the same
-   file bytes written with plain ``write`` + ``fsync``. Ratio = shard MB/s / plain MB/s (target >= 50%), best round
-   of each (the machine may be shared; the ratio of medians is printed too).
+1. Write: a stream of realistic agent sessions (prompt 8k-32k tokens, 50 turns of 50-2k response tokens plus
+   tool output, chat messages) through ``ShardWriter`` into several shards (encode, compress, write, fsync,
+   rename; each full shard is published by the writer's thread while the next one is encoded), until the
+   last one is durable; then the same file bytes written with plain ``write`` + ``fsync``. Ratio = shard
+   MB/s / plain MB/s (target >= 50%), best round of each (the machine may be shared; the ratio of medians is
+   printed too). The last shard's write is not overlapped: the fewer shards, the lower the ratio.
 2. Read: ``ShardReader.traces()`` over those shards into numpy views (target >= 100M tokens/s), and
    ``results()`` (full SessionResults with messages) for reference.
 3. Resume: ``resume_index`` over many shards of small synthetic sessions (default 1,000 x 1,000;
    target <= 10 s), with the page cache warm and after evicting the files (posix_fadvise DONTNEED).
 
-    python tools/bench/bench_shards.py [--sessions 96] [--shard-sessions 32] [--rounds 5] [--turns 50]
+    python tools/bench/bench_shards.py [--sessions 192] [--shard-sessions 32] [--rounds 5] [--turns 50]
         [--resume-shards 1000] [--resume-sessions 1000] [--dir DIR] [--skip-resume]
 """
 
@@ -244,7 +246,7 @@ def bench_resume(args: argparse.Namespace, root: Path) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--sessions", type=int, default=96)
+    p.add_argument("--sessions", type=int, default=192)
     p.add_argument("--shard-sessions", type=int, default=32, help="sessions per shard (rotation)")
     p.add_argument("--traces", type=int, default=1, help="traces per session (prefix merging: few)")
     p.add_argument("--turns", type=int, default=50)

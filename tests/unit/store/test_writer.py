@@ -187,7 +187,7 @@ def test_write_behind_publishes_in_order_and_durable_before_on_commit(
     assert [p.name for p in handed if p] == [f"rank-00001-00000{i}.h5" for i in range(5)]
     assert [name for name, _, _ in seen] == [p.name for p in handed if p]
     assert all(durable for _, durable, _ in seen)
-    assert all(thread.startswith("shard-publish-1") for _, _, thread in seen)
+    assert all(thread.startswith("shard-sync-1") for _, _, thread in seen)
 
 
 def test_failed_publish_keeps_sessions_and_retries(
