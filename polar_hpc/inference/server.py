@@ -2,8 +2,9 @@
 
 ``polar-hpc serve-inference --run-dir RUN --index N`` (what the launcher's job runs, on every node of the job):
 
-1. builds the command from ``InferenceConfig`` (``python -m sglang.launch_server ...``, or for
-   ``engine = "reference"`` ``polar-hpc serve-reference ...``), with the host bound to this node and a free port;
+1. builds the command from ``InferenceConfig`` (``python -m polar_hpc.inference.sglang_launch ...``, SGLang's
+   ``launch_server`` with the API key passed in the environment, or for ``engine = "reference"``
+   ``polar-hpc serve-reference ...``), with the host bound to this node and a free port;
 2. gives the server its own scratch dir on node-local storage (``TMPDIR``, Triton/flashinfer/inductor caches);
 3. waits for ``/health_generate`` with ``startup_timeout_s`` while checking the process is alive (only node
    rank 0 serves HTTP in a multi-node server);
@@ -27,7 +28,7 @@ import msgspec
 
 from polar_hpc.config.run import InferenceConfig
 from polar_hpc.inference.readiness import ServerStartError, stop_process, wait_healthy
-from polar_hpc.inference.reference.process import API_KEY_ENV
+from polar_hpc.inference.sglang_launch import API_KEY_ENV
 from polar_hpc.log import get_logger
 from polar_hpc.wire.endpoints import Endpoint, advertised_host, remove_endpoint, write_endpoint
 
@@ -86,11 +87,12 @@ def sglang_command(
     port: int,
     topology: Topology | None = None,
     python: str = sys.executable,
-    api_key: str | None = None,
 ) -> list[str]:
-    """``api_key``: SGLang's ``--api-key`` (every route but ``/health*`` then needs ``Authorization: Bearer``)."""
+    """SGLang's arguments, run through ``sglang_launch``: the API key (``--api-key``; every route but
+    ``/health*`` then needs ``Authorization: Bearer``) goes in ``API_KEY_ENV``, never on the command line."""
     topology = topology or Topology()
-    cmd = [python, "-m", "sglang.launch_server", "--model-path", model_path, "--host", host, "--port", str(port)]
+    cmd = [python, "-m", "polar_hpc.inference.sglang_launch", "--model-path", model_path, "--host", host]
+    cmd += ["--port", str(port)]
     cmd += ["--served-model-name", cfg.served_model_name, "--tp-size", str(cfg.tp), "--dp-size", str(cfg.dp)]
     cmd += ["--context-length", str(cfg.context_length)]
     if cfg.mem_fraction_static is not None:
@@ -102,8 +104,6 @@ def sglang_command(
             raise ValueError(f"a {topology.nnodes}-node server needs the head host and a dist-init port, got {topology}")
         cmd += ["--nnodes", str(topology.nnodes), "--node-rank", str(topology.node_rank)]
         cmd += ["--dist-init-addr", f"{topology.head_host}:{topology.dist_init_port}"]
-    if api_key:
-        cmd += ["--api-key", api_key]
     return cmd + list(cfg.extra_args)
 
 
@@ -177,12 +177,12 @@ class ServerJob:
         self.api_key = run_api_key(self.run_dir)
 
     def command(self, port: int) -> list[str]:
-        if self.cfg.engine == "reference":  # its key goes in its environment (see :meth:`env`)
+        # Either engine takes the API key from its environment (see :meth:`env`), never from the command line.
+        if self.cfg.engine == "reference":
             return reference_server_command(self.cfg, model_path=self.model_path, host=self.bind_host, port=port)
         if self.cfg.engine == "sglang":
             return sglang_command(
-                self.cfg, model_path=self.model_path, host=self.bind_host, port=port, topology=self.topology,
-                api_key=self.api_key,
+                self.cfg, model_path=self.model_path, host=self.bind_host, port=port, topology=self.topology
             )
         raise ValueError(f"inference.engine {self.cfg.engine!r} has no server to run (expected sglang or reference)")
 
@@ -192,8 +192,7 @@ class ServerJob:
         scratch = server_scratch(self.index)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         log_path = self.log_dir / f"{self.name}-node{self.topology.node_rank}.log"
-        shown = ["***" if self.api_key and a == self.api_key else a for a in cmd]
-        log.info("starting %s: %s (log %s)", self.name, " ".join(shown), log_path)
+        log.info("starting %s: %s (log %s)", self.name, " ".join(cmd), log_path)
         previous = {sig: signal.signal(sig, self._forward) for sig in (signal.SIGTERM, signal.SIGINT)}
         try:
             with open(log_path, "ab") as out:
@@ -228,7 +227,7 @@ class ServerJob:
 
     def env(self, scratch: Path) -> dict[str, str]:
         env = server_env(scratch)
-        if self.api_key and self.cfg.engine == "reference":
+        if self.api_key:
             env[API_KEY_ENV] = self.api_key
         return env
 

@@ -62,7 +62,7 @@ def next_seq(shards_dir: Path, rank: int) -> int:
 
 @dataclass
 class _Batch:
-    """One buffer handed to the publisher: its sessions, their pending compressions, its final name."""
+    """One buffer handed to the writer threads: its sessions, their pending compressions, its final name."""
 
     sessions: list[EncodedSession]
     compressions: list[Future[int]]
@@ -78,7 +78,7 @@ class ShardWriter:
     Not thread-safe: call it from one thread (an asyncio gateway may run it in an executor, one call at a
     time). ``close()`` commits and may be called from a SIGTERM handler: see ``install_sigterm_commit``.
 
-    ``add`` returns the path of the shard it handed to the publisher when it triggered a rotation; that
+    ``add`` returns the path of the shard it handed to the writer threads when it triggered a rotation; that
     shard is durable once ``on_commit`` fires. ``commit()`` publishes the buffer and waits for it and every
     shard handed off before. A publish that fails loses nothing: its sessions go back in front of the
     buffer, and the error is raised by the next ``add``/``poll``/``commit``/``close``.
@@ -123,7 +123,7 @@ class ShardWriter:
         return self._bytes
 
     def add(self, result: SessionResult) -> Path | None:
-        """Buffer one result; returns the shard path if this add handed a full buffer to the publisher."""
+        """Buffer one result; returns the shard path if this add handed a full buffer to the writer threads."""
         with self._critical():
             if self._closed:
                 raise RuntimeError(
@@ -148,7 +148,7 @@ class ShardWriter:
         return len(self._buffer) >= c.max_sessions or self._bytes >= c.max_bytes or age >= c.max_age_s
 
     def poll(self) -> Path | None:
-        """Hand the buffer to the publisher if a rotation limit is reached (call it periodically so that
+        """Hand the buffer to the writer threads if a rotation limit is reached (call it periodically so that
         ``max_age_s`` holds without adds); raises the error of a failed earlier publish."""
         with self._critical():
             self._collect(keep=None)

@@ -13,13 +13,11 @@ from pathlib import Path
 import msgspec
 
 from polar_hpc.inference.readiness import stop_process, wait_file, wait_healthy
+from polar_hpc.inference.sglang_launch import API_KEY_ENV  # one variable for both engines
 from polar_hpc.log import get_logger
 from polar_hpc.wire.endpoints import read_endpoint_file
 
 log = get_logger("inference.reference")
-
-API_KEY_ENV = "POLAR_INFERENCE_API_KEY"
-"""The reference server's key when ``--api-key`` is not given (an environment variable stays out of ``ps``)."""
 
 
 class ReferenceHandle(msgspec.Struct, kw_only=True):

@@ -19,11 +19,11 @@ from polar_hpc.inference.server import (
 def test_sglang_single_node_golden() -> None:
     cfg = InferenceConfig(engine="sglang", served_model_name="policy", tp=2, dp=4, context_length=65536,
                           mem_fraction_static=0.85, random_seed=7, extra_args=["--enable-metrics", "--skip-server-warmup"])
-    cmd = sglang_command(cfg, model_path="/m/qwen3", host="gpu017", port=31234, python="python", api_key="tok")
+    cmd = sglang_command(cfg, model_path="/m/qwen3", host="gpu017", port=31234, python="python")
     assert cmd == [
-        "python", "-m", "sglang.launch_server", "--model-path", "/m/qwen3", "--host", "gpu017", "--port", "31234",
-        "--served-model-name", "policy", "--tp-size", "2", "--dp-size", "4", "--context-length", "65536",
-        "--mem-fraction-static", "0.85", "--random-seed", "7", "--api-key", "tok",
+        "python", "-m", "polar_hpc.inference.sglang_launch", "--model-path", "/m/qwen3", "--host", "gpu017",
+        "--port", "31234", "--served-model-name", "policy", "--tp-size", "2", "--dp-size", "4",
+        "--context-length", "65536", "--mem-fraction-static", "0.85", "--random-seed", "7",
         "--enable-metrics", "--skip-server-warmup",
     ]
 
@@ -33,7 +33,7 @@ def test_sglang_multi_node_golden() -> None:
     topo = Topology(nnodes=2, node_rank=1, head_host="gpu001", dist_init_port=20042, job_id="42")
     cmd = sglang_command(cfg, model_path="/m", host="gpu002", port=30000, topology=topo, python="python")
     assert cmd == [
-        "python", "-m", "sglang.launch_server", "--model-path", "/m", "--host", "gpu002", "--port", "30000",
+        "python", "-m", "polar_hpc.inference.sglang_launch", "--model-path", "/m", "--host", "gpu002", "--port", "30000",
         "--served-model-name", "policy", "--tp-size", "16", "--dp-size", "1", "--context-length", "32768",
         "--nnodes", "2", "--node-rank", "1", "--dist-init-addr", "gpu001:20042",
     ]
@@ -69,17 +69,17 @@ def test_server_env_isolates_caches(tmp_path: Path) -> None:
 
 
 def test_server_job_requires_the_run_token(tmp_path: Path) -> None:
-    """The servers bind the node's address: they require the run token (SGLang's --api-key; the reference
-    server reads it from its environment, which stays out of ps)."""
-    from polar_hpc.inference.reference.process import API_KEY_ENV
+    """The servers bind the node's address: they require the run token, which both take from their environment
+    (it stays out of ps; ``sglang_launch`` turns it into SGLang's --api-key in-process)."""
+    from polar_hpc.inference.sglang_launch import API_KEY_ENV
 
     (tmp_path / "secrets").mkdir()
     (tmp_path / "secrets" / "run_token").write_text("s3cret\n")
     sg = ServerJob(InferenceConfig(engine="sglang"), index=0, run_dir=tmp_path, model_path="/m", topology=Topology())
-    cmd = sg.command(1)
-    assert cmd[cmd.index("--api-key") + 1] == "s3cret"
+    assert "--api-key" not in sg.command(1) and "s3cret" not in sg.command(1)
+    assert sg.env(tmp_path / "scratch")[API_KEY_ENV] == "s3cret"
     ref = ServerJob(InferenceConfig(engine="reference"), index=0, run_dir=tmp_path, model_path="/m", topology=Topology())
     assert "--api-key" not in ref.command(1) and "s3cret" not in ref.command(1)
     assert ref.env(tmp_path / "scratch")[API_KEY_ENV] == "s3cret"
     bare = ServerJob(InferenceConfig(engine="sglang"), index=0, run_dir=tmp_path / "none", model_path="/m")
-    assert "--api-key" not in bare.command(1)
+    assert "--api-key" not in bare.command(1) and API_KEY_ENV not in bare.env(tmp_path / "scratch2")
