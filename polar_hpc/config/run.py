@@ -160,7 +160,10 @@ class TaskSource(StrictStruct):
 
 
 class ShardConfig(StrictStruct):
+    """A shard is committed when any limit is reached (a session is never split across shards)."""
+
     max_sessions: int = 256
+    max_traces: int = 16384
     max_bytes: int = 256 * 1024 * 1024
     max_age_s: float = 300.0
     compression: Literal["gzip", "lzf", "none"] = "none"

@@ -2,8 +2,8 @@
 
 One writer per rank and process; it never shares a file. Shard names are ``rank-{rank:05d}-{seq:06d}.h5``;
 on restart ``seq`` continues after the highest existing shard (or leftover ``.tmp``) of that rank, so a
-published shard is never overwritten. Rotation: ``max_sessions``, ``max_bytes`` (token arrays + blobs) and
-``max_age_s`` since the first buffered session, checked on ``add`` and ``poll``.
+published shard is never overwritten. Rotation: ``max_sessions``, ``max_traces``, ``max_bytes`` (token arrays +
+blobs) and ``max_age_s`` since the first buffered session, checked on ``add`` and ``poll``.
 
 Four threads share the work, so that encoding, compression, copying and the disk all overlap:
 
@@ -104,6 +104,7 @@ class ShardWriter:
         self._buffer: list[EncodedSession] = []
         self._pending: list[Future[int]] = []
         self._bytes = 0
+        self._traces = 0
         self._first_add: float | None = None
         self._closed = False
         self._depth = 0
@@ -135,6 +136,7 @@ class ShardWriter:
             self._pending.append(self._zstd.submit(compress_session, enc))
             self._buffer.append(enc)
             self._bytes += enc.nbytes
+            self._traces += len(enc.prompts)
             if self._first_add is None:
                 self._first_add = time.monotonic()
             return self.poll()
@@ -145,7 +147,12 @@ class ShardWriter:
         self._settle(wait=False)
         c = self.config
         age = time.monotonic() - (self._first_add or time.monotonic())
-        return len(self._buffer) >= c.max_sessions or self._bytes >= c.max_bytes or age >= c.max_age_s
+        return (
+            len(self._buffer) >= c.max_sessions
+            or self._traces >= c.max_traces
+            or self._bytes >= c.max_bytes
+            or age >= c.max_age_s
+        )
 
     def poll(self) -> Path | None:
         """Hand the buffer to the writer threads if a rotation limit is reached (call it periodically so that
@@ -236,7 +243,7 @@ class ShardWriter:
             final=self.shards_dir / shard_name(self.rank, seq),
         )
         self._seq = seq + 1
-        self._buffer, self._pending, self._bytes, self._first_add = [], [], 0, None
+        self._buffer, self._pending, self._bytes, self._traces, self._first_add = [], [], 0, 0, None
         if self._writer is None or self._syncer is None:
             self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"shard-write-{self.rank}")
             self._syncer = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"shard-sync-{self.rank}")
@@ -256,6 +263,7 @@ class ShardWriter:
             except BaseException:
                 self._buffer[:0] = batch.sessions
                 self._bytes += batch.nbytes  # uncompressed sizes where known: an upper bound
+                self._traces += sum(len(s.prompts) for s in batch.sessions)
                 if batch.first_add is not None:
                     self._first_add = min(batch.first_add, self._first_add or batch.first_add)
                 log.error(

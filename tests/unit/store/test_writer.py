@@ -59,6 +59,14 @@ def test_rotates_by_bytes(tmp_path: Path, session_result_factory: Any) -> None:
     assert len(seen) == 2
 
 
+def test_rotates_by_traces_without_splitting_a_session(tmp_path: Path, session_result_factory: Any) -> None:
+    w, seen = _writer(tmp_path, max_traces=5)
+    rs = [session_result_factory(traces=n) for n in (2, 2, 3, 1)]
+    assert [w.add(r) is not None for r in rs] == [False, False, True, False]
+    w.close()
+    assert [keys for _, keys in seen] == [[r.key for r in rs[:3]], [rs[3].key]]
+
+
 def test_rotates_by_age_on_poll(tmp_path: Path, session_result_factory: Any) -> None:
     w, seen = _writer(tmp_path, max_age_s=0.05)
     assert w.poll() is None
