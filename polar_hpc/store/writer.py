@@ -131,11 +131,11 @@ class ShardWriter:
                     f"ShardWriter for rank {self.rank} is closed; cannot add session {result.key!r}"
                 )
             enc = encode_session(result, compress_blobs=False)
+            self._bytes += enc.nbytes  # before the submit: the zstd thread changes enc.nbytes, returns the change
             if self._zstd is None:
                 self._zstd = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"shard-zstd-{self.rank}")
             self._pending.append(self._zstd.submit(compress_session, enc))
             self._buffer.append(enc)
-            self._bytes += enc.nbytes
             self._traces += len(enc.prompts)
             if self._first_add is None:
                 self._first_add = time.monotonic()
@@ -196,8 +196,7 @@ class ShardWriter:
         if self._depth:
             self._exit_code = code
             return
-        self.close()
-        raise SystemExit(code)
+        self._exit(code)
 
     def __enter__(self) -> ShardWriter:
         return self
@@ -209,16 +208,22 @@ class ShardWriter:
     @contextmanager
     def _critical(self) -> Iterator[None]:
         """Marks a writer call in progress: a SIGTERM landing inside it (maybe inside an executor's lock)
-        is deferred to its end, then commits and exits."""
+        is deferred to its end, then commits and exits (even if the call failed)."""
         self._depth += 1
         try:
             yield
         finally:
             self._depth -= 1
-        if self._depth == 0 and self._exit_code is not None:
-            code, self._exit_code = self._exit_code, None
+            if self._depth == 0 and self._exit_code is not None:
+                code, self._exit_code = self._exit_code, None
+                self._exit(code)
+
+    def _exit(self, code: int) -> None:
+        try:
             self.close()
-            raise SystemExit(code)
+        except Exception:
+            log.exception("exiting with %d sessions not committed", self.buffered_sessions)
+        raise SystemExit(code)
 
     def _settle(self, *, wait: bool) -> None:
         """Account finished compressions in ``_bytes``; ``wait``: all of them (re-raises a worker error)."""
