@@ -90,7 +90,7 @@ def bench_write_read(args: argparse.Namespace, root: Path) -> None:
         for s in sessions:
             w.add(s)  # JSON here; zstd and the publish of each full shard run in the writer's threads
         t1 = time.perf_counter()
-        w.commit()  # the last shard, and wait until every shard is durable
+        w.close()  # commit the last shard, wait until every shard is durable
         t2 = time.perf_counter()
         shard_s.append(t2 - t0)
         tail_s.append(t2 - t1)
