@@ -109,6 +109,7 @@ class ShardWriter:
         self._closed = False
         self._depth = 0
         self._exit_code: int | None = None
+        self._exiting = False
         self._zstd: ThreadPoolExecutor | None = None
         self._writer: ThreadPoolExecutor | None = None
         self._syncer: ThreadPoolExecutor | None = None
@@ -193,6 +194,8 @@ class ShardWriter:
 
     def request_exit(self, code: int) -> None:
         """From a signal handler: commit now, or when the writer call in progress returns, then exit ``code``."""
+        if self._exiting:
+            return
         if self._depth:
             self._exit_code = code
             return
@@ -214,11 +217,12 @@ class ShardWriter:
             yield
         finally:
             self._depth -= 1
-            if self._depth == 0 and self._exit_code is not None:
-                code, self._exit_code = self._exit_code, None
-                self._exit(code)
+            if self._depth == 0 and self._exit_code is not None and not self._exiting:
+                self._exit(self._exit_code)
 
     def _exit(self, code: int) -> None:
+        """Commit what is buffered (one attempt), then exit ``code``."""
+        self._exiting, self._exit_code = True, None
         try:
             self.close()
         except Exception:

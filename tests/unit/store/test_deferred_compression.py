@@ -103,3 +103,39 @@ def test_sigterm_during_submit_commits_and_exits(tmp_path: Path) -> None:
     assert proc.returncode == 143, proc.stderr
     # the SIGTERM waits for the add it interrupted, so "b" is buffered and committed too
     assert [r.task_id for r in ShardReader(tmp_path).results()] == ["a", "b"]
+
+
+_FAILING_CHILD = """
+import os, signal, sys
+from pathlib import Path
+import numpy as np
+import polar_hpc.store.writer as writer_mod
+from polar_hpc.config.run import ShardConfig
+from polar_hpc.store.writer import ShardWriter, install_sigterm_commit
+from tests.fixtures.trajectories import make_session_result
+
+def full_disk(*args, **kwargs):  # runs on the shard-write thread; the handler runs on the main thread
+    os.kill(os.getpid(), signal.SIGTERM)
+    raise OSError(28, "No space left on device")
+
+writer_mod.write_shard = full_disk
+w = ShardWriter(Path(sys.argv[1]), 7, ShardConfig(), {"host": "n1"})
+install_sigterm_commit(w)
+w.add(make_session_result(np.random.default_rng(0), task_id="a", sample_index=0, traces=1, turns=2))
+try:
+    w.commit()  # the SIGTERM lands while commit waits; the commit fails
+except OSError:
+    sys.exit(3)  # not reached: the deferred SIGTERM exits, whatever the call it waited for raised
+sys.exit(4)
+"""
+
+
+def test_deferred_sigterm_exits_even_when_the_commit_fails(tmp_path: Path) -> None:
+    repo = Path(__file__).resolve().parents[3]
+    proc = subprocess.run(
+        [sys.executable, "-c", _FAILING_CHILD, str(tmp_path)], cwd=repo, timeout=60, capture_output=True, text=True
+    )
+    assert proc.returncode == 143, proc.stderr
+    assert proc.stderr.count("exiting with 1 sessions not committed") == 1
+    assert proc.stderr.count("not published") == 2  # the interrupted commit, then one last try at exit
+    assert not list(tmp_path.glob("*.h5*"))
