@@ -157,7 +157,16 @@ class RunClient:
         return reply
 
     async def submit(self, tasks: Iterable[Task]) -> c.SubmitReply:
-        reply: c.SubmitReply = await self._request(c.SubmitTasks(tasks=list(tasks)))
+        """Send tasks to the coordinator; raises :class:`ConfigError` (nothing is sent) when any task would be
+        rejected for a bad name or value, naming each problem."""
+        from polar_hpc.config import ConfigError
+        from polar_hpc.coordinator.validate import task_problems
+
+        batch = list(tasks)
+        problems = [p for t in batch for p in task_problems(t)]
+        if problems:
+            raise ConfigError("; ".join(problems))
+        reply: c.SubmitReply = await self._request(c.SubmitTasks(tasks=batch))
         return reply
 
     async def status(self) -> c.RunStatus:

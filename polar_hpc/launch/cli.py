@@ -40,8 +40,22 @@ def register(sub: Any) -> None:
     r.set_defaults(func=run_resume)
 
 
+def _open_run(path: str) -> Any:
+    """An existing run dir, or a one-line error (exit 2) naming what is missing."""
+    from polar_hpc.config import ConfigError
+    from polar_hpc.launch.rundir import RunDir
+
+    run = RunDir(path)
+    if not run.root.is_dir():
+        raise ConfigError(f"{run.root}: no such run directory")
+    if not run.exists():
+        raise ConfigError(f"{run.root}: not a polar-hpc run directory (no config.toml)")
+    return run
+
+
 def run_launch(args: argparse.Namespace) -> int:
-    from polar_hpc.config import dump_config, load_recipe
+    from polar_hpc.config import ConfigError, dump_config, load_recipe
+    from polar_hpc.launch.preflight import preflight, preflight_problems
 
     overrides = list(args.overrides)
     if args.backend:
@@ -55,14 +69,20 @@ def run_launch(args: argparse.Namespace) -> int:
         out = ["# resolved config", dump_config(cfg)]
         for component, script in render_sbatch(cfg, run).items():
             out += [f"# sbatch script: {component}", script]
+        problems = preflight_problems(cfg)
+        out += ["# preflight: " + ("ok" if not problems else f"{len(problems)} problem(s), see stderr")]
         sys.stdout.write("\n".join(out) + "\n")
+        if problems:
+            raise ConfigError("the run cannot start:\n  - " + "\n  - ".join(problems))
         return 0
-    from polar_hpc.launch.preflight import preflight
     from polar_hpc.launch.rundir import create_run_dir, default_run_dir
     from polar_hpc.launch.submit import submit_run
 
     preflight(cfg)
-    run = create_run_dir(cfg, Path(args.run_dir or cfg.launch.run_dir or default_run_dir(cfg)))
+    try:
+        run = create_run_dir(cfg, Path(args.run_dir or cfg.launch.run_dir or default_run_dir(cfg)))
+    except FileExistsError as err:
+        raise ConfigError(str(err)) from None
     if args.no_submit:
         import shlex
 
@@ -107,12 +127,7 @@ def run_status(args: argparse.Namespace) -> int:
     import msgspec
 
     from polar_hpc.launch.monitor import component_states, progress_line, read_status, recent_errors
-    from polar_hpc.launch.rundir import RunDir
-
-    run = RunDir(args.run_dir)
-    if not run.exists():
-        sys.stderr.write(f"polar-hpc: {run.root} is not a run directory (no config.toml)\n")
-        return 2
+    run = _open_run(args.run_dir)
     jobs = run.read_jobs()
     comps = component_states(run, jobs) if jobs else []
     status = read_status(run)
@@ -136,20 +151,22 @@ def run_status(args: argparse.Namespace) -> int:
 
 
 def run_cancel(args: argparse.Namespace) -> int:
+    from polar_hpc.config import ConfigError
     from polar_hpc.launch.monitor import cancel_run
-    from polar_hpc.launch.rundir import RunDir
 
-    cancel_run(RunDir(args.run_dir), grace_s=args.grace)
+    run = _open_run(args.run_dir)
+    if run.read_jobs() is None:
+        raise ConfigError(f"{run.root}: nothing was launched here (no jobs.json)")
+    cancel_run(run, grace_s=args.grace)
     sys.stdout.write(f"cancelled {args.run_dir}\n")
     return 0
 
 
 def run_resume(args: argparse.Namespace) -> int:
     from polar_hpc.launch.monitor import dead_components, wait_run
-    from polar_hpc.launch.rundir import RunDir
     from polar_hpc.launch.submit import submit_run
 
-    run = RunDir(args.run_dir)
+    run = _open_run(args.run_dir)
     cfg = run.load_config()
     jobs = run.read_jobs()
     dead = dead_components(run) if jobs else None

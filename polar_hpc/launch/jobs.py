@@ -64,11 +64,13 @@ class ComponentJob(submitit.helpers.Checkpointable):
     """Runs one component of a run. Inference servers also stop when the run's status says it is over."""
 
     def __init__(self, run_dir: str, component: Component, index: int,
-                 stop_grace_s: float = DEFAULT_STOP_GRACE_S) -> None:
+                 stop_grace_s: float = DEFAULT_STOP_GRACE_S, *, requeue: bool = True) -> None:
         self.run_dir = run_dir
         self.component = component
         self.index = index
         self.stop_grace_s = stop_grace_s
+        self.requeue = requeue
+        """``launch.requeue``: after a preemption or timeout signal, come back (True) or end (False)."""
         self._child: subprocess.Popen[bytes] | None = None
 
     def __getstate__(self) -> dict[str, object]:
@@ -77,7 +79,7 @@ class ComponentJob(submitit.helpers.Checkpointable):
         return state
 
     def __setstate__(self, state: dict[str, object]) -> None:
-        self.__dict__.update({"stop_grace_s": DEFAULT_STOP_GRACE_S, **state})
+        self.__dict__.update({"stop_grace_s": DEFAULT_STOP_GRACE_S, "requeue": True, **state})
 
     def pid_file(self) -> Path:
         return RunDir(self.run_dir).root / "logs" / self.component / f"{self.component}-{self.index}.pid"
@@ -120,8 +122,11 @@ class ComponentJob(submitit.helpers.Checkpointable):
             child.kill()
             child.wait(timeout=10)
 
-    def checkpoint(self) -> submitit.helpers.DelayedSubmission:
-        """Preemption or timeout: let the component drain and commit, then requeue the same job."""
+    def checkpoint(self, *args: object, **kwargs: object) -> submitit.helpers.DelayedSubmission:
+        """Preemption or timeout: let the component drain and commit, then requeue the same job (``None``, with
+        ``launch.requeue = false``: submitit ends the job instead)."""
         self._stop_child()
+        if not self.requeue:
+            return None  # type: ignore[return-value]  # submitit: "checkpoint function returned None", no requeue
         return submitit.helpers.DelayedSubmission(
-            ComponentJob(self.run_dir, self.component, self.index, self.stop_grace_s))
+            ComponentJob(self.run_dir, self.component, self.index, self.stop_grace_s, requeue=self.requeue))

@@ -63,7 +63,8 @@ def slurm_parameters(res: SlurmResources, name: str, run: RunDir, cfg: RunConfig
         "nodes": res.nodes,
         "cpus_per_task": res.cpus_per_task,
         "gpus_per_node": res.gpus_per_node,
-        "additional_parameters": {"requeue": True, **res.extra},
+        # launch.requeue: on preemption or timeout the job checkpoints and is requeued (False: it just ends)
+        "additional_parameters": {("requeue" if cfg.launch.requeue else "no_requeue"): True, **res.extra},
         # USR2 this long before the time limit: drain + shard commit + requeue all fit (see launch/jobs.py)
         "signal_delay_s": signal_delay_s(cfg),
         "stderr_to_stdout": True,
@@ -189,7 +190,8 @@ def submit_run(cfg: RunConfig, run: RunDir, only: set[tuple[Component, int]] | N
                 for i in indices:
                     (run.endpoints / f"inference-{i}.json").unlink(missing_ok=True)
             ex = _executor(cfg, run, component, res[component])
-            bodies = [ComponentJob(str(run.root), component, i, stop_grace_s(cfg)) for i in indices]
+            bodies = [ComponentJob(str(run.root), component, i, stop_grace_s(cfg), requeue=cfg.launch.requeue)
+                      for i in indices]
             if len(bodies) > 1 and cfg.launch.backend == "slurm":
                 jobs = ex.submit_array(bodies)
             else:

@@ -62,6 +62,17 @@ class AsyncConfig(msgspec.Struct, kw_only=True, frozen=True):
     pause_mode: str = "retract"
     """``pause_generation`` mode during weight updates: ``retract``/``in_place`` keep in-flight requests."""
 
+    @classmethod
+    def from_run(cls, run_dir: str | Path) -> AsyncConfig:
+        """The run's ``[trainer]`` section (``run_dir/config.toml``); the defaults when the run has none."""
+        from polar_hpc.config import load_recipe
+
+        path = Path(run_dir) / "config.toml"
+        if not path.is_file():
+            return cls()
+        t = load_recipe(path).trainer
+        return cls(max_off_policy_steps=t.max_off_policy_steps, min_group_fraction=t.min_group_fraction)
+
 
 class Group(msgspec.Struct, kw_only=True):
     group_id: str
@@ -140,7 +151,7 @@ class AsyncRollouts:
     def __init__(self, run_dir: str | Path, config: AsyncConfig | None = None, *, policy_version: int = 0,
                  client: RunClient | None = None, timeout_s: float = 30.0) -> None:
         self.run_dir = Path(run_dir)
-        self.config = config or AsyncConfig()
+        self.config = config or AsyncConfig.from_run(self.run_dir)
         self.policy_version = policy_version
         self.client = client or RunClient(self.run_dir, timeout_s=timeout_s)
         self.stats = AsyncStats()
