@@ -123,27 +123,50 @@ def _print_summary(run: Any) -> None:
     sys.stdout.write(f"final: {progress_line(read_status(run))}\nshards: {run.shards}\n")
 
 
+def _committed(run: Any) -> str:
+    """What the run's committed shards hold (the truth after a cancel or a crash, whatever status.json says)."""
+    from polar_hpc.store.resume import resume_index
+
+    index = resume_index(run.shards)
+    return f"{len(index.keys)} sessions committed in {index.shards} shard(s)"
+
+
+def _run_state(run: Any, status: Any) -> str:
+    import time
+
+    cancelled = run.cancelled()
+    if status is not None and status.finished:
+        return "finished"
+    if cancelled is not None:
+        return f"cancelled at {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(cancelled.at))}: {_committed(run)}"
+    return "running"
+
+
 def run_status(args: argparse.Namespace) -> int:
     import msgspec
 
     from polar_hpc.launch.monitor import component_states, progress_line, read_status, recent_errors
+
     run = _open_run(args.run_dir)
     jobs = run.read_jobs()
     comps = component_states(run, jobs) if jobs else []
     status = read_status(run)
-    errors = recent_errors(jobs) if jobs else []
+    state = _run_state(run, status)
+    errors = recent_errors(jobs) if jobs and not state.startswith("cancelled") else []
     if args.json:
-        doc = {"run_dir": str(run.root), "components": comps, "status": status, "recent_errors": errors}
+        doc = {"run_dir": str(run.root), "state": state, "components": comps, "status": status,
+               "recent_errors": errors}
         sys.stdout.write(msgspec.json.format(msgspec.json.encode(doc)).decode() + "\n")
         return 0
-    rows = [f"{'component':<14} {'job':>10} {'pid':>8} {'state':<12} {'endpoint':<8}"]
+    rows = [f"{'component':<14} {'job':>10} {'pid':>8} {'state':<12} {'endpoint':<8} {'reason':<14} {'node':<10} "
+            f"{'elapsed':>10} {'limit':>10}"]
     for c in comps:
         name = "coordinator" if c.component == "coordinator" else f"{c.component}-{c.index}"
-        rows.append(f"{name:<14} {c.job_id:>10} {c.pid or '-':>8} {c.state:<12} {'yes' if c.endpoint else 'no':<8}")
+        rows.append(f"{name:<14} {c.job_id:>10} {c.pid or '-':>8} {c.state:<12} {'yes' if c.endpoint else 'no':<8} "
+                    f"{c.reason or '-':<14} {c.node or '-':<10} {c.elapsed or '-':>10} {c.time_limit or '-':>10}")
     rows.append("")
     rows.append(progress_line(status))
-    if status is not None:
-        rows.append("finished" if status.finished else "running")
+    rows.append(state)
     if errors:
         rows += ["", "recent errors:", *(f"  {e}" for e in errors)]
     sys.stdout.write("\n".join(rows) + "\n")
@@ -158,20 +181,30 @@ def run_cancel(args: argparse.Namespace) -> int:
     if run.read_jobs() is None:
         raise ConfigError(f"{run.root}: nothing was launched here (no jobs.json)")
     cancel_run(run, grace_s=args.grace)
-    sys.stdout.write(f"cancelled {args.run_dir}\n")
+    sys.stdout.write(f"cancelled {run.root}: {_committed(run)}\n")
     return 0
 
 
 def run_resume(args: argparse.Namespace) -> int:
-    from polar_hpc.launch.monitor import dead_components, wait_run
+    from polar_hpc.launch.monitor import dead_components, progress_line, read_status, wait_run
     from polar_hpc.launch.submit import submit_run
 
     run = _open_run(args.run_dir)
     cfg = run.load_config()
+    status = read_status(run)
+    if status is not None and status.finished:
+        sys.stdout.write(f"{run.root} already finished ({progress_line(status)}); nothing submitted\n")
+        return 0
     jobs = run.read_jobs()
     dead = dead_components(run) if jobs else None
-    submit_run(cfg, run, only=dead)  # type: ignore[arg-type]
-    sys.stdout.write(f"resumed {run.root}: resubmitted {len(dead) if dead is not None else 'all'} component(s)\n")
+    if dead is not None and not dead:
+        sys.stdout.write(f"{run.root}: every component is still queued or running; nothing submitted\n")
+    else:
+        run.cancelled_path.unlink(missing_ok=True)
+        submit_run(cfg, run, only=dead)  # type: ignore[arg-type]
+        sys.stdout.write(f"resumed {run.root}: resubmitted {len(dead) if dead is not None else 'all'} component(s)\n")
     if args.wait:
-        return wait_run(run, timeout_s=args.timeout, report=_report)
+        code = wait_run(run, timeout_s=args.timeout, report=_report)
+        _print_summary(run)
+        return code
     return 0

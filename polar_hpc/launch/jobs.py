@@ -106,7 +106,7 @@ class ComponentJob(submitit.helpers.Checkpointable):
                 time.sleep(1.0)
         finally:
             signal.signal(signal.SIGTERM, previous)
-        if code != 0:
+        if code != 0 and run.cancelled() is None:  # stopped by `polar-hpc cancel`: not a failure
             raise RuntimeError(f"{self.component}-{self.index} exited with status {code}; see {log_dir}")
         return code
 
