@@ -93,7 +93,7 @@ class GatewayRank:
         cfg = self.config
         inf = cfg.inference
         template = await asyncio.to_thread(ChatTemplate.from_model_dir, resolve_model(inf.model))
-        endpoints = await engine_endpoints(cfg, self.run_dir)
+        endpoints = await engine_endpoints(cfg, self.run_dir, me=f"gateway-{self.rank}")
         self._engine = SGLangEngine(endpoints, request_timeout_s=inf.request_timeout_s,
                                     context_length=inf.context_length, default_max_new_tokens=inf.max_new_tokens,
                                     api_key=run_api_key(self.run_dir))

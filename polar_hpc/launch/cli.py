@@ -146,6 +146,7 @@ def run_status(args: argparse.Namespace) -> int:
     import msgspec
 
     from polar_hpc.launch.monitor import component_states, progress_line, read_status, recent_errors
+    from polar_hpc.wire.waits import read_waits
 
     run = _open_run(args.run_dir)
     jobs = run.read_jobs()
@@ -153,9 +154,10 @@ def run_status(args: argparse.Namespace) -> int:
     status = read_status(run)
     state = _run_state(run, status)
     errors = recent_errors(jobs) if jobs and not state.startswith("cancelled") else []
+    waits = read_waits(run.root)
     if args.json:
         doc = {"run_dir": str(run.root), "state": state, "components": comps, "status": status,
-               "recent_errors": errors}
+               "waits": list(waits.values()), "recent_errors": errors}
         sys.stdout.write(msgspec.json.format(msgspec.json.encode(doc)).decode() + "\n")
         return 0
     rows = [f"{'component':<14} {'job':>10} {'pid':>8} {'state':<12} {'endpoint':<8} {'reason':<14} {'node':<10} "
@@ -164,6 +166,8 @@ def run_status(args: argparse.Namespace) -> int:
         name = "coordinator" if c.component == "coordinator" else f"{c.component}-{c.index}"
         rows.append(f"{name:<14} {c.job_id:>10} {c.pid or '-':>8} {c.state:<12} {'yes' if c.endpoint else 'no':<8} "
                     f"{c.reason or '-':<14} {c.node or '-':<10} {c.elapsed or '-':>10} {c.time_limit or '-':>10}")
+    if waits:
+        rows += ["", *(f"{w.component} {w.detail}" for w in waits.values())]
     rows.append("")
     rows.append(progress_line(status))
     rows.append(state)
