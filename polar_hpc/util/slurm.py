@@ -1,4 +1,4 @@
-"""Slurm job states as the launcher, ``status`` and the components' waits read them (sacct, squeue as fallback).
+"""Slurm job states as the launcher, ``status`` and the components' waits read them (squeue, then sacct).
 
 Rows of a pending job array come as one line, ``123_[0-7%8]``: it is expanded to ``123_0`` ... ``123_7`` so every
 task of the array gets its state. Queries go by the array's base id (``sacct -j 123_0`` finds nothing while the
@@ -50,7 +50,7 @@ class JobInfo(msgspec.Struct, frozen=True, kw_only=True):
     def describe(self) -> str:
         """``job 123 PENDING (Resources)``, ``job 123 RUNNING on n1``."""
         text = f"job {self.job_id} {self.state}"
-        if self.reason:
+        if self.reason and self.state == "PENDING":
             text += f" ({self.reason})"
         if self.node and self.state != "PENDING":
             text += f" on {self.node}"
@@ -92,21 +92,31 @@ def _base_ids(job_ids: list[str]) -> str:
     return ",".join(sorted({j.split("_")[0] for j in job_ids}))
 
 
+def _ask(argv: list[str], timeout_s: float) -> str | None:
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, check=False)
+    except (OSError, subprocess.SubprocessError) as err:
+        log.warning("%s failed (%s)", argv[0], err)
+        return None
+    if out.returncode != 0 and not out.stdout.strip():
+        return None
+    return out.stdout
+
+
 def job_infos(job_ids: list[str], timeout_s: float = 10.0) -> dict[str, JobInfo] | None:
-    """What Slurm says of each job (ids as submitit gives them: ``123`` or ``123_4``). A job Slurm does not list
-    gets state ``UNKNOWN``. ``None`` when neither sacct nor squeue answers."""
+    """What Slurm says of each job (ids as submitit gives them: ``123`` or ``123_4``). squeue first (the
+    controller's live view: a hold or a new pending reason shows at once), sacct for jobs the controller no longer
+    holds. A job neither lists gets state ``UNKNOWN``; ``None`` when neither answers."""
     if not job_ids:
         return {}
-    try:
-        out = subprocess.run(["sacct", "-n", "-P", "-X", "-o", _FIELDS, "-j", _base_ids(job_ids)],
-                             capture_output=True, text=True, timeout=timeout_s, check=True).stdout
-    except (OSError, subprocess.SubprocessError) as err:
-        log.warning("sacct failed (%s); asking squeue", err)
-        try:
-            out = subprocess.run(["squeue", "-h", "-o", _SQUEUE_FORMAT, "-j", _base_ids(job_ids)],
-                                 capture_output=True, text=True, timeout=timeout_s, check=True).stdout
-        except (OSError, subprocess.SubprocessError) as err2:
-            log.warning("squeue failed too (%s); job states unknown", err2)
-            return None
-    rows = parse_rows(out)
+    live = _ask(["squeue", "-h", "-t", "all", "-o", _SQUEUE_FORMAT, "-j", _base_ids(job_ids)], timeout_s)
+    rows = parse_rows(live or "")
+    rest = [j for j in job_ids if j not in rows]
+    old = None
+    if rest:
+        old = _ask(["sacct", "-n", "-P", "-X", "-o", _FIELDS, "-j", _base_ids(rest)], timeout_s)
+        rows = {**parse_rows(old or ""), **rows}
+    if live is None and old is None:
+        log.warning("neither squeue nor sacct answered; job states unknown")
+        return None
     return {j: rows.get(j, JobInfo(job_id=j, state=UNKNOWN)) for j in job_ids}
