@@ -60,6 +60,10 @@ def _run_finished(run: RunDir) -> bool:
     return status is not None and status.finished
 
 
+def _ignore_usr2() -> None:
+    signal.signal(signal.SIGUSR2, signal.SIG_IGN)
+
+
 class ComponentJob(submitit.helpers.Checkpointable):
     """Runs one component of a run. Inference servers also stop when the run's status says it is over."""
 
@@ -91,7 +95,11 @@ class ComponentJob(submitit.helpers.Checkpointable):
         env["POLAR_RUN_DIR"] = str(run.root)
         log_dir = run.logs(self.component)
         log_dir.mkdir(parents=True, exist_ok=True)
-        self._child = subprocess.Popen(component_argv(run, self.component, self.index), env=env)
+        # Slurm delivers the preemption / time-limit signal (USR2) to every process of the step: it is the job
+        # body's (submitit's checkpoint hook, which drains the component with SIGTERM); USR2's default action
+        # would kill the component before it commits
+        self._child = subprocess.Popen(component_argv(run, self.component, self.index), env=env,
+                                       preexec_fn=_ignore_usr2)
         write_pid_file(self.pid_file(), self._child.pid)  # pid + start time: `cancel` checks it is still ours
         previous = signal.signal(signal.SIGTERM, lambda *_: self._stop_child())
         try:

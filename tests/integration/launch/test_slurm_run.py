@@ -209,6 +209,9 @@ def test_preempted_gateway_checkpoints_through_submitit_returns_and_rejoins(run_
     assert wait_run(RunDir(run_dir), timeout_s=400) == 0
     victim_log = _logs(run_dir, "gateway", victim)
     assert "Caught signal SIGUSR2" in victim_log and "Calling checkpoint method" in victim_log, victim_log[-3000:]
+    # the checkpoint drained the rank (SIGTERM), which committed or released what it held, before the requeue
+    hit = victim_log.index("Calling checkpoint method")
+    assert victim_log.index("rank 1: signal received, draining", hit) < victim_log.index("Requeued job", hit)
     keys, dups = committed_keys(run_dir)
     assert sorted(keys) == sorted(_expected(4))
     assert dups == 0
