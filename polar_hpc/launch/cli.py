@@ -39,6 +39,12 @@ def register(sub: Any) -> None:
     r.add_argument("--timeout", type=float, default=None)
     r.set_defaults(func=run_resume)
 
+    d = sub.add_parser("doctor", help="check what a run needs on this node (sandbox, Slurm, Node, harnesses, "
+                                      "inference, assets, disk) and how to fix each")
+    d.add_argument("recipe", nargs="?", help="check for this recipe (what it needs becomes required)")
+    d.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+    d.set_defaults(func=run_doctor)
+
 
 def _open_run(path: str) -> Any:
     """An existing run dir, or a one-line error (exit 2) naming what is missing."""
@@ -212,3 +218,14 @@ def run_resume(args: argparse.Namespace) -> int:
         _print_summary(run)
         return code
     return 0
+
+
+def run_doctor(args: argparse.Namespace) -> int:
+    """Exit 1 when something the recipe needs is missing (without a recipe nothing is required)."""
+    from polar_hpc.config import load_recipe
+    from polar_hpc.launch.doctor import diagnose, render
+
+    cfg = load_recipe(args.recipe, args.overrides) if args.recipe else None
+    findings = diagnose(cfg)
+    sys.stdout.write(render(findings) + "\n")
+    return 1 if any(f.required and not f.ok for f in findings) else 0
