@@ -46,7 +46,8 @@ class LaunchConfig(StrictStruct):
     run_dir: str | None = None
     """Default: ``runs/<name>-<timestamp>`` under the current directory."""
     site: str | None = None
-    """Name of ``slurm/sites/<site>.toml`` whose defaults fill unset Slurm fields."""
+    """Site defaults that fill unset Slurm fields: a name (``slurm/sites/<site>.toml`` of the checkout) or a path to
+    a ``.toml`` file (relative to the recipe's folder when not absolute)."""
     requeue: bool = True
     wait_timeout_s: Seconds = 600.0
 
@@ -71,6 +72,13 @@ class InferenceConfig(StrictStruct):
     request_timeout_s: Seconds = 600.0
     startup_timeout_s: Seconds = 900.0
     resources: SlurmResources = msgspec.field(default_factory=lambda: SlurmResources(gpus_per_node=1, cpus_per_task=8))
+    python: str | None = None
+    """The interpreter of the environment SGLang (or, for ``reference``, torch) is installed in, e.g. a site's SGLang
+    venv: ``/sw/sglang-0.5/bin/python``. Default: the one running polar-hpc. Nothing of polar-hpc has to be
+    installed there (its launcher shim reaches the run's frozen code through ``PYTHONPATH``)."""
+    container: str | None = None
+    """An Apptainer image with SGLang (a SIF path or ``docker://`` URI), run with ``apptainer exec --nv``; the
+    server runs as ``python3`` inside it. Exclusive with ``python``."""
 
 
 class CoordinatorConfig(StrictStruct):

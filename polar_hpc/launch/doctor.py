@@ -112,12 +112,21 @@ def check_inference(cfg: RunConfig | None) -> list[Finding]:
     import importlib.util
 
     modules = ["sglang"] if engine == "sglang" else ["torch", "transformers"]
-    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if cfg is not None and cfg.inference.container:
+        return [Finding(name=f"inference ({engine})", ok=True, required=True,
+                        detail=f"runs in the image {cfg.inference.container} (apptainer exec --nv)")]
+    python = cfg.inference.python if cfg is not None and cfg.inference.python else sys.executable
+    if python == sys.executable:
+        missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    else:
+        probe = "import importlib.util as u, sys; sys.stdout.write(' '.join(m for m in sys.argv[1:] if u.find_spec(m) is None))"
+        code, text = _run([python, "-c", probe, *modules])
+        missing = text.split() if code == 0 else [f"{python} does not run ({text[:120]})"]
     fix = ("pip install 'polar-hpc[reference]' (the CPU reference server)" if engine == "reference"
-           else "install SGLang into this environment")
+           else "install SGLang into that environment, or set inference.python / inference.container")
     return [Finding(name=f"inference ({engine})", ok=not missing, required=cfg is not None,
-                    detail=f"{', '.join(modules)} installed for {sys.executable}" if not missing
-                    else f"{', '.join(missing)} not installed for {sys.executable}", fix=fix if missing else "")]
+                    detail=f"{', '.join(modules)} installed for {python}" if not missing
+                    else f"{', '.join(missing)} not installed for {python}", fix=fix if missing else "")]
 
 
 def check_assets(cfg: RunConfig | None) -> list[Finding]:

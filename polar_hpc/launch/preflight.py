@@ -33,6 +33,21 @@ def check_sandbox(cfg: RunConfig) -> list[str]:
     return []
 
 
+def check_inference_env(cfg: RunConfig) -> list[str]:
+    """``inference.python`` / ``inference.container``: the server's own environment exists."""
+    import os
+
+    inf = cfg.inference
+    if inf.python and inf.container:
+        return [f"inference.python = {inf.python!r} and inference.container = {inf.container!r}: give one of them"]
+    if inf.python and not (os.path.isfile(inf.python) and os.access(inf.python, os.X_OK)):
+        return [f"inference.python = {inf.python!r}: not an executable file (the interpreter of the environment "
+                "SGLang is installed in, e.g. /path/to/sglang-venv/bin/python)"]
+    if inf.container and "://" not in inf.container and not os.path.isfile(inf.container):
+        return [f"inference.container = {inf.container!r}: no such image file (a SIF path or a docker:// URI)"]
+    return []
+
+
 def check_inference(cfg: RunConfig) -> list[str]:
     if cfg.inference.engine == "external":
         return [] if cfg.inference.endpoints else ["inference.engine = 'external' needs inference.endpoints (base URLs)"]
@@ -60,7 +75,7 @@ def check_tasks(cfg: RunConfig) -> list[str]:
 
 
 CHECKS: list[Callable[[RunConfig], list[str]]] = [check_names, check_scheduler, check_sandbox, check_inference,
-                                                  check_tasks]
+                                                  check_inference_env, check_tasks]
 
 
 def preflight_problems(cfg: RunConfig) -> list[str]:

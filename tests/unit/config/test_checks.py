@@ -105,3 +105,37 @@ def test_dry_run_runs_preflight_and_exits_2() -> None:
     assert "# sbatch script: gateway" in out.stdout and "# preflight: 1 problem(s), see stderr" in out.stdout
     assert out.stderr == ("polar-hpc: the run cannot start:\n  - agent.harness = 'kodex': unknown harness "
                           "(known: shell, codex, claude_code, gemini_cli, qwen_code, opencode, pi)\n")
+
+
+def test_inference_environment_checked_at_preflight(tmp_path: Path) -> None:
+    from polar_hpc.launch.preflight import check_inference_env
+
+    both = load_recipe(SHELL, ["inference.python=/usr/bin/python3", "inference.container=/x.sif"])
+    assert check_inference_env(both) == ["inference.python = '/usr/bin/python3' and inference.container = '/x.sif': "
+                                         "give one of them"]
+    gone = load_recipe(SHELL, [f"inference.python={tmp_path}/venv/bin/python"])
+    assert check_inference_env(gone) == [f"inference.python = '{tmp_path}/venv/bin/python': not an executable file "
+                                         "(the interpreter of the environment SGLang is installed in, e.g. "
+                                         "/path/to/sglang-venv/bin/python)"]
+    assert check_inference_env(load_recipe(SHELL, ["inference.container=/nope.sif"])) == [
+        "inference.container = '/nope.sif': no such image file (a SIF path or a docker:// URI)"]
+    assert check_inference_env(load_recipe(SHELL, ["inference.container=docker://x/sglang"])) == []
+    assert check_inference_env(load_recipe(SHELL, ["inference.python=/usr/bin/python3"])) == []
+
+
+def test_site_file_by_path(tmp_path: Path) -> None:
+    from polar_hpc.launch.rundir import RunDir
+    from polar_hpc.launch.submit import render_sbatch
+
+    (tmp_path / "lab.toml").write_text("[all]\naccount = 'lab-x'\n[gateway]\npartition = 'cpu2'\n")
+    recipe = tmp_path / "r.toml"
+    recipe.write_text((ROOT / "recipes" / "swegym-offline-sft.toml").read_text().replace(
+        'path = "tasks/', f'path = "{ROOT}/recipes/tasks/'))
+    cfg = load_recipe(recipe, ["launch.site=lab.toml"])
+    scripts = render_sbatch(cfg, RunDir("/r"))
+    assert "#SBATCH --account=lab-x" in scripts["inference"] and "#SBATCH --partition=cpu2" in scripts["gateway"]
+    cfg = load_recipe(recipe, [f"launch.site={tmp_path}/lab.toml"])
+    assert "#SBATCH --account=lab-x" in render_sbatch(cfg, RunDir("/r"))["coordinator"]
+    bad = load_recipe(recipe, ["launch.site=missing.toml"])
+    with pytest.raises(ConfigError, match=f"launch.site = 'missing.toml': no site file {tmp_path}/missing.toml"):
+        render_sbatch(bad, RunDir("/r"))
