@@ -142,6 +142,7 @@ def _needs_bwrap() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(480)  # run_gateway's own deadline is 400 s
 def test_shell_harness_end_to_end(tmp_path: Path, reference_server: Any, e2e_model: Path,
                                   no_leaked_children: None) -> None:
     _needs_bwrap()
@@ -155,6 +156,7 @@ def test_shell_harness_end_to_end(tmp_path: Path, reference_server: Any, e2e_mod
 @pytest.mark.harness
 @pytest.mark.slow
 @pytest.mark.parametrize("harness", list(HARNESS_CLI))
+@pytest.mark.timeout(500)  # run_gateway's own deadline is 420 s
 def test_real_harness_end_to_end(harness: str, tmp_path: Path, reference_server: Any, e2e_model: Path,
                                  no_leaked_children: None) -> None:
     _needs_bwrap()

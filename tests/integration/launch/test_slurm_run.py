@@ -70,7 +70,7 @@ def _logs(run_dir: Path, component: str, job_id: str) -> str:
     return "".join(p.read_text(errors="replace") for p in (run_dir / "logs" / component / job_id).glob("*.out"))
 
 
-@pytest.mark.timeout(700)
+@pytest.mark.timeout(800)
 def test_slurm_run_completes_with_a_gateway_array_and_resume_submits_nothing(run_dir: Path) -> None:
     out = polar("launch", RECIPE, "--run-dir", str(run_dir), *SLURM_SETS, "--wait", "--timeout", "600", timeout=660)
     assert out.returncode == 0, out.stdout + out.stderr
@@ -96,7 +96,7 @@ def test_slurm_run_completes_with_a_gateway_array_and_resume_submits_nothing(run
     assert mine == [], f"resume of a finished run left jobs in the queue: {mine}"
 
 
-@pytest.mark.timeout(600)
+@pytest.mark.timeout(700)
 def test_gateways_wait_for_a_held_inference_job_report_it_then_run(run_dir: Path) -> None:
     out = polar("launch", RECIPE, "--run-dir", str(run_dir), *SLURM_SETS, *HELD, "--set", "tasks.num_samples=1",
                 "--set", "launch.wait_timeout_s=15")
@@ -125,7 +125,7 @@ def test_gateways_wait_for_a_held_inference_job_report_it_then_run(run_dir: Path
     assert read_waits(run_dir) == {}
 
 
-@pytest.mark.timeout(400)
+@pytest.mark.timeout(600)
 def test_wait_exits_nonzero_when_every_gateway_is_gone_and_cancel_is_quick(run_dir: Path) -> None:
     waiter = subprocess.Popen(
         [sys.executable, "-m", "polar_hpc", "launch", RECIPE, "--run-dir", str(run_dir), *SLURM_SETS, *HELD,
@@ -185,7 +185,7 @@ def test_cancel_drains_and_commits(run_dir: Path) -> None:
     assert all(s != "FAILED" for s in sacct_states(list(jobs.values())).values()), "a cancel is not a failure"
 
 
-@pytest.mark.timeout(800)
+@pytest.mark.timeout(1200)
 def test_preempted_gateway_checkpoints_through_submitit_returns_and_rejoins(run_dir: Path) -> None:
     """The real path: USR2 (what ``--signal=USR2@N`` and a preemption deliver) -> submitit's handler ->
     ComponentJob.checkpoint() (drain, commit) -> submitit requeues -> the rank comes back and registers again."""
