@@ -1,18 +1,27 @@
 #!/usr/bin/env bash
-# Set up everything polar-hpc needs on a fresh Debian machine (root or sudo): system packages,
+# Set up everything polar-hpc needs on a fresh Debian machine: system packages (when root or sudo allows),
 # the Python package with its extras, the harness CLIs from npm, and the test/demo assets.
 #   bash tools/setup.sh            # everything
 #   POLAR_SKIP_HARNESSES=1 bash tools/setup.sh   # without the ~1.4 GB of harness CLIs
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# System packages are optional: installed when we may (root, or sudo that works), else reported (polar-hpc doctor).
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
 need_apt=()
 for bin in bwrap git patch; do command -v "$bin" >/dev/null || need_apt+=("$bin"); done
 if [ ${#need_apt[@]} -gt 0 ]; then
   pkgs=(); for b in "${need_apt[@]}"; do case $b in bwrap) pkgs+=(bubblewrap);; *) pkgs+=("$b");; esac; done
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
+  if command -v apt-get >/dev/null && { [ -z "$SUDO" ] || sudo -n true 2>/dev/null; }; then
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
+  else
+    echo "setup: cannot install ${pkgs[*]} (no root); the sandbox needs bubblewrap or apptainer: see polar-hpc doctor" >&2
+  fi
+fi
+if [ "$(id -u)" != 0 ] && python3 -c 'import sys; sys.exit(sys.prefix != sys.base_prefix)'; then
+  echo "setup: not root and not in a venv: make one first (python3 -m venv ~/polar && . ~/polar/bin/activate)" >&2
+  exit 2
 fi
 
 # torch 2.13.0 CPU first, so nothing pulls a CUDA build.
