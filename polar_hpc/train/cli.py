@@ -24,6 +24,9 @@ def register(subparsers: Any) -> None:
     sft.add_argument("--max-policy-version", type=int)
     sft.add_argument("--include-untrainable", action="store_true",
                      help="also export traces the builder marked trainable=false (timeouts, unparsed tool calls)")
+    sft.add_argument("--allow-empty", action="store_true",
+                     help="exit 0 when nothing matches (default: exit 1 naming the filter)")
+    sft.add_argument("--max-shard-mb", type=float, default=256.0, help="data files are split at this size")
     sft.add_argument("--test-fraction", type=float, default=0.1)
     sft.add_argument("--seed", type=int, default=0)
     sft.set_defaults(func=run)
@@ -37,6 +40,20 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from polar_hpc.store.reader import MissingShards
+    from polar_hpc.train.export import EmptySelection
+
+    try:
+        return _run(args)
+    except (MissingShards, FileExistsError) as err:
+        sys.stderr.write(f"polar-hpc {args.command}: {err}\n")
+        return 2
+    except EmptySelection as err:
+        sys.stderr.write(f"polar-hpc {args.command}: {err}\n")
+        return 1
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.command == "report":
         from polar_hpc.train.report import write_report
 
@@ -55,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         trainable_only=not args.include_untrainable,
     )
     m = export_sft(args.runs, args.out, select=select, fmt=args.format, test_fraction=args.test_fraction,
-                   seed=args.seed)
+                   seed=args.seed, allow_empty=args.allow_empty, max_shard_bytes=int(args.max_shard_mb * 2**20))
     for p in m.problems:
         sys.stderr.write(f"skipped: {p}\n")
     sys.stdout.write(f"wrote {m.traces['train']} train / {m.traces['test']} test traces "
