@@ -92,6 +92,10 @@ def normalize_filter(flt: msgspec.Struct, owner: str) -> None:
         msgspec.structs.force_setattr(flt, name, tuple(items) if kind == "tuple" else frozenset(items))
 
 
+class EmptySelection(LookupError):
+    """Nothing matched: the message names the paths and the filter."""
+
+
 class MissingShards(FileNotFoundError):
     """A path given to read does not exist, or no committed shard is under the paths."""
 

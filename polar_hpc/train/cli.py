@@ -16,7 +16,7 @@ def register(subparsers: Any) -> None:
     sft.add_argument("--out", required=True, type=Path, help="output folder")
     sft.add_argument("--format", choices=["jsonl", "parquet", "hf"], default="jsonl")
     sft.add_argument("--min-reward", type=float, help="keep sessions whose reward is >= this")
-    sft.add_argument("--status", action="append", choices=["completed", "timeout", "error"],
+    sft.add_argument("--status", action="append", type=str.lower, choices=["completed", "timeout", "error"],
                      help="keep this session status (repeatable)")
     sft.add_argument("--harness", action="append", help="keep this harness (repeatable)")
     sft.add_argument("--repo", action="append", dest="repos", help="keep this repository (repeatable)")
@@ -36,12 +36,12 @@ def register(subparsers: Any) -> None:
     rep.add_argument("--out", type=Path, help="output folder (default: RUN_DIR/report)")
     rep.add_argument("--accept", type=float, default=1.0, help="a session is accepted when reward >= this")
     rep.add_argument("--no-plots", action="store_true")
+    rep.add_argument("--allow-empty", action="store_true", help="exit 0 for runs without a session")
     rep.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from polar_hpc.store.reader import MissingShards
-    from polar_hpc.train.export import EmptySelection
+    from polar_hpc.store.reader import EmptySelection, MissingShards
 
     try:
         return _run(args)
@@ -58,7 +58,8 @@ def _run(args: argparse.Namespace) -> int:
         from polar_hpc.train.report import write_report
 
         out = args.out or Path(args.runs[0]) / "report"
-        text = write_report(args.runs, out, accept=args.accept, plots=not args.no_plots)
+        text = write_report(args.runs, out, accept=args.accept, plots=not args.no_plots,
+                            allow_empty=args.allow_empty)
         sys.stdout.write(text + f"\nwritten to {out}\n")
         return 0
     from polar_hpc.train.export import export_sft, status_names

@@ -26,6 +26,7 @@ import numpy as np
 
 from polar_hpc.log import get_logger
 from polar_hpc.store.encode import blob_items, decode_trace_blob
+from polar_hpc.store.reader import EmptySelection
 from polar_hpc.store.shardfile import open_shard, read_tokens
 from polar_hpc.train.card import render_card
 from polar_hpc.train.chat import chat_message, chat_tools
@@ -35,10 +36,7 @@ from polar_hpc.train.split import split_tasks
 from polar_hpc.wire.records import TraceStatus, trace_status
 
 log = get_logger("train")
-
-
-class EmptySelection(LookupError):
-    """No trace matched: the message names the runs and the filter."""
+__all__ = ["EmptySelection", "ExportManifest", "export_sft", "status_names"]
 
 
 class ExportManifest(msgspec.Struct, kw_only=True):
