@@ -23,6 +23,7 @@ SUBCOMMAND_MODULES = [
     "polar_hpc.trajectory.cli",
     "polar_hpc.store.cli",
     "polar_hpc.train.cli",
+    "polar_hpc.view.cli",
     "polar_hpc.assets.cli",
 ]
 
