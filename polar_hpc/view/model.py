@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -111,19 +112,32 @@ def trace_view(i: int, t: Trace) -> TraceView:
     )
 
 
+class TokenTexts:
+    """Token id -> its text for one ``tokenizers.Tokenizer``, each id decoded once (in batches)."""
+
+    def __init__(self, tokenizer: Any) -> None:
+        self.tokenizer = tokenizer
+        self._cache: dict[int, str] = {}
+
+    def texts(self, ids: Iterable[int]) -> dict[str, str]:
+        wanted = sorted(set(ids))
+        missing = [i for i in wanted if i not in self._cache]
+        if missing:
+            decoded = self.tokenizer.decode_batch([[i] for i in missing], skip_special_tokens=False)
+            self._cache.update(zip(missing, decoded, strict=True))
+        return {str(i): self._cache[i] for i in wanted}
+
+
 def session_view(r: SessionResult, *, accept: float = 1.0, duration_s: float | None = None,
-                 tokenizer: Any = None) -> SessionView:
-    """``tokenizer``: a ``tokenizers.Tokenizer`` to show token text (None: ids only)."""
+                 tokenizer: TokenTexts | None = None) -> SessionView:
+    """``tokenizer``: token texts to show (None: ids only)."""
     traj = r.trajectory
     status = int(traj.status)
     reason = failure_reason(status=status, error=traj.error, evaluation=r.evaluation, reward=r.reward,
                             accept=accept, metadata=r.metadata,
                             finish_reasons=[t.finish_reason for t in traj.traces])
     traces = [trace_view(i, t) for i, t in enumerate(traj.traces)]
-    vocab: dict[str, str] = {}
-    if tokenizer is not None:
-        for tid in sorted({i for t in traces for i in t.ids}):
-            vocab[str(tid)] = tokenizer.decode([tid], skip_special_tokens=False)
+    vocab = tokenizer.texts(i for t in traces for i in t.ids) if tokenizer is not None else {}
     total = r.timings.get("total", sum(r.timings.values()))
     return SessionView(
         key=r.key, page=page_name(r.key), task_id=r.task_id, sample_index=r.sample_index, attempt=r.attempt,
@@ -137,8 +151,8 @@ def session_view(r: SessionResult, *, accept: float = 1.0, duration_s: float | N
     )
 
 
-def load_tokenizer(spec: str | None, run: Path | None = None) -> Any:
-    """A ``tokenizers.Tokenizer`` from ``spec`` (a model dir, a tokenizer.json, or ``asset:NAME``), else from the
+def load_tokenizer(spec: str | None, run: Path | None = None) -> TokenTexts | None:
+    """Token texts of a ``tokenizers.Tokenizer`` from ``spec`` (a model dir, a tokenizer.json, or ``asset:NAME``), else from the
     run's ``config.toml`` (its inference model); None when neither names one."""
     from tokenizers import Tokenizer
 
@@ -160,4 +174,4 @@ def load_tokenizer(spec: str | None, run: Path | None = None) -> Any:
     else:
         path = resolve_model(spec)
     file = path if path.is_file() else path / "tokenizer.json"
-    return Tokenizer.from_file(str(file)) if file.is_file() else None
+    return TokenTexts(Tokenizer.from_file(str(file))) if file.is_file() else None

@@ -11,14 +11,13 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
 from polar_hpc.log import get_logger
 from polar_hpc.store.reader import EmptySelection, ShardFilter, ShardReader
 from polar_hpc.view.html import run_page, session_page
-from polar_hpc.view.model import SessionView, session_view
+from polar_hpc.view.model import SessionView, TokenTexts, session_view
 from polar_hpc.view.static import CSS, JS
 
 log = get_logger("view")
@@ -38,7 +37,8 @@ def _write(path: Path, text: str) -> int:
     return len(data)
 
 
-def write_site(run: str | os.PathLike[str], out: Path, *, session: str | None = None, tokenizer: Any = None,
+def write_site(run: str | os.PathLike[str], out: Path, *, session: str | None = None,
+               tokenizer: TokenTexts | None = None,
                accept: float = 1.0, report: bool = True) -> SiteStats:
     """Write the site of ``run`` under ``out``; ``session`` writes that session's page only.
 

@@ -8,7 +8,7 @@ from typing import IO, Any
 
 from polar_hpc.store.reader import ShardFilter, ShardReader
 from polar_hpc.util.units import duration
-from polar_hpc.view.model import SessionView, TraceView, session_view
+from polar_hpc.view.model import SessionView, TokenTexts, TraceView, session_view
 
 GREEN, DIM, BOLD, RED, CYAN, RESET = "\033[32m", "\033[2m", "\033[1m", "\033[31m", "\033[36m", "\033[0m"
 MAX_CONTENT = 2000
@@ -96,7 +96,7 @@ def render_text(v: SessionView, color: bool = False) -> str:
 
 
 def show_session(reader: ShardReader, key: str, out: IO[str], *, color: str = "auto",
-                 tokenizer: Any = None) -> int:
+                 tokenizer: TokenTexts | None = None) -> int:
     """Print the session ``key``; exit status 1 (saying where it looked) when no shard holds it."""
     r = find_session(reader, key)
     if r is None:
