@@ -62,6 +62,9 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as err:
         sys.stderr.write(f"polar-hpc: {err}\n")
         return 2
+    except FileNotFoundError as err:  # a run dir, shard or file given on the command line is not there
+        sys.stderr.write(f"polar-hpc {args.command}: {err}\n")
+        return 2
     except KeyboardInterrupt:
         return 130
 
