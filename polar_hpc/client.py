@@ -197,8 +197,6 @@ class RunClient:
         return reply
 
     async def submit(self, tasks: Iterable[Task]) -> c.SubmitReply:
-        """Queue tasks; ``reply.accepted`` lists their ids, ``reply.rejected`` says why the others were not
-        (a task id already submitted, a bad spec)."""
         reply: c.SubmitReply = await self._request(c.SubmitTasks(tasks=list(tasks)))
         return reply
 

@@ -47,6 +47,14 @@ class TraceSelect(msgspec.Struct, kw_only=True, frozen=True):
     trainable_only: bool = False
     """Drop traces the builder marked ``trainable: false`` (unfinished session, unparsed tool call)."""
 
+    def shard_filter(self) -> ShardFilter:
+        return ShardFilter(status=self.status, min_reward=self.min_reward, harness=self.harness,
+                           task_ids=self.task_ids)
+
+    @property
+    def needs_session_blobs(self) -> bool:
+        return self.repos is not None or bool(self.metadata)
+
     def __post_init__(self) -> None:
         normalize_filter(self, "TraceSelect")
 
@@ -62,14 +70,6 @@ class TraceSelect(msgspec.Struct, kw_only=True, frozen=True):
                 value = ",".join(sorted(map(str, value)))
             parts.append(f"{name}={value}")
         return "the filter " + " ".join(parts) if parts else "no filter (all traces)"
-
-    def shard_filter(self) -> ShardFilter:
-        return ShardFilter(status=self.status, min_reward=self.min_reward, harness=self.harness,
-                           task_ids=self.task_ids)
-
-    @property
-    def needs_session_blobs(self) -> bool:
-        return self.repos is not None or bool(self.metadata)
 
 
 class TraceIndex(msgspec.Struct, kw_only=True):
