@@ -5,7 +5,7 @@ timings in pipeline order. The HTML page and ``shards show`` both render this.""
 from __future__ import annotations
 
 import hashlib
-import math
+import itertools
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
@@ -100,9 +100,10 @@ def _segments(prompt_len: int, mask: np.ndarray) -> list[Segment]:
 def trace_view(i: int, t: Trace) -> TraceView:
     pl = int(t.prompt_ids.shape[0])
     mask = np.asarray(t.loss_mask, dtype=np.uint8)
+    rlp = np.round(np.asarray(t.response_logprobs, dtype=np.float64), 4)
+    keep = (mask > 0) & np.isfinite(rlp)
     lps: list[float | None] = [None] * pl
-    lps += [round(float(v), 4) if m and math.isfinite(v) else None
-            for v, m in zip(t.response_logprobs.tolist(), mask.tolist(), strict=True)]
+    lps += [v if k else None for v, k in zip(rlp.tolist(), keep.tolist(), strict=True)]
     return TraceView(
         index=i, chain={k: t.metadata[k] for k in CHAIN_KEYS if k in t.metadata}, finish_reason=t.finish_reason,
         reward=t.reward, messages=[chat_message(m) for m in t.prompt_messages + t.response_messages],
@@ -117,15 +118,17 @@ class TokenTexts:
 
     def __init__(self, tokenizer: Any) -> None:
         self.tokenizer = tokenizer
-        self._cache: dict[int, str] = {}
+        self._cache: dict[int, tuple[str, str]] = {}
+        """id -> (its JSON key, its text)."""
 
     def texts(self, ids: Iterable[int]) -> dict[str, str]:
-        wanted = sorted(set(ids))
-        missing = [i for i in wanted if i not in self._cache]
+        wanted = np.unique(np.fromiter(ids, dtype=np.int64)).tolist()
+        cache = self._cache
+        missing = [i for i in wanted if i not in cache]
         if missing:
             decoded = self.tokenizer.decode_batch([[i] for i in missing], skip_special_tokens=False)
-            self._cache.update(zip(missing, decoded, strict=True))
-        return {str(i): self._cache[i] for i in wanted}
+            cache.update((i, (str(i), text)) for i, text in zip(missing, decoded, strict=True))
+        return dict(map(cache.__getitem__, wanted))
 
 
 def session_view(r: SessionResult, *, accept: float = 1.0, duration_s: float | None = None,
@@ -137,7 +140,7 @@ def session_view(r: SessionResult, *, accept: float = 1.0, duration_s: float | N
                             accept=accept, metadata=r.metadata,
                             finish_reasons=[t.finish_reason for t in traj.traces])
     traces = [trace_view(i, t) for i, t in enumerate(traj.traces)]
-    vocab = tokenizer.texts(i for t in traces for i in t.ids) if tokenizer is not None else {}
+    vocab = tokenizer.texts(itertools.chain.from_iterable(t.ids for t in traces)) if tokenizer is not None else {}
     total = r.timings.get("total", sum(r.timings.values()))
     return SessionView(
         key=r.key, page=page_name(r.key), task_id=r.task_id, sample_index=r.sample_index, attempt=r.attempt,
