@@ -110,9 +110,14 @@ def session_page(v: SessionView) -> str:
         f"<tr><td>{escape(k)}</td>{_num(s, duration(s))}<td>"
         + (f'<span class="bar" style="width:{min(300, 300 * s / total):.0f}px"></span>' if k != "total" else "")
         + "</td></tr>" for k, s in v.timings)
-    ev = "<p>not evaluated</p>" if v.evaluation is None else (
-        f"<p>outcome reward <b>{v.evaluation['outcome_reward']:g}</b></p>"
-        + _pre(json.dumps(v.evaluation.get("details", {}), indent=2, ensure_ascii=False)))
+    ev = "<p>not evaluated</p>"
+    if v.evaluation is not None:
+        details = dict(v.evaluation.get("details", {}))
+        printed = details.pop("output_tail", None)
+        ev = (f"<p>outcome reward <b>{v.evaluation['outcome_reward']:g}</b></p>"
+              + _pre(json.dumps(details, indent=2, ensure_ascii=False))
+              + (f'<h3>What the tests printed (last part)</h3><div class="test-output">{_pre(str(printed))}</div>'
+                 if printed else ""))
     tokens = [{"ids": t.ids, "trainable": t.trainable, "logprobs": t.logprobs, "segments": t.segments}
               for t in v.traces]
     data = msgspec.json.encode({"traces": tokens, "vocab": v.vocab}).decode().replace("<", "\\u003c")

@@ -89,8 +89,12 @@ def render_text(v: SessionView, color: bool = False) -> str:
     if v.evaluation is None:
         lines.append("not evaluated")
     else:
+        details = dict(v.evaluation.get("details", {}))
+        printed = details.pop("output_tail", None)
         lines += [f"reward {v.evaluation['outcome_reward']:g}",
-                  *json.dumps(v.evaluation.get("details", {}), indent=2, ensure_ascii=False).splitlines()]
+                  *json.dumps(details, indent=2, ensure_ascii=False).splitlines()]
+        if printed:
+            lines += ["what the tests printed (last part):", *("  " + ln for ln in _clip(str(printed)).splitlines())]
     lines += ["", st(BOLD, "── timings"), " → ".join(f"{k} {duration(s)}" for k, s in v.timings) or "none"]
     return "\n".join(lines) + "\n"
 

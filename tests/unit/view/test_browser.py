@@ -69,4 +69,6 @@ async def _session_page_shows_tool_calls_and_tokens(site: Path, browser: Browser
     assert tokens["segments"] == ["prompt 246", "sampled 35", "inserted 19", "sampled 51", "inserted 18",
                                   "sampled 21"]
     assert "tests still failing" in await browser.eval("document.body.innerText")
+    printed = await browser.eval("document.querySelector('.test-output').innerText")
+    assert "E       assert add(1, 2) == 3" in printed  # what the tests printed
     assert browser.errors == []
