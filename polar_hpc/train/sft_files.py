@@ -176,7 +176,18 @@ def _num_lists(pa: Any, parts: Sequence[np.ndarray], dtype: str) -> Any:
 def save_hf(folder: Path, files: dict[str, list[Path]], max_shard_bytes: int) -> None:
     """Arrow shards per split -> ``DatasetDict.save_to_disk(folder)``; the shards are removed after."""
     import datasets
+    from datasets.utils import logging as ds_logging
 
+    bars = ds_logging.is_progress_bar_enabled()
+    ds_logging.disable_progress_bar()  # no progress bars on the export's output
+    try:
+        _save_hf(datasets, folder, files, max_shard_bytes)
+    finally:
+        if bars:
+            ds_logging.enable_progress_bar()
+
+
+def _save_hf(datasets: Any, folder: Path, files: dict[str, list[Path]], max_shard_bytes: int) -> None:
     dd = datasets.DatasetDict({
         split: datasets.concatenate_datasets([datasets.Dataset.from_file(str(p)) for p in paths])
         for split, paths in files.items() if paths
