@@ -24,6 +24,12 @@ if [ "$(id -u)" != 0 ] && python3 -c 'import sys; sys.exit(sys.prefix != sys.bas
   exit 2
 fi
 
+# Headless Chromium (Debian's) for the session viewer's browser tests.
+if ! command -v chromium >/dev/null; then
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends chromium >/dev/null
+fi
+
 # torch 2.13.0 CPU first, so nothing pulls a CUDA build.
 python3 -m pip install -q torch==2.13.0
 python3 -m pip install -q -e '.[reference,train,dev]'

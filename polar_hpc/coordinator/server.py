@@ -159,6 +159,11 @@ class Coordinator:
             ticker = asyncio.create_task(self._tick_loop())
             receiver = asyncio.create_task(self._recv_loop())
             await self._stop.wait()
+            if self.subs.subs:  # trainers' result streams end here, not at their next timeout
+                why = "run finished" if self.state.finished else "coordinator stopped"
+                for peer in list(self.subs.subs):
+                    self._send(peer, c.Shutdown(reason=why))
+                await asyncio.sleep(0.1)  # let ZeroMQ hand the frames over before the socket closes
             ticker.cancel()
             receiver.cancel()
             await asyncio.gather(ticker, receiver, return_exceptions=True)
