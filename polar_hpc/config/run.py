@@ -91,6 +91,10 @@ class GatewayConfig(StrictStruct):
     drain_grace_s: float = 60.0
     render: RenderMode = "continuation"
     proxy_port: int = 0
+    keep_records: bool = False
+    """Also write each session's completion records to ``run_dir/records/<session>.jsonl``."""
+    measure_divergence: bool = False
+    """Continuation mode: count per call the tokens a canonical re-render would change (costs a full render)."""
     resources: SlurmResources = msgspec.field(default_factory=lambda: SlurmResources(cpus_per_task=4))
 
 

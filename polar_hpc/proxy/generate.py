@@ -123,6 +123,8 @@ class Generator:
             response=ChatMessage(role="assistant"),
             render_mode=prompt.mode,
             divergence_tokens=prompt.divergence_tokens,
+            held_tokens=prompt.held_tokens,
+            rendered_tokens=prompt.rendered_tokens,
             side_request=is_side_request(req),
             timings=Timings(received=received),
         )

@@ -134,6 +134,10 @@ class CompletionRecord(msgspec.Struct, kw_only=True):
     """Continuation mode: tokens where the prompt differs from a canonical render (0 = identical, -1 = not
     measured: measuring re-renders the whole history, the cost continuation mode avoids)."""
     side_request: bool = False
+    held_tokens: int = 0
+    """Continuation mode: prompt tokens reused verbatim from an earlier call (held ids ‖ its reply)."""
+    rendered_tokens: int = 0
+    """Prompt tokens this call rendered and encoded (the whole prompt in canonical mode)."""
     timings: Timings = msgspec.field(default_factory=Timings)
     weight_version: str | None = None
     server: str | None = None
