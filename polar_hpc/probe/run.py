@@ -98,7 +98,7 @@ def harness_version(harness: str) -> str:
                               stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired):
         return ""
-    return (done.stdout.strip().splitlines() or [""])[-1]
+    return ((done.stdout.strip() or done.stderr.strip()).splitlines() or [""])[-1]
 
 
 @contextlib.contextmanager
