@@ -27,7 +27,11 @@ class ChainBreak(msgspec.Struct, kw_only=True, frozen=True):
 class ProbeRow(msgspec.Struct, kw_only=True):
     harness: str
     version: str = ""
-    exit: str = ""
+    status: str = ""
+    """How the harness ended: ``completed`` (exit 0), ``failed``, ``timeout``, ``error``."""
+    returncode: int | None = None
+    detail: str = ""
+    """Why the harness ended that way, when not completed (the tail of its stderr)."""
     reward: float = 0.0
     calls: int = 0
     """Main-agent model calls (side requests left out)."""
@@ -80,11 +84,6 @@ def describe_break(parent: CompletionRecord, rec: CompletionRecord) -> str:
     return "same messages; the prompt tokens differ (template rendering)"
 
 
-def _version(result: SessionResult) -> str:
-    agent = result.metadata.get("agent")
-    return str(agent.get("version", "")) if isinstance(agent, dict) else ""
-
-
 def read_records(path: Path) -> list[CompletionRecord]:
     return [codec.from_json(line, CompletionRecord) for line in path.read_bytes().splitlines() if line.strip()]
 
@@ -93,8 +92,8 @@ def probe_row(result: SessionResult, records: list[CompletionRecord], *, records
               shard: str = "", version: str = "") -> ProbeRow:
     main = [r for r in records if not r.side_request]
     by_id = {r.completion_id: r for r in records}
-    agent = result.metadata.get("agent", {})
-    exit_text = f"{agent.get('status', '?')} (rc {agent.get('returncode', '?')})" if isinstance(agent, dict) else "?"
+    agent = result.metadata.get("agent")
+    agent = agent if isinstance(agent, dict) else {}
     breaks: list[ChainBreak] = []
     for tr in result.trajectory.traces:
         meta = tr.metadata
@@ -107,7 +106,8 @@ def probe_row(result: SessionResult, records: list[CompletionRecord], *, records
         breaks.append(ChainBreak(chain=int(meta.get("chain_index", -1)), reason=str(reason), detail=detail))
     measured = [r.divergence_tokens for r in main if r.render_mode == "continuation"]
     return ProbeRow(
-        harness=result.harness, version=version or _version(result), exit=exit_text, reward=result.reward,
+        harness=result.harness, version=version, status=str(agent.get("status", "")),
+        returncode=agent.get("returncode"), detail=str(agent.get("detail", "")), reward=result.reward,
         calls=len(main), side_calls=len(records) - len(main),
         tool_calls=sum(len(r.response.tool_calls) for r in main),
         parallel_turns=sum(1 for r in main if len(r.response.tool_calls) > 1),
@@ -121,7 +121,7 @@ def probe_row(result: SessionResult, records: list[CompletionRecord], *, records
 def format_row(row: ProbeRow) -> str:
     lines = [
         f"harness        {row.harness} {row.version}".rstrip(),
-        f"exit           {row.exit}",
+        f"exit           {row.status} (exit code {row.returncode}){': ' + row.detail if row.detail else ''}",
         f"reward         {row.reward:g}",
         f"calls          {row.calls} main-agent, {row.side_calls} side; {row.tool_calls} tool calls "
         f"({row.parallel_turns} parallel turns)",
