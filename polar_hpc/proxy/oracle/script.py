@@ -75,6 +75,22 @@ def turns(script: OracleScript, *, parallel: bool) -> list[Turn]:
     return out
 
 
+def load_script(path: str) -> OracleScript:
+    """An oracle script from a JSON file (the fields of :class:`OracleScript`); ValueError naming the fault."""
+    from pathlib import Path
+
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as err:
+        raise ValueError(f"cannot read the oracle script: {err.strerror}") from None
+    try:
+        return msgspec.json.decode(raw, type=OracleScript)
+    except msgspec.ValidationError as err:
+        raise ValueError(f"not an oracle script: {err}") from None
+    except msgspec.DecodeError as err:
+        raise ValueError(f"expected a JSON object with solution_patch or solution_commands: {err}") from None
+
+
 def script_from_task(metadata: dict[str, Any], *, policy: Policy, verify: str | None) -> OracleScript:
     """The script of a task (its metadata holds ``solution_patch`` or ``solution_commands``)."""
     patch = metadata.get(SOLUTION_PATCH)
