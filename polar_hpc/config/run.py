@@ -12,10 +12,11 @@ Backend = Literal["local", "slurm"]
 RuntimeBackend = Literal["apptainer", "bwrap", "local"]
 RenderMode = Literal["canonical", "continuation"]
 ToolParser = Literal["qwen", "qwen3_coder", "none"]
-Policy = Literal["sample", "oracle", "oracle_noop"]
+Policy = Literal["sample", "oracle", "oracle_noop", "oracle_subagent"]
 """Who writes the model's output in a session: the engine samples (the behaviour policy), or the oracle writes the
 task's reference solution as the model's own tool calls and the engine scores them (teacher forcing);
-``oracle_noop`` takes the same turns without applying anything (a grader must then give reward 0)."""
+``oracle_noop`` takes the same turns without applying anything (a grader must then give reward 0);
+``oracle_subagent`` hands the task to the harness's sub-agent tool (Claude Code's ``Agent``), which solves it."""
 TokenPolicy = Literal["sample", "oracle"]
 """What produced a record's or trace's output tokens: sampled by the engine, or forced by the oracle."""
 

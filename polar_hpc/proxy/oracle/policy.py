@@ -17,8 +17,15 @@ from polar_hpc.inference.engine import GenerateResult
 from polar_hpc.inference.forcing import ForcedResult
 from polar_hpc.log import get_logger
 from polar_hpc.proxy.oracle.render import tool_calls_text
-from polar_hpc.proxy.oracle.script import OracleError, OracleScript, Turn, turns
-from polar_hpc.proxy.oracle.tools import ShellTool, WriteTool, pick_tool
+from polar_hpc.proxy.oracle.script import (
+    SUBAGENT_MARKER,
+    OracleError,
+    OracleScript,
+    Turn,
+    delegate_turns,
+    turns,
+)
+from polar_hpc.proxy.oracle.tools import ShellTool, WriteTool, agent_tool, pick_tool
 from polar_hpc.proxy.parse import ToolParser
 from polar_hpc.proxy.side import is_side_request
 from polar_hpc.wire.records import CanonicalRequest, Provider
@@ -61,6 +68,11 @@ def accepts_parallel(raw_request: bytes, provider: Provider) -> bool:
     return not (provider == "anthropic" and isinstance(choice, dict) and choice.get("disable_parallel_tool_use"))
 
 
+def is_subagent(req: CanonicalRequest) -> bool:
+    """A request of the sub-agent the oracle started (its prompt opens with the marker)."""
+    return any(m.role == "user" and SUBAGENT_MARKER in m.content for m in req.messages)
+
+
 def tool_turns_done(req: CanonicalRequest) -> int:
     return sum(1 for m in req.messages if m.role == "assistant" and m.tool_calls)
 
@@ -87,6 +99,8 @@ class OraclePolicy:
             raise OracleError(f"the request offers no shell tool, only the file-writing tool {tool.name!r}; the oracle "
                               "applies patches and commands through a shell")
         plan = turns(self.script, parallel=accepts_parallel(raw_request, provider))
+        if self.script.delegate and not is_subagent(req) and agent_tool(req.tools) is not None:
+            plan = delegate_turns()
         return plan[min(tool_turns_done(req), len(plan) - 1)], tool
 
     def forced_text(self, req: CanonicalRequest, raw_request: bytes, provider: Provider) -> str | None:
@@ -94,6 +108,12 @@ class OraclePolicy:
         if found is None:
             return None
         turn, tool = found
+        if turn.label == "delegate":
+            sub = agent_tool(req.tools)
+            assert sub is not None
+            task = next((m.content for m in reversed(req.messages) if m.role == "user"), "")
+            args = sub.arguments(f"{SUBAGENT_MARKER}\n{task}", "oracle: solve the task")
+            return tool_calls_text([(sub.name, args)], self.tool_parser)
         if not turn.commands:
             return turn.answer
         assert isinstance(tool, ShellTool)

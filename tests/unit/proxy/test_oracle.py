@@ -136,3 +136,23 @@ def test_turn_follows_the_history(qwen3_template: Any) -> None:
     assert policy.turn(CanonicalRequest(messages=msgs[:1]), b"{}", "openai_chat") is None  # no tools: sampled
     ids = policy.forced_ids("done", in_think=True)
     assert ids[-1] == qwen3_template.end_of_turn_id and qwen3_template.decode(ids).startswith("</think>")
+
+
+def test_delegating_oracle_calls_the_subagent_tool_then_answers(qwen3_template: Any) -> None:
+    from polar_hpc.proxy.oracle.script import SUBAGENT_MARKER
+
+    agent = ToolSpec(name="Agent", parameters=obj({"description": S, "prompt": S, "subagent_type": S}, ["description", "prompt"]))
+    script = OracleScript(solution_patch=PATCH, verify="pytest -q", delegate=True)
+    policy = OraclePolicy(script, qwen3_template, "qwen")
+    main = [ChatMessage(role="user", content="fix calc")]
+    text = policy.forced_text(CanonicalRequest(messages=main, tools=[agent, SHELLS["claude_code"]]), b"{}", "anthropic")
+    assert text is not None
+    call = parse_reply(text, "qwen").tool_calls[0]
+    args = json.loads(call.arguments)
+    assert call.name == "Agent" and args["prompt"] == f"{SUBAGENT_MARKER}\nfix calc" and args["description"]
+    sub = [ChatMessage(role="user", content=args["prompt"])]
+    sub_turn = policy.turn(CanonicalRequest(messages=sub, tools=[SHELLS["claude_code"]]), b"{}", "anthropic")
+    assert sub_turn is not None and sub_turn[0].label == "look"  # the sub-agent runs the script
+    main += [ChatMessage(role="assistant", tool_calls=[call]), ChatMessage(role="tool", content="done")]
+    last = policy.turn(CanonicalRequest(messages=main, tools=[agent, SHELLS["claude_code"]]), b"{}", "anthropic")
+    assert last is not None and last[0].label == "answer"
