@@ -71,6 +71,8 @@ def _how(old: ChatMessage, new: ChatMessage) -> str:
 def describe_break(parent: CompletionRecord, rec: CompletionRecord) -> str:
     """Which message of ``rec``'s request differs from the history ``parent`` had reached, and how."""
     old, new = _history(parent), rec.canonical.messages
+    if new == parent.canonical.messages:
+        return f"the same request as call {parent.index} again (the client retried it)"
     if parent.canonical.tools != rec.canonical.tools:
         names = sorted({t.name for t in parent.canonical.tools} ^ {t.name for t in rec.canonical.tools})
         return "tool list changed" + (f" ({', '.join(names)})" if names else " (schemas)")

@@ -38,6 +38,11 @@ if TYPE_CHECKING:
 log = get_logger("proxy")
 
 SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+KEEPALIVE = b": keep-alive\n\n"
+GOOGLE_KEEPALIVE = b"\n"
+"""google-genai's JS stream parser (Gemini CLI) only reads ``data:`` frames at the head of its buffer (leading
+whitespace allowed): an SSE comment there blocks every later frame and the call fails ("Incomplete JSON segment
+at the end"), so Gemini CLI retried every call slower than the keep-alive interval. A blank line is harmless."""
 _JSON_CT = "application/json"
 _DECODE = msgspec.json.Decoder()
 _ENC = msgspec.json.Encoder()
@@ -270,7 +275,7 @@ class ProxyServer:
                 if resp is None:
                     resp = web.StreamResponse(headers=SSE_HEADERS)
                     await resp.prepare(request)
-                await resp.write(b": keep-alive\n\n")
+                await resp.write(GOOGLE_KEEPALIVE if provider == "google" else KEEPALIVE)
             err = task.exception()
             if err is not None:
                 finished = True
