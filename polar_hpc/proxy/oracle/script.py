@@ -93,6 +93,14 @@ def load_script(path: str) -> OracleScript:
         raise ValueError(f"expected a JSON object with solution_patch or solution_commands: {err}") from None
 
 
+def summary(script: OracleScript, done: int) -> str:
+    """A plain progress summary (what a harness asks for when it compacts its history)."""
+    labels = [t.label for t in turns(script, parallel=False)]
+    did, left = labels[:done], labels[done:]
+    return (f"Summary: the steps done so far are {', '.join(did) or 'none'}; "
+            f"left to do: {', '.join(left) or 'nothing'}. Continue with the next step.")
+
+
 SUBAGENT_MARKER = "[oracle sub-agent task]"
 """Opens the prompt the oracle gives a sub-agent: requests whose user turns hold it are the sub-agent's."""
 DELEGATED_ANSWER = "The sub-agent applied the fix and ran the tests; the task is done."
