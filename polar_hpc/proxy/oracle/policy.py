@@ -111,8 +111,10 @@ class OraclePolicy:
             return None
         if not req.tools:
             ctx = is_subagent(req)
-            done = self.dropped[ctx] + self.seen[ctx]
-            return (Turn(label="summary", answer=summary(self.script, done)), None) if done else None
+            if not self.dropped[ctx] + self.seen[ctx]:
+                return None
+            done = self._step(req)
+            return Turn(label="summary", answer=summary(self.script, done)), None
         tool = pick_tool(req.tools)
         if not self.logged_tools:
             self.logged_tools = True
