@@ -68,9 +68,27 @@ def _how(old: ChatMessage, new: ChatMessage) -> str:
     return f"content rewritten ({len(old.content)} -> {len(new.content)} chars)"
 
 
+def _spawned_by(old: list[ChatMessage], new: list[ChatMessage]) -> str | None:
+    """The tool call of the parent's history whose prompt opens the new context (a sub-agent), if any."""
+    first = next((m.content for m in new if m.role == "user"), "")
+    for m in old:
+        for call in m.tool_calls:
+            try:
+                args = msgspec.json.decode(call.arguments)
+            except msgspec.DecodeError:
+                continue
+            values = args.values() if isinstance(args, dict) else []
+            if any(isinstance(v, str) and len(v) >= 20 and v.strip() in first for v in values):
+                return call.name
+    return None
+
+
 def describe_break(parent: CompletionRecord, rec: CompletionRecord) -> str:
     """Which message of ``rec``'s request differs from the history ``parent`` had reached, and how."""
     old, new = _history(parent), rec.canonical.messages
+    spawner = _spawned_by(old, new)
+    if spawner is not None:
+        return f"a sub-agent's own context, started by the parent's {spawner} tool call"
     if new == parent.canonical.messages:
         return f"the same request as call {parent.index} again (the client retried it)"
     if parent.canonical.tools and not rec.canonical.tools:
