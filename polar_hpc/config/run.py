@@ -13,6 +13,13 @@ Backend = Literal["local", "slurm"]
 RuntimeBackend = Literal["apptainer", "bwrap", "local"]
 RenderMode = Literal["canonical", "continuation"]
 ToolParser = Literal["qwen", "qwen3_coder", "none"]
+Policy = Literal["sample", "oracle", "oracle_noop", "oracle_subagent"]
+"""Who writes the model's output in a session: the engine samples (the behaviour policy), or the oracle writes the
+task's reference solution as the model's own tool calls and the engine scores them (teacher forcing);
+``oracle_noop`` takes the same turns without applying anything (a grader must then give reward 0);
+``oracle_subagent`` hands the task to the harness's sub-agent tool (Claude Code's ``Agent``), which solves it."""
+TokenPolicy = Literal["sample", "oracle"]
+"""What produced a record's or trace's output tokens: sampled by the engine, or forced by the oracle."""
 
 # value ranges, checked when a recipe, an override or a submitted task is decoded
 AtLeast1 = Annotated[int, Meta(ge=1)]
@@ -104,6 +111,10 @@ class GatewayConfig(StrictStruct):
     drain_grace_s: Annotated[float, Meta(ge=0)] = 60.0
     render: RenderMode = "continuation"
     proxy_port: Port = 0
+    keep_records: bool = False
+    """Also write each session's completion records to ``run_dir/records/<session>.jsonl``."""
+    measure_divergence: bool = False
+    """Continuation mode: count per call the tokens a canonical re-render would change (costs a full render)."""
     resources: SlurmResources = msgspec.field(default_factory=lambda: SlurmResources(cpus_per_task=4))
 
 
@@ -135,6 +146,7 @@ class AgentSpec(StrictStruct):
     max_turns: AtLeast1 | None = None
     env: dict[str, str] = msgspec.field(default_factory=dict)
     settings: dict[str, Any] = msgspec.field(default_factory=dict)
+    policy: Policy = "sample"
 
 
 class BuilderSpec(StrictStruct):
