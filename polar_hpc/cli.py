@@ -24,6 +24,7 @@ SUBCOMMAND_MODULES = [
     "polar_hpc.store.cli",
     "polar_hpc.train.cli",
     "polar_hpc.assets.cli",
+    "polar_hpc.images.cli",
 ]
 
 

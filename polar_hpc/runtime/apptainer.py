@@ -27,37 +27,12 @@ from polar_hpc.runtime.base import (
 )
 from polar_hpc.runtime.bwrap import FORWARDER_SRC, forwarder_prefix, parse_bind
 from polar_hpc.runtime.common import SandboxBase
+from polar_hpc.runtime.naming import instance_name, instance_prefix
 from polar_hpc.runtime.process import kill_tree, run_command
 from polar_hpc.util.fs import write_atomic
 
 log = get_logger("runtime")
 STOP_TIMEOUT_S = 30
-
-
-def instance_prefix(run_dir: Path, rank: int) -> str:
-    """``polar-<run8>-r<rank>-``: what every instance of one gateway rank of one run is named with.
-
-    Instances are daemons: they outlive a crashed gateway, and its next life stops them by this prefix."""
-    run = hashlib.sha256(str(Path(run_dir).resolve()).encode()).hexdigest()[:8]
-    return f"polar-{run}-r{rank}-"
-
-
-def _owner_prefix(session_dir: Path) -> str:
-    """The run+rank prefix of a session dir under ``<run>/sessions/rank-NNNNN/``, else plain ``polar-``."""
-    for parent in session_dir.parents:
-        m = re.fullmatch(r"rank-(\d+)", parent.name)
-        if m and parent.parent.name == "sessions":
-            return instance_prefix(parent.parent.parent, int(m.group(1)))
-    return "polar-"
-
-
-def instance_name(session_dir: Path) -> str:
-    """``<prefix><id20>-<sha8>``: readable, unique per session dir, within Apptainer's name rules; the prefix
-    names the run and gateway rank (:func:`instance_prefix`) where the session dir lies in a run's tree."""
-    session_dir = Path(session_dir).resolve()
-    tag = re.sub(r"[^A-Za-z0-9_.-]", "-", session_dir.name)[:20]
-    digest = hashlib.sha256(str(session_dir).encode()).hexdigest()[:8]
-    return f"{_owner_prefix(session_dir)}{tag}-{digest}"
 
 
 def start_argv(
