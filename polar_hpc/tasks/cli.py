@@ -1,0 +1,33 @@
+"""``polar-hpc tasks import swe-gym|swe-bench ROWS --out tasks.jsonl``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("tasks", help="import SWE-bench / SWE-Gym rows as a task file")
+    sub = parser.add_subparsers(dest="tasks_command", metavar="ACTION", required=True)
+    imp = sub.add_parser("import", help="rows (JSONL or Parquet, as `datasets` exports them) → task JSONL with "
+                                        "published images, grading specs and gold patches")
+    imp.add_argument("dataset", choices=["swe-bench", "swe-gym"])
+    imp.add_argument("rows", type=Path)
+    imp.add_argument("--out", type=Path, required=True)
+    imp.add_argument("--namespace", default=None, help="image namespace (default: swebench / xingyaoww)")
+    imp.add_argument("--limit", type=int, default=None)
+    imp.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from polar_hpc.tasks.importer import TaskImportError, import_rows
+    from polar_hpc.tasks.upstream import UpstreamUnavailable
+
+    try:
+        n = import_rows(args.dataset, args.rows, args.out, namespace=args.namespace, limit=args.limit)
+    except (TaskImportError, UpstreamUnavailable) as err:
+        sys.stderr.write(f"polar-hpc tasks import: {err}\n")
+        return 2
+    sys.stdout.write(f"{n} tasks → {args.out}\n")
+    return 0
