@@ -73,12 +73,18 @@ def task_row(dataset: Dataset, row: dict[str, Any], where: str, *, namespace: st
         spec: GradingSpec = swebench_spec(row) if dataset == "swe-bench" else swegym_spec(row)
     except SpecError as err:
         raise TaskImportError(f"{where}: instance {iid}: {err}") from None
-    image = swebench_image(iid, *([namespace] if namespace else [])) if dataset == "swe-bench" else \
-        swegym_image(iid, *([namespace] if namespace else []))
+    ns = [namespace] if namespace else []
+    image = swebench_image(iid, *ns) if dataset == "swe-bench" else swegym_image(iid, *ns)
+    return make_task_row(row, spec, docker_uri(image), dataset=dataset, where=where)
+
+
+def make_task_row(row: dict[str, Any], spec: GradingSpec, image: str, *, dataset: str,
+                  where: str = "row") -> dict[str, Any]:
+    """The task row of one instance row, its grading spec and its image reference."""
     return {
-        "instance_id": iid,
+        "instance_id": spec.instance_id,
         "problem_statement": str(row["problem_statement"]),
-        "image": docker_uri(image),
+        "image": image,
         "repo": spec.repo,
         "version": spec.version,
         "FAIL_TO_PASS": _tests(row["FAIL_TO_PASS"], where, "FAIL_TO_PASS"),
