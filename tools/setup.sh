@@ -17,7 +17,8 @@ fi
 
 # torch 2.13.0 CPU first, so nothing pulls a CUDA build.
 python3 -m pip install -q torch==2.13.0
-python3 -m pip install -q -e '.[reference,train,dev]'
+python3 -m pip install -q -e '.[reference,train,dev,swe]'
+python3 -m pip install -q --no-deps swebench==4.1.0   # the official SWE-bench specs, parsers, grading
 
 if [ -z "${POLAR_SKIP_HARNESSES:-}" ]; then
   bash tools/install_harnesses.sh
@@ -41,4 +42,5 @@ if [ -z "${POLAR_SKIP_CONTAINERS:-}" ]; then
     printf '[containers]\ndefault_ulimits = []\n[engine]\nruntime = "runc"\n' | $SUDO tee /etc/containers/containers.conf >/dev/null
   fi
   polar-hpc images build-base --engine podman
+  polar-hpc tasks build-offline --engine podman >/dev/null   # the real-repo SWE task set and its images
 fi

@@ -16,6 +16,8 @@ import shlex
 import shutil
 from pathlib import Path
 
+import msgspec
+
 from polar_hpc.config.run import RuntimeSpec
 from polar_hpc.log import get_logger
 from polar_hpc.runtime.base import (
@@ -33,6 +35,21 @@ from polar_hpc.util.fs import write_atomic
 
 log = get_logger("runtime")
 STOP_TIMEOUT_S = 30
+
+
+def cached_image(spec: RuntimeSpec) -> RuntimeSpec:
+    """The spec with a ``docker://`` image replaced by its SIF in ``runtime.image_cache`` when that is there
+    (``polar-hpc images prepare`` writes it); otherwise unchanged (Apptainer then pulls into its own cache)."""
+    if not spec.image or not spec.image_cache or not spec.image.startswith("docker://"):
+        return spec
+    from polar_hpc.images.prepare import sif_path
+
+    sif = sif_path(spec.image_cache, spec.image)
+    if not sif.is_file():
+        log.warning("apptainer: %s is not in runtime.image_cache (%s): pulling it on this node (run "
+                    "`polar-hpc images prepare` first)", spec.image, sif)
+        return spec
+    return msgspec.structs.replace(spec, image=str(sif))
 
 
 def start_argv(
@@ -164,7 +181,7 @@ class ApptainerRuntime(SandboxBase):
         work = self.scratch / "work"
         overlay.mkdir()
         work.mkdir()
-        argv = start_argv(self.spec, name=self.name, session_dir=self.session_dir, overlay_dir=overlay,
+        argv = start_argv(cached_image(self.spec), name=self.name, session_dir=self.session_dir, overlay_dir=overlay,
                           work_dir=work, proxy_socket=self.proxy_socket, binary=self.binary)
         res = await run_command(argv, env=self._host_env(), timeout_s=self.spec.start_timeout_s)
         if not res.ok:

@@ -154,12 +154,13 @@ def build_repo(instance: Instance, pristine: Path, testbed: Path) -> tuple[str, 
     return base, gold, test_patch
 
 
-def build_image(engine: str, name: str, testbed: Path, base_image: str) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        containerfile = Path(tmp) / "Containerfile"
-        containerfile.write_text(f"FROM {base_image}\nCOPY . /testbed\nWORKDIR /testbed\n")
-        _run([engine, "build", "-q", "--pull=never" if engine == "podman" else "--pull=false", "-t", name,
-              "-f", str(containerfile), str(testbed)], f"{engine} build {name}")
+def build_image(engine: str, name: str, testbed: Path, base_image: str, cache: Path) -> None:
+    from polar_hpc.images.prepare import ImageJob, prepare_one, save_record
+
+    rec = prepare_one(engine, cache, ImageJob(name, context=str(testbed), base=base_image))
+    if rec.status != "ok":
+        raise BuildError(f"{engine} build {name}: {rec.log_tail[-1500:]}")
+    save_record(cache, engine, rec)
 
 
 def run_tests(engine: str, image: str, spec: GradingSpec, gold: str | None) -> dict[str, str]:
@@ -206,7 +207,7 @@ def build(out: Path | None = None, *, engine: str = "podman", base_image: str = 
         testbed = out / "testbeds" / inst.instance_id
         base, gold, test_patch = build_repo(inst, pristine[inst.project], testbed)
         name = image_name(inst.instance_id)
-        build_image(engine, name, testbed, base_image)
+        build_image(engine, name, testbed, base_image, out / "images")
         spec = GradingSpec(instance_id=inst.instance_id, repo=project.repo, version=project.version,
                            base_commit=base, test_patch=test_patch, test_cmd=TEST_CMD, log_parser="parse_log_pytest",
                            test_directives=test_directives(project.repo, test_patch), env_setup=[],
@@ -225,7 +226,8 @@ def build(out: Path | None = None, *, engine: str = "podman", base_image: str = 
             "created_at": "2024-01-01T00:00:00Z", "version": project.version, "FAIL_TO_PASS": json.dumps(f2p),
             "PASS_TO_PASS": json.dumps(p2p), "environment_setup_commit": base}
         rows.append(row)
-        tasks.append(make_task_row(row, spec, name, dataset="polar-offline"))
+        tasks.append({**make_task_row(row, spec, name, dataset="polar-offline"), "image_context": str(testbed),
+                      "image_base": base_image})
     out.mkdir(parents=True, exist_ok=True)
     (out / "instances.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     tasks_path.write_text("".join(json.dumps(t) + "\n" for t in tasks))
