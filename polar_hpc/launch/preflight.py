@@ -33,5 +33,8 @@ def preflight(cfg: RunConfig) -> None:
     else:
         if n == 0 and cfg.tasks.path:
             problems.append(f"tasks.path: {cfg.tasks.path} holds no tasks")
+    from polar_hpc.tasks.preflight import task_set_problems
+
+    problems += task_set_problems(cfg)
     if problems:
         raise ConfigError("the run cannot start:\n  - " + "\n  - ".join(problems))
