@@ -18,6 +18,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     prep = sub.add_parser("prepare", help="prepare every distinct image of a recipe's or a task file's tasks into "
                                           "the shared cache (SIF files for Apptainer, local images for podman/docker)")
     prep.add_argument("source", type=Path, help="a recipe (.toml) or a task file (.jsonl with an `image` field)")
+    prep.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                      help="recipe override, as for launch (e.g. tasks.path=/data/swegym.jsonl)")
     prep.add_argument("--engine", choices=["apptainer", "podman", "docker"], default=None,
                       help="default: the recipe's runtime.backend (podman for a task file)")
     prep.add_argument("--cache", type=Path, default=None, help="default: runtime.image_cache (Apptainer)")
@@ -30,7 +32,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     prep.add_argument("--submit", action="store_true", help="with --slurm-script: sbatch it")
 
 
-def _jobs(source: Path) -> tuple[list[ImageJob], str | None, str | None]:
+def _jobs(source: Path, overrides: list[str]) -> tuple[list[ImageJob], str | None, str | None]:
     """(jobs, the recipe's engine, the recipe's image cache)."""
     from polar_hpc.images.prepare import jobs_from_rows
 
@@ -38,7 +40,7 @@ def _jobs(source: Path) -> tuple[list[ImageJob], str | None, str | None]:
         from polar_hpc.config import load_recipe
         from polar_hpc.coordinator.tasks import iter_tasks
 
-        cfg = load_recipe(source)
+        cfg = load_recipe(source, overrides)
         rows = [{"image": t.runtime.image} for t in iter_tasks(cfg) if t.runtime is not None]
         engine = cfg.runtime.backend if cfg.runtime.backend in ("apptainer", "podman", "docker") else None
         return jobs_from_rows(rows), engine, cfg.runtime.image_cache
@@ -49,12 +51,13 @@ def _jobs(source: Path) -> tuple[list[ImageJob], str | None, str | None]:
 
 
 def run_prepare(args: argparse.Namespace) -> int:
+    from polar_hpc.config import ConfigError
     from polar_hpc.images.base import local_cache
     from polar_hpc.images.prepare import DEFAULT_ESTIMATE_GB, plan, prepare, slurm_array_script
 
     try:
-        jobs, engine, image_cache = _jobs(args.source)
-    except (ValueError, json.JSONDecodeError) as err:
+        jobs, engine, image_cache = _jobs(args.source, args.overrides)
+    except (ValueError, json.JSONDecodeError, ConfigError) as err:
         sys.stderr.write(f"polar-hpc images prepare: {err}\n")
         return 2
     engine = args.engine or engine or "podman"
@@ -81,7 +84,8 @@ def run_prepare(args: argparse.Namespace) -> int:
         return 2
     if args.slurm_script is not None:
         script = slurm_array_script(tasks=str(args.source.resolve()), cache=str(cache), count=len(jobs),
-                                    parallel=args.parallel)
+                                    parallel=args.parallel, overrides=args.overrides)
+        (cache / "logs").mkdir(parents=True, exist_ok=True)  # sbatch does not create its output folder
         args.slurm_script.write_text(script)
         sys.stdout.write(f"wrote {args.slurm_script}: sbatch {args.slurm_script}\n")
         if args.submit:

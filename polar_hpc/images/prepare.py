@@ -237,7 +237,8 @@ def prepare(engine: str, cache: Path, jobs: list[ImageJob], *, parallel: int = 4
 
 
 def slurm_array_script(*, tasks: str, cache: str, count: int, parallel: int, partition: str | None = None,
-                       time_min: int = 120, cpus: int = 4, mem_gb: int = 16, polar_hpc: str = "polar-hpc") -> str:
+                       time_min: int = 120, cpus: int = 4, mem_gb: int = 16, polar_hpc: str = "polar-hpc",
+                       overrides: list[str] | None = None) -> str:
     """An sbatch script preparing image ``$SLURM_ARRAY_TASK_ID`` of ``tasks`` per array task, ``parallel`` at once
     (Apptainer builds on compute nodes into the shared cache)."""
     lines = ["#!/bin/bash", "#SBATCH --job-name=polar-images", f"#SBATCH --array=0-{count - 1}%{parallel}",
@@ -248,5 +249,6 @@ def slurm_array_script(*, tasks: str, cache: str, count: int, parallel: int, par
     lines += ["set -euo pipefail",
               "export APPTAINER_CACHEDIR=${APPTAINER_CACHEDIR:-${TMPDIR:-/tmp}/apptainer-$SLURM_JOB_ID}",
               f"exec {polar_hpc} images prepare {shlex.quote(tasks)} --engine apptainer --cache {shlex.quote(cache)} "
-              "--index \"$SLURM_ARRAY_TASK_ID\" --parallel 1 --yes"]
+              + "".join(f"--set {shlex.quote(o)} " for o in overrides or [])
+              + "--index \"$SLURM_ARRAY_TASK_ID\" --parallel 1 --yes"]
     return "\n".join(lines) + "\n"
