@@ -26,6 +26,7 @@ SUBCOMMAND_MODULES = [
     "polar_hpc.assets.cli",
     "polar_hpc.images.cli",
     "polar_hpc.tasks.cli",
+    "polar_hpc.probe.cli",
 ]
 
 

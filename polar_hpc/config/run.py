@@ -12,6 +12,12 @@ Backend = Literal["local", "slurm"]
 RuntimeBackend = Literal["apptainer", "bwrap", "local", "docker", "podman"]
 RenderMode = Literal["canonical", "continuation"]
 ToolParser = Literal["qwen", "qwen3_coder", "none"]
+Policy = Literal["sample", "oracle", "oracle_noop"]
+"""Who writes the model's output in a session: the engine samples (the behaviour policy), or the oracle writes the
+task's reference solution as the model's own tool calls and the engine scores them (teacher forcing);
+``oracle_noop`` takes the same turns without applying anything (a grader must then give reward 0)."""
+TokenPolicy = Literal["sample", "oracle"]
+"""What produced a record's or trace's output tokens: sampled by the engine, or forced by the oracle."""
 
 
 class SlurmResources(StrictStruct):
@@ -85,6 +91,10 @@ class GatewayConfig(StrictStruct):
     drain_grace_s: float = 60.0
     render: RenderMode = "continuation"
     proxy_port: int = 0
+    keep_records: bool = False
+    """Also write each session's completion records to ``run_dir/records/<session>.jsonl``."""
+    measure_divergence: bool = False
+    """Continuation mode: count per call the tokens a canonical re-render would change (costs a full render)."""
     resources: SlurmResources = msgspec.field(default_factory=lambda: SlurmResources(cpus_per_task=4))
 
 
@@ -124,6 +134,7 @@ class AgentSpec(StrictStruct):
     max_turns: int | None = None
     env: dict[str, str] = msgspec.field(default_factory=dict)
     settings: dict[str, Any] = msgspec.field(default_factory=dict)
+    policy: Policy = "sample"
 
 
 class BuilderSpec(StrictStruct):

@@ -23,6 +23,7 @@ import numpy as np
 
 from polar_hpc.inference.admin import EngineAdmin
 from polar_hpc.inference.errors import ContextOverflow, EngineError, EngineTimeout, EngineUnavailable
+from polar_hpc.inference.forcing import ForcedResult, forced_logprobs, forcing_request
 from polar_hpc.inference.http1 import Http1Pool
 from polar_hpc.inference.protocol import (
     ErrorResponse,
@@ -245,6 +246,67 @@ class SGLangEngine(EngineAdmin):
         raise EngineUnavailable(
             f"generate failed on every attempt ({len(errors)}): " + " | ".join(errors[-4:])
         )
+
+    async def teacher_force(
+        self,
+        input_ids: list[int],
+        forced_ids: list[int],
+        *,
+        session_id: str | None = None,
+        deadline: float | None = None,
+    ) -> ForcedResult:
+        """The model's logprobs of ``forced_ids`` after ``input_ids`` (one prefill; see ``inference.forcing``).
+
+        Routing, retries and deadlines as :meth:`generate`."""
+        request = forcing_request(input_ids, forced_ids)
+        n = len(request.input_ids or ())
+        if self.context_length is not None and n > self.context_length:
+            raise ContextOverflow(
+                f"prompt and forced tokens hold {n} tokens; the model's context length is {self.context_length}",
+                prompt_tokens=n, context_length=self.context_length,
+            )
+        deadline = deadline if deadline is not None else time.monotonic() + self.request_timeout_s
+        tried: set[str] = set()
+        errors: list[str] = []
+        for attempt in range(1, self.max_retries + 2):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            server = self.pool.choose(session_id, frozenset(tried))
+            if attempt > 1:
+                await asyncio.sleep(min(remaining, self.pool.wait_s(server),
+                                        self.max_backoff_s, self.backoff_s * 2 ** (attempt - 2)))
+            request.rid = uuid.uuid4().hex
+            body = self._encoder.encode(request)
+            if self.request_hook is not None:
+                self.request_hook(body)
+            try:
+                status, raw = await self._post(server, body, request.rid, max(0.001, deadline - time.monotonic()))
+            except aiohttp.ClientError as err:
+                status, raw = 599, f"{type(err).__name__}: {err}".encode()
+            if status >= 500:
+                msg = f"HTTP {status}: {raw[:300].decode(errors='replace')}"
+                self.pool.mark_failed(server, msg)
+                tried.add(server.url)
+                errors.append(f"attempt {attempt} at {server.url} (rid {request.rid}): {msg}")
+                continue
+            self.pool.mark_ok(server)
+            where = f"{server.url} (rid {request.rid})"
+            if status != 200:
+                raise self._client_error(status, raw, server.url, request.rid, n)
+            try:
+                resp = self._decoder.decode(raw)
+            except msgspec.DecodeError as err:
+                raise EngineError(f"{where} sent a /generate response that does not decode: {err}") from None
+            meta = resp.meta_info
+            return ForcedResult(logprobs=forced_logprobs(resp, len(input_ids), forced_ids, where),
+                                prompt_tokens=meta.prompt_tokens, cached_tokens=meta.cached_tokens,
+                                weight_version=meta.weight_version, server=server.url, rid=request.rid,
+                                attempts=attempt)
+        if time.monotonic() >= deadline:
+            raise EngineTimeout(f"teacher forcing passed its deadline; servers: {self.pool.describe()}"
+                                + (f"; last error: {errors[-1]}" if errors else ""))
+        raise EngineUnavailable(f"teacher forcing failed on every attempt ({len(errors)}): " + " | ".join(errors[-4:]))
 
     async def _post(self, server: ServerState, body: bytes, rid: str, remaining: float) -> tuple[int, bytes]:
         server.inflight += 1

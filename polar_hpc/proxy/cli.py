@@ -26,6 +26,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--context-length", type=int, default=32768)
     p.add_argument("--max-new-tokens", type=int, default=4096)
     p.add_argument("--request-timeout", type=float, default=600.0)
+    p.add_argument("--oracle", default=None, metavar="SCRIPT",
+                   help="answer every session's agent calls with the oracle policy: a JSON file with solution_patch "
+                        "or solution_commands (and optional verify, answer, noop), written as the model's own tool "
+                        "calls and scored by the engine (teacher forcing)")
     p.add_argument("--engine-api-key", default=None, metavar="KEY",
                    help="the servers' API key (SGLang's --api-key); default: $POLAR_INFERENCE_API_KEY")
     p.set_defaults(func=run)
@@ -44,6 +48,15 @@ def run(args: argparse.Namespace) -> int:
     from polar_hpc.proxy.server import ProxyServer
 
     log = get_logger("proxy.cli")
+    oracle = None
+    if args.oracle:
+        from polar_hpc.proxy.oracle.script import load_script
+
+        try:
+            oracle = load_script(args.oracle)
+        except ValueError as err:
+            sys.stderr.write(f"polar-hpc proxy: --oracle {args.oracle}: {err}\n")
+            return 2
 
     async def main() -> None:
         template = ChatTemplate.from_model_dir(resolve_model(args.model))
@@ -55,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
             context_length=args.context_length, max_new_tokens=args.max_new_tokens, records_dir=args.records,
             request_timeout_s=args.request_timeout,
         )
-        keys = [server.open_session(k, api_key=k) for k in args.session_key] or [server.open_session("session-0")]
+        keys = ([server.open_session(k, api_key=k, oracle=oracle) for k in args.session_key]
+                or [server.open_session("session-0", oracle=oracle)])
         base = await server.start(args.host, args.port, args.unix)
         sys.stdout.write(f"proxy listening on {base}\n")
         if not args.session_key:

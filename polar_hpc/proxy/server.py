@@ -32,6 +32,8 @@ from polar_hpc.wire.records import CompletionRecord, Provider
 
 if TYPE_CHECKING:
     from polar_hpc.inference.template import ChatTemplate
+    from polar_hpc.proxy.oracle.policy import OraclePolicy
+    from polar_hpc.proxy.oracle.script import OracleScript
 
 log = get_logger("proxy")
 
@@ -42,12 +44,13 @@ _ENC = msgspec.json.Encoder()
 
 
 class _Session:
-    __slots__ = ("session_id", "log", "builder")
+    __slots__ = ("session_id", "log", "builder", "oracle")
 
-    def __init__(self, session_id: str, log: SessionLog, builder: Any) -> None:
+    def __init__(self, session_id: str, log: SessionLog, builder: Any, oracle: OraclePolicy | None = None) -> None:
         self.session_id = session_id
         self.log = log
         self.builder = builder
+        self.oracle = oracle
 
 
 def _json(data: bytes, status: int = 200) -> web.Response:
@@ -120,8 +123,12 @@ class ProxyServer:
         self.app.router.add_route("*", "/{tail:.*}", self._handle)
 
     # -- sessions ----------------------------------------------------------------------------------
-    def open_session(self, session_id: str, api_key: str | None = None) -> str:
-        """Register a session; returns the API key its harness must send (unguessable unless given)."""
+    def open_session(self, session_id: str, api_key: str | None = None, oracle: OracleScript | None = None) -> str:
+        """Register a session; returns the API key its harness must send (unguessable unless given).
+
+        ``oracle``: the session's agent calls are answered by the oracle policy with this script (forced and
+        scored by the engine) instead of being sampled."""
+        from polar_hpc.proxy.oracle.policy import OraclePolicy
         from polar_hpc.trajectory.continuation import PromptBuilder
 
         key = api_key or f"sk-polar-{secrets.token_urlsafe(24)}"
@@ -134,7 +141,8 @@ class ProxyServer:
             session_id, memory_limit_bytes=self.session_memory_bytes, spill_dir=self._spill_dir, jsonl_path=jsonl
         )
         builder = PromptBuilder(self.template, self.render_mode, measure_divergence=self.measure_divergence)  # type: ignore[arg-type]
-        self._sessions[key] = _Session(session_id, slog, builder)
+        policy = OraclePolicy(oracle, self.template, self.gen.tool_parser) if oracle is not None else None
+        self._sessions[key] = _Session(session_id, slog, builder, policy)
         return key
 
     def close_session(self, api_key: str) -> list[CompletionRecord]:
@@ -221,6 +229,7 @@ class ProxyServer:
             index=index,
             raw_request=raw,
             received=received,
+            oracle=session.oracle,
         )
         if norm.canonical.stream:
             return await self._stream(request, route.provider, session, index, norm, call)

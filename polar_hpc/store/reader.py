@@ -21,6 +21,7 @@ from polar_hpc.store.encode import (
     decode_trace_blob,
     rebuild_session,
     rebuild_trace,
+    token_policy,
 )
 from polar_hpc.store.schema import TraceBlob
 from polar_hpc.store.shardfile import (
@@ -86,6 +87,8 @@ class TraceView(msgspec.Struct, kw_only=True):
     session_reward: float
     reward: float
     finish_reason: str
+    policy: str
+    """``sample`` | ``oracle``: whether the trace's trainable tokens were sampled or forced by the oracle."""
     harness: str
     model: str
     policy_version: int
@@ -211,6 +214,7 @@ class ShardReader:
                         session_reward=float(t.reward[row]),
                         reward=rewards[ti],
                         finish_reason=tr.finish_reason[ti],
+                        policy=tr.policy[ti],
                         harness=t.harness[row],
                         model=t.model[row],
                         policy_version=int(t.policy_version[row]),
@@ -277,6 +281,7 @@ class _Loaded(msgspec.Struct):
                     tok.response_logprobs[c:d].copy(),
                     self.tr.finish_reason[ti],
                     self.rewards[ti],
+                    token_policy(self.tr.policy[ti]),
                 )
             )
         return rebuild_session(

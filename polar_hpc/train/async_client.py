@@ -114,12 +114,15 @@ class AsyncStats(msgspec.Struct, kw_only=True):
     update_seconds: float = 0.0
 
 
-def group_samples(group: Group) -> list[TrainSample]:
-    """Every trace of every session of ``group``; TIMEOUT / ERROR sessions are kept with an all-zero mask."""
+def group_samples(group: Group, *, include_oracle: bool = False) -> list[TrainSample]:
+    """Every trace of every session of ``group``; TIMEOUT / ERROR sessions are kept with an all-zero mask.
+    Oracle traces (forced tokens, not the behaviour policy's samples) are left out unless ``include_oracle``."""
     out = []
     for r in sorted(group.results, key=lambda r: r.sample_index):
         masked = r.trajectory.status != TraceStatus.COMPLETED
         for j, tr in enumerate(r.trajectory.traces):
+            if tr.policy == "oracle" and not include_oracle:
+                continue
             pl, rl = int(tr.prompt_ids.shape[0]), int(tr.response_ids.shape[0])
             mask = np.zeros(pl + rl, dtype=np.uint8)
             if not masked:

@@ -22,7 +22,7 @@ import msgspec
 import numpy as np
 
 from polar_hpc.store.shardfile import Tokens, open_shard, read_tokens
-from polar_hpc.train.index import Dedup, RunPath, TraceIndex, TraceSelect, build_index
+from polar_hpc.train.index import Dedup, RunPath, TraceIndex, TraceSelect, build_index, rl_select
 
 
 class ReaderConfig(msgspec.Struct, kw_only=True, frozen=True):
@@ -36,6 +36,8 @@ class ReaderConfig(msgspec.Struct, kw_only=True, frozen=True):
     """Pad every batch to exactly ``token_budget`` (pad id 0, loss mask 0, segment id -1)."""
     cache_shards: int = 64
     """Shards whose token columns stay in memory (LRU); random order reads each shard many times."""
+    include_oracle: bool = False
+    """Also read oracle traces (forced tokens, not sampled by the behaviour policy); RL leaves them out."""
 
 
 class Cursor(msgspec.Struct, kw_only=True, frozen=True):
@@ -101,7 +103,8 @@ class TraceReader:
         self.config = config or ReaderConfig()
         if self.config.token_budget < 1:
             raise ValueError(f"ReaderConfig.token_budget must be >= 1, got {self.config.token_budget}")
-        self.index = index if index is not None else build_index(runs, select, dedup=self.config.dedup)
+        self.index = index if index is not None else build_index(
+            runs, rl_select(select, self.config.include_oracle), dedup=self.config.dedup)
         self.stats = ReaderStats()
         self._cache: OrderedDict[int, Tokens] = OrderedDict()
         self._fingerprint = self.index.fingerprint()

@@ -37,7 +37,10 @@ class Builder(ABC):
         stats = ReconstructionStats(builder=self.name or self.spec.name, completions=len(ordered),
                                     side_requests_excluded=len(ordered) - len(kept))
         traces = self._build(kept, stats)
+        forced = {r.completion_id for r in kept if r.policy == "oracle"}
         for tr in traces:
+            if forced and any(c in forced for c in tr.metadata.get("completion_ids", ())):
+                tr.policy = "oracle"
             mark_training_filter(tr, status)
             stats.tokens_trainable += int(tr.loss_mask.sum())
             stats.tokens_masked += int(tr.loss_mask.shape[0] - tr.loss_mask.sum())
