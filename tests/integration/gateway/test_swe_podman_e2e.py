@@ -63,7 +63,7 @@ def make_config(tmp: Path, harness: str, url: str, model_dir: Path, tasks: list[
 @pytest.mark.container
 @pytest.mark.harness
 @pytest.mark.slow
-@pytest.mark.parametrize(("harness", "policy"), [("pi", "oracle"), ("gemini_cli", "oracle"), ("pi", "sample")])
+@pytest.mark.parametrize(("harness", "policy"), [("pi", "oracle"), ("gemini_cli", "oracle")])
 def test_real_harness_on_real_repo_in_podman(harness: str, policy: str, tmp_path: Path, reference_server: Any,
                                              tiny_qwen3_dir: Path, offline_swe_tasks: list[dict[str, Any]],
                                              no_leaked_children: None) -> None:
