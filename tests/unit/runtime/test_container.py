@@ -21,7 +21,7 @@ from polar_hpc.runtime.container import (
     run_argv,
 )
 from polar_hpc.runtime.naming import instance_name, owner_tag
-from tests.fixtures.containers import container_leftovers
+from tests.fixtures.containers import container_engines, container_leftovers
 
 FWD = str(Path(__file__).parents[3] / "polar_hpc/runtime/uds_forward.py")
 
@@ -108,7 +108,7 @@ _RANK = textwrap.dedent("""
     from polar_hpc.runtime import make_runtime
 
     async def main():
-        rt = make_runtime(RuntimeSpec(backend="podman", image=sys.argv[2]), Path(sys.argv[1]))
+        rt = make_runtime(RuntimeSpec(backend=sys.argv[3], image=sys.argv[2]), Path(sys.argv[1]))
         await rt.start()
         print("started", flush=True)
         await rt.exec("sleep 600")
@@ -118,22 +118,25 @@ _RANK = textwrap.dedent("""
 
 
 @pytest.mark.container
-def test_sigkill_of_the_gateway_leaves_no_container(tmp_path: Path, podman_image: str) -> None:
+@pytest.mark.parametrize("engine", container_engines())
+def test_sigkill_of_the_gateway_leaves_no_container(tmp_path: Path, engine: str,
+                                                    request: pytest.FixtureRequest) -> None:
     """The gateway holds the container's lifeline (an flock): SIGKILL it and the container goes by itself."""
+    image = request.getfixturevalue(f"{engine}_image")
     session = tmp_path / "run" / "sessions" / "rank-00000" / "s-1"
-    proc = subprocess.Popen([sys.executable, "-c", _RANK, str(session), podman_image], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-c", _RANK, str(session), image, engine], stdout=subprocess.PIPE,
                             text=True)
+    label = f"polar-hpc.session={session.name}"
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "started"
-        label = f"polar-hpc.session={session.name}"
-        assert container_leftovers("podman", label) == [instance_name(session)]
+        assert container_leftovers(engine, label) == [instance_name(session)]
     finally:
         proc.kill()
         proc.wait()
     deadline = time.monotonic() + 30
-    while container_leftovers("podman", label) and time.monotonic() < deadline:
+    while container_leftovers(engine, label) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert container_leftovers("podman", label) == []
+    assert container_leftovers(engine, label) == []
 
 
 @pytest.mark.container

@@ -18,15 +18,16 @@ from polar_hpc.runtime import SandboxStateError, make_runtime
 from polar_hpc.runtime.base import PrepareError
 from polar_hpc.runtime.common import SandboxBase
 from polar_hpc.runtime.prepare import run_prepare
+from tests.fixtures.containers import container_engines  # noqa: E402
 from tests.unit.runtime.conftest import pids_with
 
-BACKENDS = ["bwrap", pytest.param("podman", marks=pytest.mark.container)]
+BACKENDS = ["bwrap", *(pytest.param(e, marks=pytest.mark.container) for e in container_engines())]
 
 
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest) -> str:
     name: str = request.param
-    request.getfixturevalue("need_bwrap" if name == "bwrap" else "podman_image")
+    request.getfixturevalue("need_bwrap" if name == "bwrap" else f"{name}_image")
     return name
 
 
