@@ -25,6 +25,8 @@ SUBCOMMAND_MODULES = [
     "polar_hpc.train.cli",
     "polar_hpc.view.cli",
     "polar_hpc.assets.cli",
+    "polar_hpc.images.cli",
+    "polar_hpc.tasks.cli",
     "polar_hpc.probe.cli",
 ]
 

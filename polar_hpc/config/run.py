@@ -10,7 +10,7 @@ from msgspec import Meta
 from polar_hpc.config.base import StrictStruct
 
 Backend = Literal["local", "slurm"]
-RuntimeBackend = Literal["apptainer", "bwrap", "local"]
+RuntimeBackend = Literal["apptainer", "bwrap", "local", "docker", "podman"]
 RenderMode = Literal["canonical", "continuation"]
 ToolParser = Literal["qwen", "qwen3_coder", "none"]
 Policy = Literal["sample", "oracle", "oracle_noop", "oracle_subagent"]
@@ -121,7 +121,8 @@ class GatewayConfig(StrictStruct):
 class RuntimeSpec(StrictStruct):
     backend: RuntimeBackend = "bwrap"
     image: str | None = None
-    """Apptainer: SIF path or ``docker://`` URI; bwrap: a root filesystem folder (default: the host's)."""
+    """Apptainer: SIF path or ``docker://`` URI; bwrap: a root filesystem folder (default: the host's);
+    docker / podman: a local image name (a ``docker://`` prefix is dropped; images are never pulled at start)."""
     prepare: list[str] = msgspec.field(default_factory=list)
     """Shell commands run in the sandbox before the harness (with retries)."""
     prepare_retries: AtLeast0 = 2
@@ -135,6 +136,13 @@ class RuntimeSpec(StrictStruct):
     PATH, so agents written in Python with the host's packages (the openai SDK, pytest) run unchanged."""
     gpus: AtLeast0 = 0
     memory_gb: Gigabytes | None = None
+    cpus: Annotated[float, Meta(gt=0)] | None = None
+    """docker / podman: CPU limit of the session's container (``--cpus``)."""
+    pids_limit: AtLeast1 | None = None
+    """docker / podman: most processes in the session's container (``--pids-limit``); None: the engine's default."""
+    image_cache: str | None = None
+    """Apptainer: the shared folder of ``.sif`` files that ``polar-hpc images prepare`` fills; a ``docker://`` image
+    whose SIF is there runs from it."""
     start_timeout_s: Seconds = 120.0
 
 

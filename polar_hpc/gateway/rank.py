@@ -117,9 +117,18 @@ class GatewayRank:
                             keep_session_dirs=self.keep_session_dirs)
 
     async def _stop_stale_instances(self) -> None:
-        """Apptainer instances are daemons that outlive a crashed rank: stop this run+rank's leftovers."""
+        """Apptainer instances and containers are daemons that may outlive a crashed rank: stop this run+rank's
+        leftovers."""
         from polar_hpc.runtime.apptainer import find_binary, stop_stale_instances
 
+        if self.config.runtime.backend in ("docker", "podman"):
+            from polar_hpc.runtime.container import remove_stale_containers
+
+            try:
+                await remove_stale_containers(self.run_dir, self.rank, self.config.runtime.backend)
+            except Exception as err:
+                log.warning("rank %d: removing stale containers: %r", self.rank, err)
+            return
         if self.config.runtime.backend != "apptainer" or find_binary() is None:
             return
         try:

@@ -10,6 +10,7 @@ import shutil
 from collections.abc import Callable
 
 from polar_hpc.config import ConfigError, RunConfig
+from polar_hpc.tasks.preflight import task_set_problems
 
 
 def check_names(cfg: RunConfig) -> list[str]:
@@ -75,7 +76,7 @@ def check_tasks(cfg: RunConfig) -> list[str]:
 
 
 CHECKS: list[Callable[[RunConfig], list[str]]] = [check_names, check_scheduler, check_sandbox, check_inference,
-                                                  check_inference_env, check_tasks]
+                                                  check_inference_env, check_tasks, task_set_problems]
 
 
 def preflight_problems(cfg: RunConfig) -> list[str]:
