@@ -20,6 +20,7 @@ from polar_hpc.wire.records import ChatMessage, CompletionRecord, Provider, Samp
 if TYPE_CHECKING:
     from polar_hpc.inference.engine import GenerateResult
     from polar_hpc.inference.template import ChatTemplate
+    from polar_hpc.proxy.live.respond import LiveSink
     from polar_hpc.trajectory.continuation import PromptBuilder
 
 _EMPTY_I = np.zeros(0, dtype=np.int32)
@@ -91,7 +92,9 @@ class Generator:
         index: int,
         raw_request: bytes,
         received: float,
+        sink: LiveSink | None = None,
     ) -> tuple[Reply, CompletionRecord]:
+        """``sink``: a streaming client's, which samples through a streamed engine call (same result)."""
         req = norm.canonical
         try:
             prompt = builder.build(req)
@@ -126,9 +129,14 @@ class Generator:
         deadline = time.monotonic() + self.request_timeout_s if self.request_timeout_s else None
         record.timings.engine_start = time.time()
         try:
-            result = await self.engine.generate(
-                ids, sampling, session_id=session_id, stop_token_ids=list(self.stop_ids), deadline=deadline
-            )
+            if sink is None:
+                result = await self.engine.generate(
+                    ids, sampling, session_id=session_id, stop_token_ids=list(self.stop_ids), deadline=deadline
+                )
+            else:
+                result = await sink.generate(ids, sampling, record, session_id=session_id,
+                                             stop_token_ids=list(self.stop_ids), deadline=deadline,
+                                             in_think=self._in_think(ids))
         except ContextOverflow as e:
             record.parse_error = str(e)
             raise Failed(context_overflow(e.prompt_tokens or n, e.context_length or self.context_length), record) from None
