@@ -100,7 +100,8 @@ class GatewayRank:
         self._proxy = ProxyServer(template, self._engine, model_name=inf.served_model_name,
                                   tool_parser=inf.tool_parser, render_mode=cfg.gateway.render,
                                   context_length=inf.context_length, max_new_tokens=inf.max_new_tokens,
-                                  enable_thinking=inf.enable_thinking, request_timeout_s=inf.request_timeout_s)
+                                  enable_thinking=inf.enable_thinking, request_timeout_s=inf.request_timeout_s,
+                                  stream_upstream=cfg.proxy.stream_upstream, sse_keepalive_s=cfg.proxy.keepalive_s)
         unix_path = self._socket_path() if cfg.runtime.network == "none" else None
         self.proxy_url = await self._proxy.start(host="127.0.0.1", port=cfg.gateway.proxy_port,
                                                  unix_path=str(unix_path) if unix_path else None)

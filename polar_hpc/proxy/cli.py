@@ -26,6 +26,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--context-length", type=int, default=32768)
     p.add_argument("--max-new-tokens", type=int, default=4096)
     p.add_argument("--request-timeout", type=float, default=600.0)
+    p.add_argument("--no-stream-upstream", dest="stream_upstream", action="store_false",
+                   help="answer streaming requests from one non-streaming engine call (default: stream as sampled)")
+    p.add_argument("--keepalive", type=float, default=None, metavar="S",
+                   help="seconds of silence before a stream gets a keep-alive (default: proxy.keepalive_s)")
     p.add_argument("--engine-api-key", default=None, metavar="KEY",
                    help="the servers' API key (SGLang's --api-key); default: $POLAR_INFERENCE_API_KEY")
     p.set_defaults(func=run)
@@ -38,6 +42,7 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from polar_hpc.assets import resolve_model
+    from polar_hpc.config.run import ProxyConfig
     from polar_hpc.inference.engine import SGLangEngine
     from polar_hpc.inference.template import ChatTemplate
     from polar_hpc.log import get_logger
@@ -53,7 +58,8 @@ def run(args: argparse.Namespace) -> int:
         server = ProxyServer(
             template, engine, model_name=args.model_name, tool_parser=args.tool_parser, render_mode=args.render,
             context_length=args.context_length, max_new_tokens=args.max_new_tokens, records_dir=args.records,
-            request_timeout_s=args.request_timeout,
+            request_timeout_s=args.request_timeout, stream_upstream=args.stream_upstream,
+            sse_keepalive_s=args.keepalive if args.keepalive is not None else ProxyConfig().keepalive_s,
         )
         keys = [server.open_session(k, api_key=k) for k in args.session_key] or [server.open_session("session-0")]
         base = await server.start(args.host, args.port, args.unix)

@@ -26,7 +26,7 @@ SCHEMA = {"type": "object", "properties": {"command": {"type": "string"}}, "requ
 MSGS = [{"role": "user", "content": "list files"}]
 
 
-def slow(h: ProxyHandle, text: str, first: float = 0.5, per_token: float = 0.01) -> None:
+def slow(h: ProxyHandle, text: str, first: float = 0.5, per_token: float = 0.005) -> None:
     h.engine.script = [text]
     h.engine.first_delay_s = first  # type: ignore[attr-defined]
     h.engine.token_delay_s = per_token  # type: ignore[attr-defined]
@@ -41,6 +41,13 @@ def the_record(h: ProxyHandle):  # type: ignore[no-untyped-def]
     assert rec.prompt_ids.tolist() == h.engine.calls[0].input_ids
     assert h.engine.streams[0].closed  # type: ignore[attr-defined]
     return rec
+
+
+async def records(h: ProxyHandle, n: int) -> None:
+    for _ in range(100):
+        if h.server._sessions[h.api_key].log.count >= n:  # type: ignore[attr-defined]
+            return
+        await asyncio.sleep(0.05)
 
 
 def oai(h: ProxyHandle) -> openai.AsyncOpenAI:
@@ -207,10 +214,31 @@ async def test_client_gone_aborts_the_engine_request_and_records_abort(live_prox
             break
         await asyncio.sleep(0.05)
     assert stream.aborted and stream.sent < 150
-    for _ in range(40):
-        if h.server.close_session.__self__._sessions[h.api_key].log.count:  # type: ignore[attr-defined]
-            break
-        await asyncio.sleep(0.05)
+    await records(h, 1)
     recs = h.server.close_session(h.api_key)  # type: ignore[attr-defined]
     assert len(recs) == 1 and recs[0].finish_reason == "abort"
     assert len(recs[0].output_ids) == len(recs[0].output_logprobs) == stream.sent
+
+
+async def test_a_retried_turn_leaves_one_trainable_copy(live_proxy: ProxyHandle) -> None:
+    from polar_hpc.config.run import BuilderSpec
+    from polar_hpc.trajectory.registry import get_builder
+
+    h = live_proxy
+    slow(h, "word " * 200, first=0.0, per_token=0.02)
+    h.engine.script = ["word " * 200, "Done."]
+    await _raw(h, RAW[0][1], RAW[0][2], stop_after=b"word")  # the harness gives up on the stream ...
+    await records(h, 1)
+    h.engine.token_delay_s = 0.0  # type: ignore[attr-defined]
+    await _raw(h, RAW[0][1], RAW[0][2])  # ... and sends the same request again
+    await records(h, 2)
+    recs = h.server.close_session(h.api_key)  # type: ignore[attr-defined]
+    assert [r.finish_reason for r in recs] == ["abort", "stop"]
+    assert recs[0].prompt_ids.tolist() == recs[1].prompt_ids.tolist()
+    for name in ("per_request", "prefix_merging"):
+        traj = get_builder(BuilderSpec(name=name), end_of_turn_id=h.template.end_of_turn_id).build(recs)  # type: ignore[attr-defined]
+        used = [c for tr in traj.traces for c in tr.metadata["completion_ids"]]
+        assert used == [recs[1].completion_id], name
+        note = traj.traces[0].metadata["retried_aborts"]
+        assert note == [{"completion_id": recs[0].completion_id, "index": 0, "sampled_tokens": len(recs[0].output_ids),
+                         "retried_by": recs[1].completion_id}]
