@@ -35,10 +35,12 @@ _ENC = msgspec.json.Encoder()
 _DEC = msgspec.json.Decoder(GenerateRequest)
 
 
-def stub_tokens(req: GenerateRequest, n_tokens: int | None = None, stop_at_end: bool = False) -> tuple[list[int], FinishReason]:
+def stub_tokens(req: GenerateRequest, n_tokens: int | None = None, stop_at_end: bool = False,
+                token_base: int | None = None) -> tuple[list[int], FinishReason]:
+    """``token_base``: the tokens are ``token_base + i`` instead."""
     n = n_tokens if n_tokens is not None else (req.sampling_params.max_new_tokens or 1)
     last = (req.input_ids or [0])[-1]
-    ids = [(last + i + 1) % 1000 for i in range(n)]
+    ids = [(last + i + 1) % 1000 if token_base is None else token_base + i for i in range(n)]
     stops = req.sampling_params.stop_token_ids
     if stop_at_end and stops and ids:
         ids[-1] = stops[0]
@@ -46,8 +48,9 @@ def stub_tokens(req: GenerateRequest, n_tokens: int | None = None, stop_at_end: 
     return ids, FinishLength(length=n)
 
 
-def instant_response(req: GenerateRequest, n_tokens: int | None = None, weight_version: str = "stub") -> bytes:
-    ids, finish = stub_tokens(req, n_tokens)
+def instant_response(req: GenerateRequest, n_tokens: int | None = None, weight_version: str = "stub",
+                     token_base: int | None = None) -> bytes:
+    ids, finish = stub_tokens(req, n_tokens, token_base=token_base)
     n = len(ids)
     meta = MetaInfo(
         id=req.rid or "",
@@ -64,8 +67,9 @@ def instant_response(req: GenerateRequest, n_tokens: int | None = None, weight_v
 class StubServer:
     def __init__(self, behaviour: Behaviour | None = None, *, n_tokens: int | None = None,
                  first_token_delay_s: float = 0.0, token_delay_s: float = 0.0, cumulative: bool = False,
-                 stop_at_end: bool = False) -> None:
+                 stop_at_end: bool = False, token_base: int | None = None) -> None:
         self.behaviour = behaviour
+        self.token_base = token_base
         self.n_tokens = n_tokens
         self.first_token_delay_s = first_token_delay_s
         self.token_delay_s = token_delay_s
@@ -79,7 +83,7 @@ class StubServer:
 
     async def _stream(self, request: web.Request, req: GenerateRequest) -> web.StreamResponse:
         rid = req.rid or ""
-        ids, finish = stub_tokens(req, self.n_tokens, self.stop_at_end)
+        ids, finish = stub_tokens(req, self.n_tokens, self.stop_at_end, self.token_base)
         stop = self._streams[rid] = asyncio.Event()
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
@@ -125,7 +129,11 @@ class StubServer:
                 return replaced
         if req.stream:
             return await self._stream(request, req)
-        return web.Response(body=instant_response(req, self.n_tokens), content_type="application/json")
+        n = len(stub_tokens(req, self.n_tokens)[0])
+        if self.first_token_delay_s or self.token_delay_s:  # as long as the same reply streamed
+            await asyncio.sleep(self.first_token_delay_s + self.token_delay_s * max(0, n - 1))
+        body = instant_response(req, self.n_tokens, token_base=self.token_base)
+        return web.Response(body=body, content_type="application/json")
 
     async def _abort(self, request: web.Request) -> web.Response:
         body = msgspec.json.decode(await request.read(), type=AbortRequest)
