@@ -12,7 +12,9 @@ the start of a marker or of a stop string. The final parse is then reconciled wi
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
+
+from tokenizers import decoders
 
 from polar_hpc.proxy.parse import THINK_CLOSE, THINK_OPEN, ToolParser
 
@@ -24,15 +26,24 @@ class Decoder(Protocol):
 
 
 class Detokenizer:
-    """Incremental decode: :meth:`feed` returns the text the new ids add (possibly ``""``)."""
+    """Incremental decode: :meth:`feed` returns the text the new ids add (possibly ``""``). With a ``tokenizers``
+    tokenizer (``template.tokenizer``) its ``DecodeStream`` does this in one call per token."""
 
     def __init__(self, template: Decoder) -> None:
         self._template = template
+        tokenizer = getattr(template, "tokenizer", None)
+        self._stream: Any = None
+        if tokenizer is not None and hasattr(decoders, "DecodeStream"):
+            self._tokenizer = tokenizer
+            self._stream = decoders.DecodeStream(skip_special_tokens=False)
         self._ids: list[int] = []
         self._prefix = 0
         self._read = 0
 
     def feed(self, ids: Sequence[int]) -> str:
+        if self._stream is not None:
+            step, tok = self._stream.step, self._tokenizer
+            return "".join(piece for t in ids if (piece := step(tok, t)) is not None)
         self._ids.extend(ids)
         before = self._template.decode(self._ids[self._prefix : self._read])
         now = self._template.decode(self._ids[self._prefix :])
@@ -42,20 +53,33 @@ class Detokenizer:
         return now[len(before) :]
 
 
+_MARKER_MAX = max(len(m) for m in (THINK_CLOSE, *TOOL_MARKERS))
+
+
 def _partial_tail(text: str, markers: Sequence[str]) -> int:
-    """Length of the longest suffix of ``text`` that is a proper prefix of one of ``markers``."""
-    best = 0
-    for m in markers:
-        for k in range(min(len(m) - 1, len(text)), best, -1):
-            if text.endswith(m[:k]):
-                best = k
-                break
-    return best
+    """Length of the longest suffix of ``text`` that is a proper prefix of one of ``markers`` (all start with
+    ``<``, so only the last ``<`` of the tail can begin one)."""
+    if not markers:
+        return 0
+    i = text.rfind("<", max(0, len(text) - _MARKER_MAX))
+    if i < 0:
+        return 0
+    tail = text[i:]
+    return len(tail) if any(len(tail) < len(m) and m.startswith(tail) for m in markers) else 0
+
+
+def _lead(text: str, start: int, chars: str) -> int:
+    """``start`` moved past any of ``chars``."""
+    n = len(text)
+    while start < n and text[start] in chars:
+        start += 1
+    return start
 
 
 class Shaper:
-    """The visible split of the text so far. :meth:`feed` returns ``(reasoning_delta, reasoning_done, text_delta)``:
-    ``reasoning_done`` is the whole reasoning once ``</think>`` has been seen (once), else None."""
+    """The visible split of the text so far, kept incrementally (each call scans only the new text).
+    :meth:`feed` returns ``(reasoning_delta, reasoning_done, text_delta)``: ``reasoning_done`` is the whole
+    reasoning once ``</think>`` has been seen (once), else None."""
 
     def __init__(self, parser: ToolParser, *, in_think: bool, stop: Sequence[str] = ()) -> None:
         self.parser = parser
@@ -66,62 +90,84 @@ class Shaper:
         self.reasoning_closed = False
         self.held = False
         """Tool-call syntax has begun: nothing more is released until the reply is parsed."""
-        self._stop_hold = max((len(s) for s in stop), default=1) - 1
+        self._stop_hold = max((len(x) for x in stop), default=1) - 1
         self._markers = TOOL_MARKERS if parser != "none" else ()
+        self._mode = "reason" if in_think else "wait"
+        self._r0 = 0
+        """Where the reasoning body starts (after ``<think>``)."""
+        self._c0 = 0
+        """Where the content starts."""
+        self._strip_c = False
+        """The content follows ``</think>``: its leading newlines are not content (as ``split_reasoning``)."""
+        self._scan = 0
 
     def feed(self, delta: str) -> tuple[str, str | None, str]:
         self.text += delta
         if self.held:
             return "", None, ""
-        reasoning_safe, reasoning_done, rest = self._split()
-        r_delta = ""
-        if reasoning_safe is not None and len(reasoning_safe) > len(self.sent_reasoning):
-            if reasoning_safe.startswith(self.sent_reasoning):
-                r_delta = reasoning_safe[len(self.sent_reasoning) :]
-                self.sent_reasoning = reasoning_safe
-        done = None
-        if reasoning_done is not None and not self.reasoning_closed:
-            self.reasoning_closed = True
-            done = reasoning_done
-        t_delta = ""
-        if rest is not None:
-            cut = len(rest)
-            for m in self._markers:
-                k = rest.find(m)
-                if 0 <= k < cut:
-                    cut = k
-                    self.held = True
-            safe = rest[:cut]
-            if not self.held:
-                safe = safe[: len(safe) - max(_partial_tail(safe, self._markers), min(self._stop_hold, len(safe)))]
-            safe = safe.rstrip()
-            if len(safe) > len(self.sent_content) and safe.startswith(self.sent_content):
-                t_delta = safe[len(self.sent_content) :]
-                self.sent_content = safe
-        return r_delta, done, t_delta
-
-    def _split(self) -> tuple[str | None, str | None, str | None]:
-        """(reasoning released so far, the whole reasoning once closed, content region or None while reasoning)."""
         text = self.text
-        body = text
-        if not self.in_think:
+        if self._mode == "wait":
             stripped = text.lstrip()
             if stripped.startswith(THINK_OPEN):
-                body = stripped[len(THINK_OPEN) :]
+                self._mode, self._r0 = "reason", len(text) - len(stripped) + len(THINK_OPEN)
+                self._scan = self._r0
             elif THINK_OPEN.startswith(stripped):
-                return None, None, None  # could still become "<think>"
+                return "", None, ""
             else:
-                return None, None, text
-        end = body.find(THINK_CLOSE)
-        if end >= 0:
-            reasoning = body[:end].strip("\n")
-            return reasoning, reasoning, body[end + len(THINK_CLOSE) :].lstrip("\n")
-        starts = [k for k in (body.find(m) for m in TOOL_MARKERS) if k >= 0]
-        if starts:  # an unclosed reasoning ends where a tool call begins
+                self._mode = "content"
+        r_delta, done = "", None
+        if self._mode == "reason":
+            r_delta, done = self._reasoning(text)
+        t_delta = self._content(text) if self._mode == "content" and not self.held else ""
+        return r_delta, done, t_delta
+
+    def _reasoning(self, text: str) -> tuple[str, str | None]:
+        start = max(self._r0, self._scan - _MARKER_MAX)
+        self._scan = len(text)
+        close = text.find(THINK_CLOSE, start)
+        if close >= 0:
+            full = text[self._r0 : close].strip("\n")
+            self._mode, self._c0, self._strip_c, self._scan = "content", close + len(THINK_CLOSE), True, 0
+            self.reasoning_closed = True
+            return self._release_reasoning(full, len(full)), full
+        tool = min((k for k in (text.find(m, start) for m in TOOL_MARKERS) if k >= 0), default=-1)
+        if tool >= 0:  # an unclosed reasoning ends where a tool call begins
             self.held = True
-            return body[: min(starts)].strip("\n"), None, None
-        safe = body[: len(body) - _partial_tail(body, (THINK_CLOSE, *TOOL_MARKERS))]
-        return safe.lstrip("\n").rstrip(), None, None
+            end = tool
+        else:
+            end = len(text) - _partial_tail(text, (THINK_CLOSE, *TOOL_MARKERS))
+        body0 = _lead(text, self._r0, "\n")
+        while end > body0 and text[end - 1].isspace():
+            end -= 1
+        return self._release_reasoning(text[body0:end], end - body0), None
+
+    def _release_reasoning(self, safe: str, n: int) -> str:
+        if n <= len(self.sent_reasoning) or not safe.startswith(self.sent_reasoning):
+            return ""
+        delta = safe[len(self.sent_reasoning) :]
+        self.sent_reasoning = safe
+        return delta
+
+    def _content(self, text: str) -> str:
+        c0 = _lead(text, self._c0, "\n") if self._strip_c else self._c0
+        start = max(c0, self._scan - _MARKER_MAX)
+        self._scan = len(text)
+        end = len(text)
+        for m in self._markers:
+            k = text.find(m, start)
+            if 0 <= k < end:
+                end = k
+                self.held = True
+        if not self.held:
+            end -= max(_partial_tail(text, self._markers), min(self._stop_hold, end - c0))
+        while end > c0 and text[end - 1].isspace():
+            end -= 1
+        sent = len(self.sent_content)
+        if end - c0 <= sent or not text.startswith(self.sent_content, c0):
+            return ""
+        delta = text[c0 + sent : end]
+        self.sent_content += delta
+        return delta
 
 
 def remainder(final: str, sent: str) -> str:
