@@ -50,7 +50,7 @@ _ENC = msgspec.json.Encoder()
 
 
 class EngineStream:
-    """One streamed generate call. ``async for ids, logprobs in stream`` yields each chunk's new tokens (lists);
+    """One streamed generate call. ``async for ids, logprobs in stream`` yields the new tokens (lists);
     :attr:`result` is set once the stream has ended. :meth:`close` always (aborts a stream not finished)."""
 
     def __init__(self, engine: SGLangEngine, server: ServerState, rid: str, body: Http1Stream, deadline: float,
@@ -81,14 +81,23 @@ class EngineStream:
         return self
 
     async def __anext__(self) -> tuple[list[int], list[float]]:
+        """The tokens of every chunk received so far (waits for one): a consumer that falls behind gets
+        them in one piece instead of paying per chunk."""
+        ids: list[int] = []
+        lps: list[float] = []
         while self.result is None:
             frame = self._next_frame()
             if frame is None:
+                if ids:
+                    break
                 await self._read_more()
                 continue
             new = self._frame(frame)
-            if new is not None and new[0]:
-                return new
+            if new is not None:
+                ids += new[0]
+                lps += new[1]
+        if ids:
+            return ids, lps
         raise StopAsyncIteration
 
     def _next_frame(self) -> bytes | None:
