@@ -118,6 +118,13 @@ class GatewayConfig(StrictStruct):
     resources: SlurmResources = msgspec.field(default_factory=lambda: SlurmResources(cpus_per_task=4))
 
 
+class ProxyConfig(StrictStruct):
+    stream_upstream: bool = True
+    """Streaming requests stream from the engine as it samples; false: one engine call, then a synthesized stream."""
+    keepalive_s: float = 15.0
+    """A stream silent this long gets the provider's keep-alive (queueing, prefill, a tool call being held)."""
+
+
 class RuntimeSpec(StrictStruct):
     backend: RuntimeBackend = "bwrap"
     image: str | None = None
@@ -228,5 +235,6 @@ class RunConfig(StrictStruct):
     tasks: TaskSource = msgspec.field(default_factory=TaskSource)
     shards: ShardConfig = msgspec.field(default_factory=ShardConfig)
     trainer: TrainerConfig = msgspec.field(default_factory=TrainerConfig)
+    proxy: ProxyConfig = msgspec.field(default_factory=ProxyConfig)
     recipe_dir: str | None = None
     """Set by the loader: the recipe's folder, for relative paths."""
