@@ -10,7 +10,10 @@ from typing import Any
 import msgspec
 
 from polar_hpc.config import ConfigError, RunConfig
-from polar_hpc.wire.records import Task
+from polar_hpc.wire.records import SOLUTION_COMMANDS, SOLUTION_PATCH, Task
+
+ORACLE_FIELDS = (SOLUTION_PATCH, SOLUTION_COMMANDS)
+"""Row keys always kept in the task metadata: the reference solution the oracle policy writes."""
 
 
 class _Fields(dict[str, Any]):
@@ -68,7 +71,7 @@ def task_from_row(cfg: RunConfig, row: dict[str, Any], where: str) -> Task:
         evaluator=evaluator,
         timeout_s=cfg.gateway.session_timeout_s,
         workspace=workspace,
-        metadata={k: row[k] for k in tpl.metadata_fields if k in row},
+        metadata={k: row[k] for k in (*ORACLE_FIELDS, *tpl.metadata_fields) if k in row},
     )
 
 

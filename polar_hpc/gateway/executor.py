@@ -15,6 +15,7 @@ from polar_hpc.wire.records import CompletionRecord, EvalResult, TraceStatus, Tr
 
 if TYPE_CHECKING:
     from polar_hpc.config.run import RunConfig
+    from polar_hpc.proxy.oracle.script import OracleScript
     from polar_hpc.runtime import Runtime
 
 log = get_logger("gateway.executor")
@@ -109,8 +110,19 @@ class SessionExecutor:
     async def start(self, job: SessionJob) -> None:
         st = self._state(job)
         st.session_dir.mkdir(parents=True, exist_ok=True)
-        st.api_key = self.proxy.open_session(job.session_id)
+        st.api_key = self.proxy.open_session(job.session_id, oracle=self._oracle_script(job))
         await self._new_runtime(job, None)
+
+    def _oracle_script(self, job: SessionJob) -> OracleScript | None:
+        """The session's oracle script when its agent runs under the oracle policy (``agent.policy``), else None."""
+        task = job.session.task
+        agent = task.agent or self.config.agent
+        if agent.policy == "sample":
+            return None
+        from polar_hpc.proxy.oracle.script import script_from_task
+
+        evaluator = task.evaluator or self.config.evaluator
+        return script_from_task(task.metadata, policy=agent.policy, verify=evaluator.command)
 
     async def prepare(self, job: SessionJob) -> None:
         st = self._state(job)

@@ -22,7 +22,9 @@ import msgspec
 import numpy as np
 
 from polar_hpc.inference.admin import EngineAdmin
-from polar_hpc.inference.errors import ContextOverflow, EngineError, EngineTimeout, EngineUnavailable
+from polar_hpc.inference.attempts import Attempts
+from polar_hpc.inference.errors import ContextOverflow, EngineError, EngineTimeout
+from polar_hpc.inference.forcing import ForcedResult, forced_logprobs, forcing_request
 from polar_hpc.inference.http1 import Http1Pool
 from polar_hpc.inference.protocol import (
     ErrorResponse,
@@ -194,25 +196,8 @@ class SGLangEngine(EngineAdmin):
         deadline: float | None = None,
     ) -> GenerateResult:
         request = self.build_request(input_ids, sampling, stop_token_ids=stop_token_ids)
-        if deadline is None:
-            deadline = time.monotonic() + self.request_timeout_s
-        tried: set[str] = set()
-        errors: list[str] = []
-        for attempt in range(1, self.max_retries + 2):
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
-            server = self.pool.choose(session_id, frozenset(tried))
-            wait = self.pool.wait_s(server)
-            if attempt > 1:
-                wait = max(wait, min(self.max_backoff_s, self.backoff_s * 2 ** (attempt - 2)))
-            if wait > 0:
-                await asyncio.sleep(min(wait, max(0.0, remaining)))
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    break
-                if all(s is not server for s in self.pool.servers):  # set_urls dropped it while we waited
-                    server = self.pool.choose(session_id, frozenset(tried))
+        attempts = self._attempts("generate", session_id, deadline)
+        async for attempt, server, remaining in attempts:
             url = server.url
             request.rid = uuid.uuid4().hex
             body = self._encoder.encode(request)
@@ -221,31 +206,69 @@ class SGLangEngine(EngineAdmin):
             try:
                 status, raw = await self._post(server, body, request.rid, remaining)
             except aiohttp.ClientError as err:  # includes connect timeouts
-                msg = f"{type(err).__name__}: {err}"
-                self.pool.mark_failed(server, msg)
-                tried.add(url)
-                errors.append(f"attempt {attempt} at {url} (rid {request.rid}): {msg}")
-                log.warning("generate attempt %d at %s failed: %s", attempt, url, msg)
+                attempts.failed(attempt, server, request.rid, f"{type(err).__name__}: {err}")
                 continue
             if status >= 500:
-                msg = f"HTTP {status}: {raw[:300].decode(errors='replace')}"
-                self.pool.mark_failed(server, msg)
-                tried.add(url)
-                errors.append(f"attempt {attempt} at {url} (rid {request.rid}): {msg}")
-                log.warning("generate attempt %d at %s failed: %s", attempt, url, msg)
+                attempts.failed(attempt, server, request.rid, f"HTTP {status}: {raw[:300].decode(errors='replace')}")
                 continue
             self.pool.mark_ok(server)
             if status != 200:
                 raise self._client_error(status, raw, url, request.rid, len(input_ids))
             return self._result(raw, url, request.rid, attempt)
-        if time.monotonic() >= deadline:
-            raise EngineTimeout(
-                f"generate passed its deadline after {len(errors)} failed attempt(s); "
-                f"servers: {self.pool.describe()}" + (f"; last error: {errors[-1]}" if errors else "")
+        raise attempts.exhausted()
+
+    def _attempts(self, what: str, session_id: str | None, deadline: float | None) -> Attempts:
+        """The attempts of one call (routing, backoff, deadline; see ``inference.attempts``)."""
+        return Attempts(self.pool, what, session_id=session_id,
+                        deadline=deadline if deadline is not None else time.monotonic() + self.request_timeout_s,
+                        max_retries=self.max_retries, backoff_s=self.backoff_s, max_backoff_s=self.max_backoff_s)
+
+    async def teacher_force(
+        self,
+        input_ids: list[int],
+        forced_ids: list[int],
+        *,
+        session_id: str | None = None,
+        deadline: float | None = None,
+    ) -> ForcedResult:
+        """The model's logprobs of ``forced_ids`` after ``input_ids`` (one prefill; see ``inference.forcing``).
+
+        Routing, retries and deadlines as :meth:`generate`."""
+        request = forcing_request(input_ids, forced_ids)
+        n = len(request.input_ids or ())
+        if self.context_length is not None and n > self.context_length:
+            raise ContextOverflow(
+                f"prompt and forced tokens hold {n} tokens; the model's context length is {self.context_length}",
+                prompt_tokens=n, context_length=self.context_length,
             )
-        raise EngineUnavailable(
-            f"generate failed on every attempt ({len(errors)}): " + " | ".join(errors[-4:])
-        )
+        attempts = self._attempts("teacher forcing", session_id, deadline)
+        async for attempt, server, remaining in attempts:
+            request.rid = uuid.uuid4().hex
+            body = self._encoder.encode(request)
+            if self.request_hook is not None:
+                self.request_hook(body)
+            try:
+                status, raw = await self._post(server, body, request.rid, remaining)
+            except aiohttp.ClientError as err:
+                attempts.failed(attempt, server, request.rid, f"{type(err).__name__}: {err}")
+                continue
+            if status >= 500:
+                attempts.failed(attempt, server, request.rid, f"HTTP {status}: {raw[:300].decode(errors='replace')}")
+                continue
+            self.pool.mark_ok(server)
+            where = f"{server.url} (rid {request.rid})"
+            if status != 200:
+                raise self._client_error(status, raw, server.url, request.rid, n)
+            try:
+                resp = self._decoder.decode(raw)
+            except msgspec.DecodeError as err:
+                raise EngineError(f"{where} sent a /generate response that does not decode: {err}") from None
+            meta = resp.meta_info
+            return ForcedResult(logprobs=forced_logprobs(resp, len(input_ids), forced_ids, where),
+                                prompt_tokens=meta.prompt_tokens, cached_tokens=meta.cached_tokens,
+                                weight_version=meta.weight_version, server=server.url, rid=request.rid,
+                                attempts=attempt)
+        raise attempts.exhausted()
 
     async def open_stream(
         self,

@@ -77,6 +77,9 @@ class MetaInfo(msgspec.Struct, kw_only=True):
     weight_version: str | None = None
     e2e_latency: float | None = None
     output_token_logprobs: list[LogprobEntry] | None = None
+    input_token_logprobs: list[LogprobEntry] | None = None
+    """With ``logprob_start_len`` = k >= 0: one entry per prompt position from k on; the first has a ``null``
+    logprob (SGLang shifts them by one: position i holds the logprob of token i given the tokens before it)."""
 
 
 class GenerateResponse(msgspec.Struct, kw_only=True, omit_defaults=True):

@@ -26,6 +26,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--context-length", type=int, default=32768)
     p.add_argument("--max-new-tokens", type=int, default=4096)
     p.add_argument("--request-timeout", type=float, default=600.0)
+    p.add_argument("--oracle", default=None, metavar="SCRIPT",
+                   help="answer every session's agent calls with the oracle policy: a JSON file with solution_patch "
+                        "or solution_commands (and optional verify, answer, noop), written as the model's own tool "
+                        "calls and scored by the engine (teacher forcing)")
     p.add_argument("--no-stream-upstream", dest="stream_upstream", action="store_false",
                    help="answer streaming requests from one non-streaming engine call (default: stream as sampled)")
     p.add_argument("--keepalive", type=float, default=None, metavar="S",
@@ -49,6 +53,15 @@ def run(args: argparse.Namespace) -> int:
     from polar_hpc.proxy.server import ProxyServer
 
     log = get_logger("proxy.cli")
+    oracle = None
+    if args.oracle:
+        from polar_hpc.proxy.oracle.script import load_script
+
+        try:
+            oracle = load_script(args.oracle)
+        except ValueError as err:
+            sys.stderr.write(f"polar-hpc proxy: --oracle {args.oracle}: {err}\n")
+            return 2
 
     async def main() -> None:
         template = ChatTemplate.from_model_dir(resolve_model(args.model))
@@ -61,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
             request_timeout_s=args.request_timeout, stream_upstream=args.stream_upstream,
             sse_keepalive_s=args.keepalive if args.keepalive is not None else ProxyConfig().keepalive_s,
         )
-        keys = [server.open_session(k, api_key=k) for k in args.session_key] or [server.open_session("session-0")]
+        keys = ([server.open_session(k, api_key=k, oracle=oracle) for k in args.session_key]
+                or [server.open_session("session-0", oracle=oracle)])
         base = await server.start(args.host, args.port, args.unix)
         sys.stdout.write(f"proxy listening on {base}\n")
         if not args.session_key:

@@ -15,12 +15,20 @@ from polar_hpc.proxy.normalize.common import Normalized
 from polar_hpc.proxy.parse import ParsedReply, ToolParser, parse_reply
 from polar_hpc.proxy.respond.common import Reply
 from polar_hpc.proxy.side import is_side_request
-from polar_hpc.wire.records import ChatMessage, CompletionRecord, Provider, SamplingParams, Timings
+from polar_hpc.wire.records import (
+    CanonicalRequest,
+    ChatMessage,
+    CompletionRecord,
+    Provider,
+    SamplingParams,
+    Timings,
+)
 
 if TYPE_CHECKING:
     from polar_hpc.inference.engine import GenerateResult
     from polar_hpc.inference.template import ChatTemplate
     from polar_hpc.proxy.live.respond import LiveSink
+    from polar_hpc.proxy.oracle.policy import OraclePolicy
     from polar_hpc.trajectory.continuation import PromptBuilder
 
 _EMPTY_I = np.zeros(0, dtype=np.int32)
@@ -92,6 +100,7 @@ class Generator:
         index: int,
         raw_request: bytes,
         received: float,
+        oracle: OraclePolicy | None = None,
         sink: LiveSink | None = None,
     ) -> tuple[Reply, CompletionRecord]:
         """``sink``: a streaming client's, which samples through a streamed engine call (same result)."""
@@ -117,11 +126,17 @@ class Generator:
             response=ChatMessage(role="assistant"),
             render_mode=prompt.mode,
             divergence_tokens=prompt.divergence_tokens,
+            held_tokens=prompt.held_tokens,
+            rendered_tokens=prompt.rendered_tokens,
             side_request=is_side_request(req),
             timings=Timings(received=received),
         )
+        forced = self._oracle_ids(oracle, req, raw_request, provider, ids) if oracle is not None else None
+        if forced is not None:
+            record.policy = "oracle"
+            room -= len(forced) - 1
         if room < 1:
-            overflow = context_overflow(n, self.context_length)
+            overflow = context_overflow(n + len(forced or ()), self.context_length)
             record.parse_error = overflow.message
             raise Failed(overflow, record)
         limits = [x for x in (req.sampling.max_new_tokens, self.max_new_tokens, room) if x is not None]
@@ -129,7 +144,9 @@ class Generator:
         deadline = time.monotonic() + self.request_timeout_s if self.request_timeout_s else None
         record.timings.engine_start = time.time()
         try:
-            if sink is None:
+            if oracle is not None and forced is not None:
+                result = await oracle.score(self.engine, ids, forced, session_id=session_id, deadline=deadline)
+            elif sink is None:
                 result = await self.engine.generate(
                     ids, sampling, session_id=session_id, stop_token_ids=list(self.stop_ids), deadline=deadline
                 )
@@ -183,6 +200,17 @@ class Generator:
             options=norm.options,
         )
         return reply, record
+
+    def _oracle_ids(self, oracle: OraclePolicy, req: CanonicalRequest, raw_request: bytes, provider: Provider,
+                    ids: list[int]) -> list[int] | None:
+        """The oracle's forced reply ids for this request (None: not an agent call, the engine samples)."""
+        from polar_hpc.proxy.oracle.script import OracleError
+
+        try:
+            text = oracle.forced_text(req, raw_request, provider)
+            return None if text is None else oracle.forced_ids(text, in_think=self._in_think(ids))
+        except OracleError as err:
+            raise bad_request(f"oracle policy: {err}") from None
 
 
 class Failed(Exception):

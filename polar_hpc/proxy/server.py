@@ -35,23 +35,31 @@ from polar_hpc.wire.records import CompletionRecord, Provider
 
 if TYPE_CHECKING:
     from polar_hpc.inference.template import ChatTemplate
+    from polar_hpc.proxy.oracle.policy import OraclePolicy
+    from polar_hpc.proxy.oracle.script import OracleScript
 
 log = get_logger("proxy")
 
 KEEPALIVE_S = ProxyConfig().keepalive_s
 SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+KEEPALIVE = b": keep-alive\n\n"
+GOOGLE_KEEPALIVE = b"\n"
+"""google-genai's JS stream parser (Gemini CLI) only reads ``data:`` frames at the head of its buffer (leading
+whitespace allowed): an SSE comment there blocks every later frame and the call fails ("Incomplete JSON segment
+at the end"), so Gemini CLI retried every call slower than the keep-alive interval. A blank line is harmless."""
 _JSON_CT = "application/json"
 _DECODE = msgspec.json.Decoder()
 _ENC = msgspec.json.Encoder()
 
 
 class _Session:
-    __slots__ = ("session_id", "log", "builder")
+    __slots__ = ("session_id", "log", "builder", "oracle")
 
-    def __init__(self, session_id: str, log: SessionLog, builder: Any) -> None:
+    def __init__(self, session_id: str, log: SessionLog, builder: Any, oracle: OraclePolicy | None = None) -> None:
         self.session_id = session_id
         self.log = log
         self.builder = builder
+        self.oracle = oracle
 
 
 def _json(data: bytes, status: int = 200) -> web.Response:
@@ -128,8 +136,12 @@ class ProxyServer:
         self.app.router.add_route("*", "/{tail:.*}", self._handle)
 
     # -- sessions ----------------------------------------------------------------------------------
-    def open_session(self, session_id: str, api_key: str | None = None) -> str:
-        """Register a session; returns the API key its harness must send (unguessable unless given)."""
+    def open_session(self, session_id: str, api_key: str | None = None, oracle: OracleScript | None = None) -> str:
+        """Register a session; returns the API key its harness must send (unguessable unless given).
+
+        ``oracle``: the session's agent calls are answered by the oracle policy with this script (forced and
+        scored by the engine) instead of being sampled."""
+        from polar_hpc.proxy.oracle.policy import OraclePolicy
         from polar_hpc.trajectory.continuation import PromptBuilder
 
         key = api_key or f"sk-polar-{secrets.token_urlsafe(24)}"
@@ -142,7 +154,8 @@ class ProxyServer:
             session_id, memory_limit_bytes=self.session_memory_bytes, spill_dir=self._spill_dir, jsonl_path=jsonl
         )
         builder = PromptBuilder(self.template, self.render_mode, measure_divergence=self.measure_divergence)  # type: ignore[arg-type]
-        self._sessions[key] = _Session(session_id, slog, builder)
+        policy = OraclePolicy(oracle, self.template, self.gen.tool_parser) if oracle is not None else None
+        self._sessions[key] = _Session(session_id, slog, builder, policy)
         return key
 
     def close_session(self, api_key: str) -> list[CompletionRecord]:
@@ -232,6 +245,7 @@ class ProxyServer:
             index=index,
             raw_request=raw,
             received=received,
+            oracle=session.oracle,
         )
         if norm.canonical.stream:
             return await self._stream(request, route.provider, session, index, norm, call)
@@ -272,7 +286,7 @@ class ProxyServer:
                 if resp is None:
                     resp = web.StreamResponse(headers=SSE_HEADERS)
                     await resp.prepare(request)
-                await resp.write(b"\n" if provider == "google" else b": keep-alive\n\n")  # Google: no comments
+                await resp.write(GOOGLE_KEEPALIVE if provider == "google" else KEEPALIVE)
             err = task.exception()
             if err is not None:
                 finished = True

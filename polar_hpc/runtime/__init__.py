@@ -1,4 +1,5 @@
-"""Sandboxes a session's commands run in: ``bwrap``, ``apptainer`` and ``local`` behind one interface."""
+"""Sandboxes a session's commands run in: ``bwrap``, ``apptainer``, ``docker``, ``podman`` and ``local`` behind one
+interface."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ __all__ = [
     "make_runtime",
 ]
 
-BACKENDS = ("apptainer", "bwrap", "local")
+BACKENDS = ("apptainer", "bwrap", "docker", "local", "podman")
 
 
 def make_runtime(spec: RuntimeSpec, session_dir: Path, *, proxy_socket: Path | None = None) -> Runtime:
@@ -43,4 +44,8 @@ def make_runtime(spec: RuntimeSpec, session_dir: Path, *, proxy_socket: Path | N
         from polar_hpc.runtime.apptainer import ApptainerRuntime
 
         return ApptainerRuntime(spec, session_dir, proxy_socket=proxy_socket)
+    if spec.backend in ("docker", "podman"):
+        from polar_hpc.runtime.container import ContainerRuntime
+
+        return ContainerRuntime(spec, session_dir, proxy_socket=proxy_socket)
     raise ValueError(f"runtime.backend: expected one of {', '.join(BACKENDS)}, got {spec.backend!r}")

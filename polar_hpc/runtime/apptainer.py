@@ -16,6 +16,8 @@ import shlex
 import shutil
 from pathlib import Path
 
+import msgspec
+
 from polar_hpc.config.run import RuntimeSpec
 from polar_hpc.log import get_logger
 from polar_hpc.runtime.base import (
@@ -27,6 +29,7 @@ from polar_hpc.runtime.base import (
 )
 from polar_hpc.runtime.bwrap import FORWARDER_SRC, forwarder_prefix, parse_bind
 from polar_hpc.runtime.common import SandboxBase
+from polar_hpc.runtime.naming import instance_name, instance_prefix
 from polar_hpc.runtime.process import kill_tree, run_command
 from polar_hpc.util.fs import write_atomic
 
@@ -34,30 +37,19 @@ log = get_logger("runtime")
 STOP_TIMEOUT_S = 30
 
 
-def instance_prefix(run_dir: Path, rank: int) -> str:
-    """``polar-<run8>-r<rank>-``: what every instance of one gateway rank of one run is named with.
+def cached_image(spec: RuntimeSpec) -> RuntimeSpec:
+    """The spec with a ``docker://`` image replaced by its SIF in ``runtime.image_cache`` when that is there
+    (``polar-hpc images prepare`` writes it); otherwise unchanged (Apptainer then pulls into its own cache)."""
+    if not spec.image or not spec.image_cache or not spec.image.startswith("docker://"):
+        return spec
+    from polar_hpc.images.prepare import sif_path
 
-    Instances are daemons: they outlive a crashed gateway, and its next life stops them by this prefix."""
-    run = hashlib.sha256(str(Path(run_dir).resolve()).encode()).hexdigest()[:8]
-    return f"polar-{run}-r{rank}-"
-
-
-def _owner_prefix(session_dir: Path) -> str:
-    """The run+rank prefix of a session dir under ``<run>/sessions/rank-NNNNN/``, else plain ``polar-``."""
-    for parent in session_dir.parents:
-        m = re.fullmatch(r"rank-(\d+)", parent.name)
-        if m and parent.parent.name == "sessions":
-            return instance_prefix(parent.parent.parent, int(m.group(1)))
-    return "polar-"
-
-
-def instance_name(session_dir: Path) -> str:
-    """``<prefix><id20>-<sha8>``: readable, unique per session dir, within Apptainer's name rules; the prefix
-    names the run and gateway rank (:func:`instance_prefix`) where the session dir lies in a run's tree."""
-    session_dir = Path(session_dir).resolve()
-    tag = re.sub(r"[^A-Za-z0-9_.-]", "-", session_dir.name)[:20]
-    digest = hashlib.sha256(str(session_dir).encode()).hexdigest()[:8]
-    return f"{_owner_prefix(session_dir)}{tag}-{digest}"
+    sif = sif_path(spec.image_cache, spec.image)
+    if not sif.is_file():
+        log.warning("apptainer: %s is not in runtime.image_cache (%s): pulling it on this node (run "
+                    "`polar-hpc images prepare` first)", spec.image, sif)
+        return spec
+    return msgspec.structs.replace(spec, image=str(sif))
 
 
 def start_argv(
@@ -189,7 +181,7 @@ class ApptainerRuntime(SandboxBase):
         work = self.scratch / "work"
         overlay.mkdir()
         work.mkdir()
-        argv = start_argv(self.spec, name=self.name, session_dir=self.session_dir, overlay_dir=overlay,
+        argv = start_argv(cached_image(self.spec), name=self.name, session_dir=self.session_dir, overlay_dir=overlay,
                           work_dir=work, proxy_socket=self.proxy_socket, binary=self.binary)
         res = await run_command(argv, env=self._host_env(), timeout_s=self.spec.start_timeout_s)
         if not res.ok:

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, get_args
 
 import msgspec
 import numpy as np
 import zstandard
 
+from polar_hpc.config.run import TokenPolicy
 from polar_hpc.store.schema import BLOB_COMPRESS_MIN, BLOB_ZSTD_LEVEL, COLUMNS, SessionBlob, TraceBlob
 from polar_hpc.wire.codec import json_decoder, json_encoder
 from polar_hpc.wire.records import SessionResult, Trace, TraceStatus, Trajectory
+
+TOKEN_POLICIES: tuple[str, ...] = get_args(TokenPolicy)
 
 _ENC = json_encoder()
 _TRACE_DEC = json_decoder(TraceBlob)
@@ -261,6 +264,7 @@ def build_columns(sessions: Sequence[EncodedSession], *, tokens: bool = True) ->
     traces = [t for s in sessions for t in s.result.trajectory.traces]
     cols["traces/reward"] = np.array([t.reward for t in traces], dtype=np.float64)
     _put(cols, "traces/finish_reason", [t.finish_reason.encode() for t in traces])
+    _put(cols, "traces/policy", [t.policy.encode() for t in traces])
     tblobs = [b for s in sessions for b in s.trace_blobs]
     if tokens:
         _put(cols, "traces/blob", tblobs)
@@ -287,6 +291,13 @@ def _put(cols: dict[str, np.ndarray], path: str, items: list[bytes]) -> None:
     cols[path], cols[f"{path}_offsets"] = ragged(items)
 
 
+def token_policy(text: str) -> TokenPolicy:
+    """A ``traces/policy`` item; ValueError naming the valid ones otherwise."""
+    if text not in TOKEN_POLICIES:
+        raise ValueError(f"traces/policy {text!r} is not one of {', '.join(TOKEN_POLICIES)}")
+    return text  # type: ignore[return-value]
+
+
 def decode_trace_blob(blob: bytes | memoryview) -> TraceBlob:
     return _TRACE_DEC.decode(decompress(blob))
 
@@ -303,6 +314,7 @@ def rebuild_trace(
     logprobs: np.ndarray,
     finish_reason: str,
     reward: float,
+    policy: TokenPolicy = "sample",
 ) -> Trace:
     return Trace(
         prompt_ids=prompt,
@@ -315,6 +327,7 @@ def rebuild_trace(
         finish_reason=finish_reason,
         reward=reward,
         metadata=tb.metadata,
+        policy=policy,
     )
 
 

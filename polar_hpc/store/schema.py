@@ -11,6 +11,7 @@ One shard holds S sessions with T traces in total, columnar::
     /traces/session             int64   [T]     row in /sessions
     /traces/reward              float64 [T]
     /traces/finish_reason       text    [T]
+    /traces/policy              text    [T]     ``sample`` | ``oracle`` (what produced the trace's tokens; v2)
     /traces/blob                blob    [T]     zstd(JSON(TraceBlob)): messages, tools, metadata
     /sessions/key ... /sessions/blob            one row per session (SESSION_COLUMNS)
     /sessions/trace_offsets     int64   [S+1]   session s: traces trace_offsets[s]:trace_offsets[s+1]
@@ -24,6 +25,8 @@ float64 columns and token logprobs in float32 columns, so those keep NaN/inf bit
 
 File attributes: ``schema`` (SCHEMA_NAME), ``schema_version``, ``producer`` (JSON object of strings),
 ``rank``, ``seq``, ``created_unix``, ``sessions``, ``traces``.
+
+Versions: 2 added ``traces/policy``; version-1 shards are still read (every trace ``sample``).
 """
 
 from __future__ import annotations
@@ -36,7 +39,8 @@ import numpy as np
 from polar_hpc.wire.records import ChatMessage, EvalResult, ReconstructionStats, ToolSpec
 
 SCHEMA_NAME = "polar-hpc-shard"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 SHARD_SUFFIX = ".h5"
 TMP_SUFFIX = ".h5.tmp"
 BLOB_ZSTD_LEVEL = 1
@@ -53,6 +57,8 @@ class Column(msgspec.Struct, frozen=True):
     """numpy dtype of an array column (``uint8`` for text/blob data)."""
     length: Length
     """Number of rows (text/blob: number of items; the data has its own length)."""
+    since: int = 1
+    """The schema version that added the column (older shards lack it)."""
 
 
 def _a(path: str, dtype: str, length: Length) -> Column:
@@ -71,6 +77,7 @@ TRACE_COLUMNS = (
     _a("traces/session", "int64", "traces"),
     _a("traces/reward", "float64", "traces"),
     Column("traces/finish_reason", "text", "uint8", "traces"),
+    Column("traces/policy", "text", "uint8", "traces", since=2),
     Column("traces/blob", "blob", "uint8", "traces"),
 )
 SESSION_COLUMNS = (
@@ -115,10 +122,15 @@ def offsets_name(path: str) -> str:
     return f"{path}_offsets"
 
 
-def dataset_names() -> list[str]:
-    """Every dataset a shard must hold."""
+def columns_of(version: int = SCHEMA_VERSION) -> tuple[Column, ...]:
+    """The columns a shard of schema ``version`` holds."""
+    return tuple(c for c in ALL_COLUMNS if c.since <= version)
+
+
+def dataset_names(version: int = SCHEMA_VERSION) -> list[str]:
+    """Every dataset a shard of schema ``version`` must hold."""
     names: list[str] = []
-    for c in ALL_COLUMNS:
+    for c in columns_of(version):
         names.append(c.path)
         if c.kind != "array":
             names.append(offsets_name(c.path))
@@ -141,12 +153,16 @@ def check_attributes(f: Any) -> list[str]:
         name = name.decode()
     if name != SCHEMA_NAME:
         return [f"attribute schema: expected {SCHEMA_NAME!r}, found {name!r}"]
-    version = attrs.get("schema_version")
-    if isinstance(version, np.generic):
-        version = version.item()
-    if version != SCHEMA_VERSION:
-        return [f"attribute schema_version: expected {SCHEMA_VERSION}, found {version!r}"]
+    version = schema_version(f)
+    if version not in READABLE_VERSIONS:
+        return [f"attribute schema_version: expected one of {list(READABLE_VERSIONS)}, found {version!r}"]
     return []
+
+
+def schema_version(f: Any) -> Any:
+    """The ``schema_version`` attribute of an open shard (a Python value)."""
+    version = f.attrs.get("schema_version")
+    return version.item() if isinstance(version, np.generic) else version
 
 
 class ShardLike(Protocol):
@@ -169,7 +185,8 @@ def check_structure(f: ShardLike) -> list[str]:
     if problems:
         return problems
     present = f.names()
-    missing = [n for n in dataset_names() if n not in present]
+    version = int(schema_version(f))
+    missing = [n for n in dataset_names(version) if n not in present]
     if missing:
         return [f"missing datasets: {', '.join(missing)}"]
     sizes = {
@@ -178,7 +195,7 @@ def check_structure(f: ShardLike) -> list[str]:
         "prompt": f.shape("tokens/prompt_ids")[0],
         "response": f.shape("tokens/response_ids")[0],
     }
-    for c in ALL_COLUMNS:
+    for c in columns_of(version):
         shape, dtype = f.shape(c.path), f.dtype(c.path)
         if dtype != np.dtype(c.dtype) or len(shape) != 1:
             problems.append(f"{c.path}: expected 1-D {c.dtype}, found {dtype} shape {shape}")

@@ -48,6 +48,8 @@ class TraceTable(msgspec.Struct, kw_only=True):
     finish_reason: list[str]
     blob: np.ndarray
     blob_offsets: np.ndarray
+    policy: list[str]
+    """``traces/policy`` (schema 2); every trace ``sample`` in a version-1 shard."""
 
 
 class Tokens(msgspec.Struct, kw_only=True):
@@ -217,7 +219,15 @@ def read_traces(f: Shard, *, blobs: bool = True) -> TraceTable:
         finish_reason=f.text("traces/finish_reason"),
         blob=f.read("traces/blob") if blobs else np.zeros(0, dtype=np.uint8),
         blob_offsets=f.read("traces/blob_offsets") if blobs else np.zeros(1, dtype=np.int64),
+        policy=read_policies(f),
     )
+
+
+def read_policies(f: Shard) -> list[str]:
+    """``traces/policy``; a version-1 shard has no such column and only sampled traces."""
+    if "traces/policy" in f.names():
+        return f.text("traces/policy")
+    return ["sample"] * f.shape("traces/session")[0]
 
 
 def read_tokens(f: Shard) -> Tokens:

@@ -9,7 +9,7 @@ from pathlib import Path
 import msgspec
 import numpy as np
 
-from polar_hpc.store.encode import blob_items, decode_session_blob, decode_trace_blob
+from polar_hpc.store.encode import TOKEN_POLICIES, blob_items, decode_session_blob, decode_trace_blob
 from polar_hpc.store.shardfile import (
     SessionTable,
     ShardError,
@@ -102,11 +102,16 @@ def validate_shard(path: Path) -> list[Violation]:
         if positions.size > MAX_PER_CHECK:
             out.append(Violation(file=file, message=f"{positions.size - MAX_PER_CHECK} more: {message}"))
 
+    bad_policy = [t for t, p in enumerate(tr.policy) if p not in TOKEN_POLICIES]
+    report([at_trace(t, f"traces/policy {tr.policy[t]!r} is not one of {', '.join(TOKEN_POLICIES)}")
+            for t in bad_policy], "unknown traces/policy values")
     token_check(np.flatnonzero(tok.prompt_ids < 0), tr.prompt_offsets, "negative prompt token id")
     token_check(np.flatnonzero(tok.response_ids < 0), tr.response_offsets, "negative response token id")
     token_check(np.flatnonzero(tok.loss_mask > 1), tr.response_offsets, "loss_mask value not 0/1")
     unscored = (tok.loss_mask == 1) & ~np.isfinite(tok.response_logprobs)
     token_check(np.flatnonzero(unscored), tr.response_offsets, "loss_mask 1 without a finite logprob")
+    token_check(np.flatnonzero((tok.loss_mask == 1) & (tok.response_logprobs > 0)), tr.response_offsets,
+                "loss_mask 1 with a positive logprob (not the engine's)")
     return out
 
 

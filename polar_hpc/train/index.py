@@ -16,10 +16,11 @@ from typing import Any, Literal
 import msgspec
 import numpy as np
 
+from polar_hpc.config.run import TokenPolicy
 from polar_hpc.log import get_logger
 from polar_hpc.store.encode import blob_items, decode_session_blob, decode_trace_blob
-from polar_hpc.store.reader import ShardFilter, ShardReader
-from polar_hpc.store.shardfile import ShardError, open_shard, read_tokens
+from polar_hpc.store.reader import ShardFilter, ShardReader, normalize_filter, require_shards
+from polar_hpc.store.shardfile import ShardError, open_shard, read_policies, read_tokens
 from polar_hpc.train.repo import repo_of
 from polar_hpc.wire.records import TraceStatus
 
@@ -46,6 +47,8 @@ class TraceSelect(msgspec.Struct, kw_only=True, frozen=True):
     """Session metadata (the task's) must hold these key/value pairs."""
     trainable_only: bool = False
     """Drop traces the builder marked ``trainable: false`` (unfinished session, unparsed tool call)."""
+    policies: tuple[TokenPolicy, ...] | None = None
+    """Keep traces whose tokens these policies produced (``sample``, ``oracle``); RL readers default to sample."""
 
     def shard_filter(self) -> ShardFilter:
         return ShardFilter(status=self.status, min_reward=self.min_reward, harness=self.harness,
@@ -54,6 +57,22 @@ class TraceSelect(msgspec.Struct, kw_only=True, frozen=True):
     @property
     def needs_session_blobs(self) -> bool:
         return self.repos is not None or bool(self.metadata)
+
+    def __post_init__(self) -> None:
+        normalize_filter(self, "TraceSelect")
+
+    def describe(self) -> str:
+        """The set conditions as ``field=value`` text (for messages); ``all traces`` when none is set."""
+        parts = []
+        for name, value in msgspec.structs.asdict(self).items():
+            if value is None or value is False:
+                continue
+            if name == "status":
+                value = ",".join(s.name for s in value)
+            elif isinstance(value, tuple | frozenset):
+                value = ",".join(sorted(map(str, value)))
+            parts.append(f"{name}={value}")
+        return "the filter " + " ".join(parts) if parts else "no filter (all traces)"
 
 
 class TraceIndex(msgspec.Struct, kw_only=True):
@@ -129,13 +148,17 @@ def build_index(
     *,
     dedup: Dedup = "content",
     with_repo: bool = False,
+    must_exist: bool = True,
 ) -> TraceIndex:
     """Index the selected traces of ``runs`` (run dirs, shard dirs or shard files; one entry per run).
 
     ``with_repo`` decodes session metadata to fill ``repo`` from ``metadata["repo"]`` (otherwise the repo is
-    derived from the task id unless the selection needs the metadata anyway).
+    derived from the task id unless the selection needs the metadata anyway). ``must_exist``: a run path that
+    does not exist, or runs without any committed shard, raise ``MissingShards``.
     """
     run_list = [runs] if isinstance(runs, (str, os.PathLike)) else list(runs)
+    if must_exist:
+        require_shards(run_list)
     select = select or TraceSelect()
     sflt = select.shard_filter()
     need_meta = with_repo or select.needs_session_blobs
@@ -167,6 +190,7 @@ def build_index(
                     tblobs = (blob_items(f.read("traces/blob"), f.read("traces/blob_offsets"))
                               if select.trainable_only else None)
                     tok = read_tokens(f) if dedup == "content" else None
+                    tpolicy = read_policies(f) if select.policies is not None else None
             except (ShardError, OSError, KeyError, ValueError) as err:
                 problems.append(f"{path}: unreadable trace data: {err}")
                 continue
@@ -182,6 +206,8 @@ def build_index(
                     continue
                 for j, ti in enumerate(range(to[row], to[row + 1])):
                     if tblobs is not None and decode_trace_blob(tblobs[ti]).metadata.get("trainable") is False:
+                        continue
+                    if tpolicy is not None and select.policies is not None and tpolicy[ti] not in select.policies:
                         continue
                     a, b, c, d = int(po[ti]), int(po[ti + 1]), int(ro[ti]), int(ro[ti + 1])
                     if tok is not None:
@@ -203,3 +229,12 @@ def build_index(
     cols.update((k, acc.cols[k]) for k in _LISTS)
     return TraceIndex(runs=[str(r) for r in run_list], shards=shards, session_duplicates=session_dups,
                       content_duplicates=content_dups, problems=problems, **cols)
+
+
+def rl_select(select: TraceSelect | None, include_oracle: bool) -> TraceSelect:
+    """An RL reader's selection: oracle traces (forced tokens, not the behaviour policy's) left out unless asked
+    or unless ``select.policies`` says otherwise."""
+    select = select or TraceSelect()
+    if include_oracle or select.policies is not None:
+        return select
+    return msgspec.structs.replace(select, policies=("sample",))

@@ -38,7 +38,10 @@ class Builder(ABC):
                                     side_requests_excluded=len(ordered) - len(kept))
         kept, retried = drop_retried_aborts(kept)
         traces = self._build(kept, stats)
+        forced = {r.completion_id for r in kept if r.policy == "oracle"}
         for tr in traces:
+            if forced and any(c in forced for c in tr.metadata.get("completion_ids", ())):
+                tr.policy = "oracle"
             if retried:
                 tr.metadata["retried_aborts"] = retried
             mark_training_filter(tr, status)

@@ -12,9 +12,14 @@ from typing import Any, Literal
 import msgspec
 import numpy as np
 
-from polar_hpc.config.run import AgentSpec, BuilderSpec, EvaluatorSpec, RuntimeSpec
+from polar_hpc.config.run import AgentSpec, BuilderSpec, EvaluatorSpec, RuntimeSpec, TokenPolicy
 
 Provider = Literal["anthropic", "openai_chat", "openai_responses", "google"]
+
+SOLUTION_PATCH = "solution_patch"
+"""Task metadata key: the reference solution as a unified diff (SWE-bench's ``patch``), for the oracle policy."""
+SOLUTION_COMMANDS = "solution_commands"
+"""Task metadata key: the reference solution as a list of shell commands (run in the workdir, in order)."""
 
 
 class Task(msgspec.Struct, kw_only=True):
@@ -129,15 +134,37 @@ class CompletionRecord(msgspec.Struct, kw_only=True):
     """Continuation mode: tokens where the prompt differs from a canonical render (0 = identical, -1 = not
     measured: measuring re-renders the whole history, the cost continuation mode avoids)."""
     side_request: bool = False
+    held_tokens: int = 0
+    """Continuation mode: prompt tokens reused verbatim from an earlier call (held ids ‖ its reply)."""
+    rendered_tokens: int = 0
+    """Prompt tokens this call rendered and encoded (the whole prompt in canonical mode)."""
     timings: Timings = msgspec.field(default_factory=Timings)
     weight_version: str | None = None
     server: str | None = None
+    policy: TokenPolicy = "sample"
+    """``oracle``: the output ids were forced (the task's reference solution) and scored by the engine."""
 
 
 class TraceStatus(enum.IntEnum):
     COMPLETED = 0
     TIMEOUT = 1
     ERROR = 2
+
+
+def trace_status(value: TraceStatus | int | str) -> TraceStatus:
+    """A status from its enum, number, or name in any case (``"COMPLETED"``, ``"timeout"``)."""
+    if isinstance(value, TraceStatus):
+        return value
+    if isinstance(value, str):
+        try:
+            return TraceStatus[value.strip().upper()]
+        except KeyError:
+            pass
+    elif isinstance(value, int) and not isinstance(value, bool) and value in TraceStatus._value2member_map_:
+        return TraceStatus(value)
+    names = ", ".join(s.name for s in TraceStatus)
+    raise ValueError(f"unknown trace status {value!r}; expected one of {names} (or {min(TraceStatus):d}.."
+                     f"{max(TraceStatus):d})")
 
 
 class Trace(msgspec.Struct, kw_only=True):
@@ -151,6 +178,8 @@ class Trace(msgspec.Struct, kw_only=True):
     finish_reason: str = "stop"
     reward: float = 0.0
     metadata: dict[str, Any] = msgspec.field(default_factory=dict)
+    policy: TokenPolicy = "sample"
+    """``oracle`` when any of its completions was forced: gold demonstrations, not behaviour-policy samples."""
 
 
 class ReconstructionStats(msgspec.Struct, kw_only=True):

@@ -31,6 +31,8 @@ from polar_hpc.inference.reference.requests import (
     BadRequest,
     ServerGenerateRequest,
     check_context,
+    forcing_start,
+    input_entries,
     prompt_ids,
     single,
     to_spec,
@@ -128,6 +130,7 @@ class ReferenceServer:
             weight_version=gen.weight_version if fin is not None else self.runner.weight_version,
             e2e_latency=time.monotonic() - started,
             output_token_logprobs=entries,
+            input_token_logprobs=input_entries(gen) if return_logprob and gen.score_from is not None else None,
         )
         return GenerateResponse(text=text, output_ids=list(gen.output_ids), meta_info=meta)
 
@@ -171,8 +174,7 @@ class ReferenceServer:
         if too_big:
             raise BadRequest(f"input_ids holds token id {too_big[0]}, outside the model's vocabulary of {self.runner.vocab_size}")
         start = single(req.logprob_start_len, "logprob_start_len")
-        if start is not None and start >= 0:
-            raise BadRequest("logprob_start_len >= 0 (prompt logprobs) is not supported by the reference server; use -1")
+        score_from = forcing_start(start, req.sampling_params, len(ids))
         if single(req.top_logprobs_num, "top_logprobs_num") or req.token_ids_logprob is not None:
             raise BadRequest("top_logprobs_num / token_ids_logprob are not supported by the reference server")
         sampling = single(req.sampling_params, "sampling_params")
@@ -183,7 +185,7 @@ class ReferenceServer:
         rid = single(req.rid, "rid") or uuid.uuid4().hex
         if rid in self._inflight:
             raise BadRequest(f"Duplicate request ID detected: {rid}")
-        gen = Generation(rid=rid, input_ids=ids, spec=spec, on_done=lambda g: None)
+        gen = Generation(rid=rid, input_ids=ids, spec=spec, on_done=lambda g: None, score_from=score_from)
         return gen, bool(single(req.return_logprob, "return_logprob"))
 
     async def _stream(

@@ -104,8 +104,20 @@ class ModelRunner:
     def forward(self, ids: list[int], cache: Any | None) -> tuple[torch.Tensor, Any]:
         """Logits (float32, ``[vocab]``) after ``ids``, given ``cache`` of everything before them."""
         inp = torch.tensor([ids], dtype=torch.long)
-        out = self.model(input_ids=inp, cache=cache, use_cache=True)
+        out = self.model(input_ids=inp, cache=cache, use_cache=True, logits_to_keep=1)  # not [len(ids), vocab]
         return out.logits[0, -1].float(), out.cache
+
+    @torch.inference_mode()
+    def input_logprobs(self, ids: list[int], cache: Any | None, cached: int, start: int) -> tuple[list[float | None], Any]:
+        """SGLang's ``input_token_logprobs`` values for positions ``start..`` of ``ids`` (the first is None: its
+        logit comes before ``start``), given ``cache`` of ``ids[:cached]`` (``cached <= start``); raw
+        ``log_softmax`` (temperature 1), as SGLang computes prompt logprobs."""
+        inp = torch.tensor([ids[cached:]], dtype=torch.long)
+        out = self.model(input_ids=inp, cache=cache, use_cache=True, logits_to_keep=len(ids) - start)
+        logits = out.logits[0, :-1].float()
+        targets = torch.tensor(ids[start + 1:], dtype=torch.long)
+        lps = torch.log_softmax(logits, dim=-1).gather(1, targets[:, None])[:, 0]
+        return [None, *lps.tolist()], out.cache
 
     def sample(self, logits: torch.Tensor, spec: SamplingSpec, gen: torch.Generator) -> tuple[int, float]:
         if spec.greedy:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from polar_hpc.inference.reference.model import SamplingSpec
+
+if TYPE_CHECKING:
+    from polar_hpc.inference.reference.scheduler import Generation
 
 
 class BadRequest(ValueError):
@@ -145,3 +148,22 @@ def check_context(n_prompt: int, max_new: int, context_length: int) -> None:
             f"{max_new} tokens for the completion. Please reduce the number of tokens in the input messages or "
             "the completion to fit within the limit."
         )
+
+
+def forcing_start(start: int | None, sampling: Any, n_prompt: int) -> int | None:
+    """``logprob_start_len`` k >= 0 is served for teacher forcing only: ``max_new_tokens`` 0, k < len(input_ids)."""
+    if start is None or start < 0:
+        return None
+    max_new = sampling.max_new_tokens if isinstance(sampling, ServerSampling) else None
+    if max_new != 0:
+        raise BadRequest("logprob_start_len >= 0 (prompt logprobs) is supported by the reference server only with "
+                         f"sampling_params.max_new_tokens = 0 (teacher forcing), got max_new_tokens={max_new}")
+    if start >= n_prompt:
+        raise BadRequest(f"logprob_start_len ({start}) must be less than the number of input tokens ({n_prompt})")
+    return start
+
+
+def input_entries(gen: Generation) -> list[tuple[float | None, int, str | None]]:
+    """``meta_info.input_token_logprobs`` of a teacher-forcing generation: ``[logprob, id, null]`` per position."""
+    start = gen.score_from or 0
+    return [(lp, tok, None) for lp, tok in zip(gen.input_logprobs, gen.input_ids[start:], strict=True)]

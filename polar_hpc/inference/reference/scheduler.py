@@ -48,6 +48,9 @@ class Generation:
     """Prompt tokens served from the prefix cache."""
     logits: torch.Tensor | None = None
     generator: torch.Generator | None = None
+    score_from: int | None = None
+    """Teacher forcing (``max_new_tokens`` 0, ``logprob_start_len`` k): one prefill, no sampled token."""
+    input_logprobs: list[float | None] = field(default_factory=list)
 
 
 class Scheduler:
@@ -191,6 +194,9 @@ class Scheduler:
         gen.cache_len = len(ids)
 
     def _step(self, gen: Generation) -> None:
+        if gen.score_from is not None:
+            self._score(gen, gen.score_from)
+            return
         try:
             if gen.logits is None:
                 self._prefill(gen)
@@ -209,6 +215,19 @@ class Scheduler:
             self._finish(gen, finish)
         elif gen.on_token is not None:
             gen.on_token(gen)
+
+    def _score(self, gen: Generation, start: int) -> None:
+        try:
+            cache, n = self.prefix.take(gen.input_ids[: start + 1])
+            gen.cached_tokens = n
+            gen.input_logprobs, gen.cache = self.runner.input_logprobs(gen.input_ids, cache, n, start)
+            gen.cache_len = len(gen.input_ids)
+            gen.logits = torch.zeros(0)  # marks the cache as reusable for _finish
+        except Exception as err:
+            log.exception("teacher forcing %s failed", gen.rid)
+            self._finish(gen, FinishAbort(message=f"{type(err).__name__}: {err}", status_code=500, err_type="InternalServerError"))
+            return
+        self._finish(gen, FinishLength(length=0))
 
     def _check_stop(self, gen: Generation, tok: int) -> FinishReason | None:
         spec = gen.spec

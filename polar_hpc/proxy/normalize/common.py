@@ -120,14 +120,16 @@ def reject_media(kind: str, path: str) -> None:
 
 
 def merge_system(system: list[str], messages: list[ChatMessage]) -> list[ChatMessage]:
-    """One leading system message holding every system/developer text, in order, joined by a blank line."""
+    """One leading system message holding the top-level and leading system/developer texts, in order, joined by a
+    blank line. A system message after the conversation started (Claude Code's mid-conversation notes) stays where
+    it was sent: hoisting it would rewrite the start of a history the harness only appends to."""
     texts = [s for s in system if s]
     rest: list[ChatMessage] = []
     for m in messages:
-        if m.role == "system":
+        if m.role == "system" and not rest:
             if m.content:
                 texts.append(m.content)
-        else:
+        elif m.role != "system" or m.content:
             rest.append(m)
     if texts:
         return [ChatMessage(role="system", content="\n\n".join(texts)), *rest]

@@ -1,4 +1,5 @@
-"""End to end: a gateway rank process runs real harnesses in bwrap sandboxes against the reference server.
+"""End to end: a gateway rank process runs the shell harness in bwrap sandboxes against the reference server,
+with the engine sampling (the real harness CLIs run under the oracle policy: test_oracle_harnesses.py).
 
 ``polar-hpc gateway --tasks`` takes a tiny git-repo task (a failing test), runs the harness behind the rank's
 proxy, builds the trajectory, grades it with the ``command`` evaluator and commits it to a shard that
@@ -41,9 +42,6 @@ SANDBOX_AGENT = "/opt/polar-agent/mini_agent.py"
 CALC = {"calc.py": "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n",
         "test_calc.py": "from calc import add, mul\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
                         "def test_mul():\n    assert mul(2, 3) == 6\n"}
-HARNESS_CLI = {"codex": "codex", "claude_code": "claude", "gemini_cli": "gemini", "qwen_code": "qwen",
-               "opencode": "opencode", "pi": "pi"}
-
 
 def _server_url(server: Any) -> str:
     for attr in ("url", "base_url"):
@@ -142,6 +140,7 @@ def _needs_bwrap() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(480)  # run_gateway's own deadline is 400 s
 def test_shell_harness_end_to_end(tmp_path: Path, reference_server: Any, e2e_model: Path,
                                   no_leaked_children: None) -> None:
     _needs_bwrap()
@@ -150,22 +149,6 @@ def test_shell_harness_end_to_end(tmp_path: Path, reference_server: Any, e2e_mod
     done = run_gateway(config, run_dir, timeout_s=400)
     assert done.returncode == 0, done.stdout[-4000:]
     check_run(run_dir, "shell", 2, done.stdout)
-
-
-@pytest.mark.harness
-@pytest.mark.slow
-@pytest.mark.parametrize("harness", list(HARNESS_CLI))
-def test_real_harness_end_to_end(harness: str, tmp_path: Path, reference_server: Any, e2e_model: Path,
-                                 no_leaked_children: None) -> None:
-    _needs_bwrap()
-    cli = HARNESS_CLI[harness]
-    if shutil.which(cli) is None:
-        pytest.fail(f"harness CLI `{cli}` is not on PATH (tools/setup.sh installs it with npm)")
-    config = make_recipe(tmp_path, harness, _server_url(reference_server), e2e_model, samples=1)
-    run_dir = tmp_path / "run"
-    done = run_gateway(config, run_dir, timeout_s=420)
-    assert done.returncode == 0, done.stdout[-4000:]
-    check_run(run_dir, harness, 1, done.stdout)
 
 
 def test_gateway_cli_refuses_bad_config(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ import json
 
 import aiohttp
 import msgspec
+import numpy as np
 
 from polar_hpc.inference.engine import SGLangEngine
 from polar_hpc.inference.reference.process import ReferenceHandle
@@ -64,3 +65,31 @@ async def test_stream_chunks_and_abort_validate(reference_server: ReferenceHandl
     last = parsed[-1].meta_info
     assert type(last.finish_reason).__name__ == "FinishAbort"
     assert last.completion_tokens == len(last.output_token_logprobs) < 4000
+
+
+async def test_teacher_forcing_request_and_response_validate(reference_server: ReferenceHandle) -> None:
+    """Teacher forcing: the forced ids' logprobs equal those the server reports when it samples the same ids
+    greedily (the same model, the same context), and both bodies satisfy SGLang's schema."""
+    sent: list[bytes] = []
+    async with SGLangEngine([reference_server.url], context_length=32768, request_hook=sent.append) as engine:
+        sampled = await engine.generate(PROMPT, SamplingParams(max_new_tokens=5, temperature=0.0))
+        forced = sampled.output_ids.tolist()
+        result = await engine.teacher_force(PROMPT, forced)
+        again = await engine.teacher_force(PROMPT, forced)  # the prompt is now in the prefix cache
+    assert result.logprobs.dtype == np.float32 and result.logprobs.shape == (len(forced),)
+    np.testing.assert_allclose(result.logprobs, sampled.output_logprobs, atol=1e-4)
+    np.testing.assert_allclose(again.logprobs, result.logprobs, atol=1e-4)
+    assert result.prompt_tokens == len(PROMPT) + len(forced) and again.cached_tokens > 0
+    body = validate_generate_request(sent[1])
+    assert body.sampling_params.max_new_tokens == 0 and body.logprob_start_len == len(PROMPT) - 1
+    async with aiohttp.ClientSession(trust_env=False) as http:
+        req = json.loads(sent[1])
+        req["rid"] += "-replay"
+        async with http.post(f"{reference_server.url}/generate", json=req) as resp:
+            parsed = validate_generate_response(await resp.read())
+        meta = parsed.meta_info
+        assert [e.token_id for e in meta.input_token_logprobs] == [PROMPT[-1], *forced]
+        assert meta.input_token_logprobs[0].logprob is None and meta.completion_tokens == 0
+        req["sampling_params"]["max_new_tokens"] = 4
+        async with http.post(f"{reference_server.url}/generate", json=req) as resp:
+            assert resp.status == 400 and "max_new_tokens = 0" in (await resp.json())["error"]["message"]

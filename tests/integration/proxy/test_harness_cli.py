@@ -1,6 +1,8 @@
 """Real harness CLIs from npm (pi in its four wire formats, Codex) through the standalone proxy
-(``polar-hpc proxy``) in front of the reference server. The tiny model's output is noise; each run must still
-end cleanly and leave a complete session record (JSONL). No phone-home: settings from fixtures.md §3.2.
+(``polar-hpc proxy --oracle``) in front of the reference server: the oracle writes a small solution as the
+model's tool calls, so each run is a real multi-turn session in that wire format (look, apply, verify, answer)
+that must exit 0, leave the file the solution writes, and a complete session record (JSONL). No phone-home:
+settings from fixtures.md §3.2.
 
 Install: ``npm install -g @mariozechner/pi-coding-agent@0.73.1 @openai/codex@0.171.0``."""
 
@@ -27,6 +29,8 @@ from polar_hpc.wire.records import CompletionRecord
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
 RUN_TIMEOUT_S = 240
 KEYS = ["pi-chat", "pi-resp", "pi-anth", "pi-gem", "codex"]
+SCRIPT = {"solution_commands": ["printf 'solved\\n' > SOLVED.txt"], "verify": "cat SOLVED.txt"}
+PROMPT = "Create SOLVED.txt saying solved."
 
 
 def free_port() -> int:
@@ -57,10 +61,12 @@ class Proxy:
 @pytest.fixture(scope="module")
 def proxy(reference_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxy]:
     work = tmp_path_factory.mktemp("harness-proxy")
+    (work / "oracle.json").write_text(json.dumps(SCRIPT))
     port = free_port()
     cmd = [sys.executable, "-m", "polar_hpc", "proxy", "--engine", reference_server.url,
            "--model", reference_server.model_dir, "--port", str(port), "--records", str(work / "records"),
-           "--max-new-tokens", "24", "--context-length", "32768", "--render", "continuation"]
+           "--max-new-tokens", "24", "--context-length", "32768", "--render", "continuation",
+           "--oracle", str(work / "oracle.json")]
     for k in KEYS:
         cmd += ["--session-key", k]
     log = open(work / "proxy.log", "wb")  # noqa: SIM115
@@ -97,15 +103,25 @@ def run(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.Completed
         pytest.fail(f"{argv[0]} did not finish in {RUN_TIMEOUT_S}s: {err.stdout!r} {err.stderr!r}")
 
 
-def check_session(proxy: Proxy, key: str, provider: str, out: subprocess.CompletedProcess[str]) -> None:
+def git_repo(path: Path) -> Path:
+    path.mkdir()
+    subprocess.run("git init -q . && git -c user.email=t@polar -c user.name=t commit -q --allow-empty -m base",
+                   shell=True, cwd=path, check=True)
+    return path
+
+
+def check_session(proxy: Proxy, key: str, provider: str, out: subprocess.CompletedProcess[str], work: Path) -> None:
     recs = proxy.records_of(key)
-    assert recs, f"no records for {key}; exit {out.returncode}\nstdout: {out.stdout[-2000:]}\nstderr: {out.stderr[-2000:]}"
+    why = f"exit {out.returncode}\nstdout: {out.stdout[-2000:]}\nstderr: {out.stderr[-2000:]}"
+    assert len(recs) >= 4, f"{len(recs)} records for {key}; {why}"
     assert [r.index for r in recs] == list(range(len(recs)))
     for r in recs:
         assert r.provider == provider and r.session_id == key
         assert len(r.prompt_ids) > 50 and len(r.output_ids) == len(r.output_logprobs) > 0
-        assert r.finish_reason in ("stop", "length")
+        assert r.finish_reason == "stop" and r.policy == "oracle" and r.parse_error is None
         assert r.canonical.stream
+    assert [len(r.response.tool_calls) > 0 for r in recs[-4:]] == [True, True, True, False], why
+    assert (work / "SOLVED.txt").read_text() == "solved\n", why
 
 
 PI_FORMATS = [("pi-chat", "openai-completions", "/v1", "openai_chat"),
@@ -124,9 +140,10 @@ def test_pi(proxy: Proxy, tmp_path: Path, key: str, api: str, suffix: str, provi
         prov["compat"] = {"supportsDeveloperRole": False, "supportsReasoningEffort": False}
     (agent_dir / "models.json").write_text(json.dumps({"providers": {"polar": prov}}))
     env = {"HOME": str(tmp_path), "PI_CODING_AGENT_DIR": str(agent_dir), "PI_OFFLINE": "1", "POLAR_KEY": key}
-    out = run([pi, "-p", "--provider", "polar", "--model", "policy", "Say hello"], env, tmp_path)
+    work = git_repo(tmp_path / "work")
+    out = run([pi, "-p", "--provider", "polar", "--model", "policy", PROMPT], env, work)
     assert out.returncode == 0, f"pi exited {out.returncode}: {out.stderr[-2000:]}"
-    check_session(proxy, key, provider, out)
+    check_session(proxy, key, provider, out, work)
 
 
 def test_codex(proxy: Proxy, tmp_path: Path) -> None:
@@ -138,9 +155,8 @@ def test_codex(proxy: Proxy, tmp_path: Path) -> None:
         "check_for_update_on_startup = false\n[model_providers.polar]\nname = \"Polar\"\n"
         f'base_url = "{proxy.base}/v1"\nenv_key = "POLAR_KEY"\nwire_api = "responses"\n[analytics]\nenabled = false\n'
     )
-    work = tmp_path / "work"
-    work.mkdir()
+    work = git_repo(tmp_path / "work")
     env = {"HOME": str(tmp_path), "CODEX_HOME": str(home), "POLAR_KEY": "codex"}
-    out = run([codex, "exec", "--skip-git-repo-check", "--disable", "plugins", "Say hello"], env, work)
+    out = run([codex, "exec", "--skip-git-repo-check", "--disable", "plugins", PROMPT], env, work)
     assert out.returncode == 0, f"codex exited {out.returncode}: {out.stderr[-3000:]}"
-    check_session(proxy, "codex", "openai_responses", out)
+    check_session(proxy, "codex", "openai_responses", out, work)

@@ -34,7 +34,7 @@ def _write(tmp_path: Path, text: str) -> Path:
     [
         ("[gatway]\n", ["gatway", "unknown key", "valid keys:", "gateway"]),
         ("[gateway]\nnum_rank = 2\n", ["gateway.num_rank", "unknown key", "num_ranks"]),
-        ("[runtime]\nbackend = 'docker'\n", ["runtime.backend", "'docker'", "valid choices:", "'bwrap'"]),
+        ("[runtime]\nbackend = 'lxc'\n", ["runtime.backend", "'lxc'", "valid choices:", "'bwrap'", "'podman'"]),
         ("[gateway]\nnum_ranks = 'two'\n", ["gateway.num_ranks", "Expected `int`, got `str`"]),
         ("[gateway.resources]\nmem_gb = [1]\n", ["gateway.resources.mem_gb", "Expected"]),
         ("[gateway\n", ["not valid TOML"]),

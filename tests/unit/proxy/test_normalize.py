@@ -29,8 +29,8 @@ CASES: list[tuple[str, Route, dict[str, Any], list[ChatMessage], dict[str, Any]]
          "messages": [{"role": "user", "content": "hi"}, {"role": "system", "content": "mid-conversation note"}],
          "metadata": {"user_id": "{\"session_id\": \"s\"}"}, "context_management": {"edits": []},
          "output_config": {"effort": "high"}, "thinking": {"type": "adaptive"}},
-        [ChatMessage(role="system", content="You are Claude Code.\nBe brief.\n\nmid-conversation note"),
-         ChatMessage(role="user", content="hi")],
+        [ChatMessage(role="system", content="You are Claude Code.\nBe brief."),
+         ChatMessage(role="user", content="hi"), ChatMessage(role="system", content="mid-conversation note")],
         {"template_kwargs": {"enable_thinking": True}, "stream": False},
     ),
     (

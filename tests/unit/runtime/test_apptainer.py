@@ -102,6 +102,8 @@ async def test_missing_binary_is_reported(tmp_path: Path, monkeypatch: pytest.Mo
     await rt.stop()
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(700)  # the image pull alone may take 600 s
 async def test_real_instance(tmp_path: Path) -> None:
     binary = shutil.which("apptainer")
     if binary is None:
@@ -175,3 +177,16 @@ async def test_rank_start_stops_this_run_and_ranks_leftover_instances(
     config = RunConfig(runtime=RuntimeSpec(backend="apptainer", image="/i.sif"))
     await GatewayRank(config, 1, run)._stop_stale_instances()
     assert calls.read_text().splitlines() == ["instance list --json", f"instance stop -t 30 {mine}"]
+
+
+def test_docker_image_runs_from_the_prepared_sif(tmp_path: Path) -> None:
+    from polar_hpc.images.prepare import sif_path
+    from polar_hpc.runtime.apptainer import cached_image
+
+    ref = "docker://swebench/sweb.eval.x86_64.django_1776_django-11099:latest"
+    spec = RuntimeSpec(backend="apptainer", image=ref, image_cache=str(tmp_path))
+    assert cached_image(spec).image == ref  # not prepared: Apptainer pulls it
+    sif_path(tmp_path, ref).write_bytes(b"SIF")
+    argv = start_argv(cached_image(spec), name="n", session_dir=Path("/s"), overlay_dir=Path("/o"),
+                      work_dir=Path("/w"))
+    assert argv[-2:] == [str(tmp_path / "swebench_sweb.eval.x86_64.django_1776_django-11099_latest.sif"), "n"]

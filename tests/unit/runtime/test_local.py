@@ -26,6 +26,6 @@ async def test_local_runs_in_session_dir_and_maps_polar_paths(tmp_path: Path, ca
 
 def test_unknown_backend_is_a_clear_error(tmp_path: Path) -> None:
     spec = RuntimeSpec(backend="local")
-    msgspec.structs.force_setattr(spec, "backend", "docker")
-    with pytest.raises(ValueError, match="expected one of apptainer, bwrap, local, got 'docker'"):
+    msgspec.structs.force_setattr(spec, "backend", "lxc")
+    with pytest.raises(ValueError, match="expected one of apptainer, bwrap, docker, local, podman, got 'lxc'"):
         make_runtime(spec, tmp_path)

@@ -58,10 +58,39 @@ def test_wrong_schema_and_foreign_files_are_reported(tmp_path: Path, session_res
     assert reader.shards == [good]
     problems = reader.problems
     assert len(problems) == 3
-    assert "schema_version: expected 1, found 99" in problems[0]
+    assert "schema_version: expected one of [1, 2], found 99" in problems[0]
     assert problems[1].startswith(f"{tmp_path / 'rank-00002-000000.h5'}: cannot open as HDF5")
     assert "missing datasets: tokens/loss_mask" in problems[2]
     assert len(list(reader.results())) == 1
+
+
+def test_version_1_shards_still_read_and_validate(tmp_path: Path, session_result_factory: Any) -> None:
+    """Schema 2 added ``traces/policy``; a version-1 shard (no such column) reads with every trace ``sample``."""
+    from polar_hpc.store.validate import validate_paths
+
+    results = [session_result_factory(), session_result_factory()]
+    for tr in results[0].trajectory.traces:
+        tr.policy = "oracle"
+    new = _write(tmp_path / "new", 0, results)
+    views = list(ShardReader(new).traces())
+    assert {v.policy for v in views} == {"oracle", "sample"}
+    assert [t.policy for r in ShardReader(new).results() for t in r.trajectory.traces] == \
+        [t.policy for r in results for t in r.trajectory.traces]
+    old = tmp_path / "old" / "rank-00000-000000.h5"
+    old.parent.mkdir()
+    shutil.copy(new, old)
+    with h5py.File(old, "r+") as f:
+        f.attrs["schema_version"] = 1
+        del f["traces/policy"], f["traces/policy_offsets"]
+    reader = ShardReader(old)
+    assert not reader.problems and {v.policy for v in reader.traces()} == {"sample"}
+    assert validate_paths([old]) == (1, [])
+    with h5py.File(new, "r+") as f:
+        data = f["traces/policy"][...]
+        data[:6] = np.frombuffer(b"oracul", dtype=np.uint8)
+        f["traces/policy"][...] = data
+    n, bad = validate_paths([new])
+    assert n == 1 and len(bad) == 1 and "traces/policy 'oracul' is not one of sample, oracle" in str(bad[0])
 
 
 def test_explicit_tmp_and_missing_paths(tmp_path: Path) -> None:

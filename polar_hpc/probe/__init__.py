@@ -1,0 +1,1 @@
+"""``polar-hpc probe HARNESS``: one oracle session on a bundled task, locally, and what it tells about the harness."""

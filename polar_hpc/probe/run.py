@@ -1,0 +1,158 @@
+"""Run one oracle session of a harness locally: a reference server (unless an engine is given), one gateway rank
+in-process (bwrap sandbox, continuation rendering, ``prefix_merging``, divergence measured, records kept), the
+task's tests as the grader. Returns the :class:`~polar_hpc.probe.report.ProbeRow` of the session."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import msgspec
+
+from polar_hpc.config.run import (
+    AgentSpec,
+    BuilderSpec,
+    EvaluatorSpec,
+    GatewayConfig,
+    InferenceConfig,
+    Policy,
+    RunConfig,
+    RuntimeBackend,
+    RuntimeSpec,
+    TaskSource,
+    TaskTemplate,
+)
+from polar_hpc.log import get_logger
+from polar_hpc.probe.report import ProbeRow, probe_row, read_records
+
+log = get_logger("probe")
+
+PREPARE = "git init -q . && git add -A && git -c user.email=probe@polar -c user.name=polar commit -qm base"
+TEST_COMMAND = "python3 -m pytest -rA -p no:cacheprovider"
+SHELL_COMMAND = "python3 -m polar_hpc.harness.mini_agent --max-turns 8 {instruction}"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+BUNDLED_TASKS = REPO_ROOT / "recipes" / "tasks" / "demo.jsonl"
+VERSION_TIMEOUT_S = 30.0
+
+
+class ProbeError(ValueError):
+    """Probe arguments that cannot run; the message says what was expected."""
+
+
+class ProbeSpec(msgspec.Struct, kw_only=True, frozen=True):
+    harness: str
+    out: Path
+    tasks: Path = BUNDLED_TASKS
+    task_id: str | None = None
+    command: str | None = None
+    """The shell harness's command (default: the bundled mini agent)."""
+    engine: str | None = None
+    """A running SGLang / reference server; default: start a reference server with ``model``."""
+    model: str = "asset:tiny-qwen3"
+    runtime: RuntimeBackend = "bwrap"
+    policy: Policy = "oracle"
+    agent_timeout_s: float = 300.0
+    context_length: int = 32768
+    harness_args: tuple[str, ...] = ()
+
+
+def probe_config(spec: ProbeSpec, url: str) -> RunConfig:
+    from polar_hpc.harness import HarnessError, get_adapter
+
+    if not spec.tasks.is_file():
+        raise ProbeError(f"--task: expected a JSONL file of tasks (rows like recipes/tasks/demo.jsonl), "
+                         f"found nothing at {spec.tasks}")
+    try:
+        get_adapter(spec.harness)
+    except HarnessError as err:
+        raise ProbeError(str(err)) from None
+    command = spec.command or (SHELL_COMMAND if spec.harness == "shell" else None)
+    return RunConfig(
+        name=f"probe-{spec.harness}",
+        inference=InferenceConfig(engine="external", endpoints=[url], model=spec.model, served_model_name="policy",
+                                  context_length=spec.context_length, max_new_tokens=256, request_timeout_s=120),
+        gateway=GatewayConfig(init_pool=1, ready_buffer=1, run_pool=1, postrun_pool=1, start_gate=1,
+                              agent_timeout_s=spec.agent_timeout_s, session_timeout_s=spec.agent_timeout_s + 120,
+                              drain_grace_s=20, render="continuation", keep_records=True, measure_divergence=True),
+        runtime=RuntimeSpec(backend=spec.runtime, host_python=True, prepare=[PREPARE]),
+        agent=AgentSpec(harness=spec.harness, command=command, policy=spec.policy,
+                        settings={"extra_args": list(spec.harness_args)} if spec.harness_args else {}),
+        builder=BuilderSpec(name="prefix_merging"),
+        evaluator=EvaluatorSpec(name="command", command=TEST_COMMAND, timeout_s=120),
+        tasks=TaskSource(path=str(spec.tasks), num_samples=1,
+                         template=TaskTemplate(instruction="{problem}", workspace="repos/{repo}",
+                                               metadata_fields=["repo"])),
+        recipe_dir=str(spec.tasks.parent),
+    )
+
+
+def harness_version(harness: str) -> str:
+    from polar_hpc.harness import get_adapter
+
+    binary = get_adapter(harness).binary
+    if harness == "shell" or shutil.which(binary) is None:
+        return ""
+    try:
+        done = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=VERSION_TIMEOUT_S,
+                              stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return ((done.stdout.strip() or done.stderr.strip()).splitlines() or [""])[-1]
+
+
+@contextlib.contextmanager
+def _engine(spec: ProbeSpec) -> Iterator[str]:
+    if spec.engine:
+        yield spec.engine
+        return
+    from polar_hpc.assets import resolve_model
+    from polar_hpc.inference.reference.process import start_reference_server
+
+    spec.out.mkdir(parents=True, exist_ok=True)
+    with start_reference_server(resolve_model(spec.model), context_length=spec.context_length,
+                                log_path=spec.out / "reference.log") as handle:
+        yield handle.url
+
+
+def _only_task(cfg: RunConfig, spec: ProbeSpec) -> RunConfig:
+    """The first task of the file, or ``task_id``, as a one-row task file in the run dir."""
+    from polar_hpc.coordinator.tasks import iter_tasks
+
+    tasks = list(iter_tasks(cfg))
+    chosen = [t for t in tasks if spec.task_id in (None, t.task_id)][:1]
+    if not chosen:
+        raise ProbeError(f"--task-id {spec.task_id!r}: no such task in {spec.tasks}; "
+                         f"it has: {', '.join(t.task_id for t in tasks) or 'none'}")
+    lines = [line for line in spec.tasks.read_text().splitlines() if line.strip()]
+    row = lines[tasks.index(chosen[0])]
+    one = spec.out / "task.jsonl"
+    one.write_text(row + "\n")
+    return msgspec.structs.replace(cfg, tasks=msgspec.structs.replace(cfg.tasks, path=str(one)))
+
+
+def run_probe(spec: ProbeSpec) -> ProbeRow:
+    import asyncio
+
+    from polar_hpc.gateway.main import run_rank
+    from polar_hpc.store.reader import ShardReader
+
+    spec.out.mkdir(parents=True, exist_ok=True)
+    run_dir = spec.out / "run"
+    if run_dir.exists():
+        raise ProbeError(f"--out: {run_dir} exists; give a fresh folder")
+    version = harness_version(spec.harness)
+    with _engine(spec) as url:
+        cfg = _only_task(probe_config(spec, url), spec)
+        asyncio.run(run_rank(cfg, 0, run_dir, local=True))
+    reader = ShardReader([run_dir])
+    results = list(reader.results(None))
+    if not results:
+        raise ProbeError(f"the session left no result in {run_dir / 'shards'} ({'; '.join(reader.problems) or 'no shard'})")
+    result = results[0]
+    records_files = sorted((run_dir / "records").glob("*.jsonl"))
+    records = [r for p in records_files for r in read_records(p)]
+    return probe_row(result, records, records_path=", ".join(str(p) for p in records_files),
+                     shard=", ".join(str(p) for p in reader.shards), version=version)

@@ -1,0 +1,54 @@
+"""``polar-hpc tasks import swe-gym|swe-bench ROWS --out tasks.jsonl``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("tasks", help="import SWE-bench / SWE-Gym rows as a task file")
+    sub = parser.add_subparsers(dest="tasks_command", metavar="ACTION", required=True)
+    imp = sub.add_parser("import", help="rows (JSONL or Parquet, as `datasets` exports them) → task JSONL with "
+                                        "published images, grading specs and gold patches")
+    imp.add_argument("dataset", choices=["swe-bench", "swe-gym"])
+    imp.add_argument("rows", type=Path)
+    imp.add_argument("--out", type=Path, required=True)
+    imp.add_argument("--namespace", default=None, help="image namespace (default: swebench / xingyaoww)")
+    imp.add_argument("--limit", type=int, default=None)
+    imp.set_defaults(func=run)
+    off = sub.add_parser("build-offline", help="build the offline real-repository SWE task set (pinned PyPI sdists "
+                                              "→ git repos → one local image each); prints its tasks.jsonl")
+    off.add_argument("--out", type=Path, default=None, help="output folder (default: the image build cache)")
+    off.add_argument("--engine", choices=["podman", "docker"], default="podman")
+    off.add_argument("--force", action="store_true", help="rebuild even when up to date")
+    off.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.tasks_command == "build-offline":
+        return _build_offline(args)
+    from polar_hpc.tasks.importer import TaskImportError, import_rows
+    from polar_hpc.tasks.upstream import UpstreamUnavailable
+
+    try:
+        n = import_rows(args.dataset, args.rows, args.out, namespace=args.namespace, limit=args.limit)
+    except (TaskImportError, UpstreamUnavailable) as err:
+        sys.stderr.write(f"polar-hpc tasks import: {err}\n")
+        return 2
+    sys.stdout.write(f"{n} tasks → {args.out}\n")
+    return 0
+
+
+def _build_offline(args: argparse.Namespace) -> int:
+    from polar_hpc.images.base import ImageBuildError
+    from polar_hpc.tasks.offline import BuildError, build
+
+    try:
+        path = build(args.out, engine=args.engine, force=args.force)
+    except (BuildError, ImageBuildError) as err:
+        sys.stderr.write(f"polar-hpc tasks build-offline: {err}\n")
+        return 1
+    sys.stdout.write(f"{path}\n")
+    return 0
