@@ -319,7 +319,8 @@ class ProxyServer:
 
         def call(s: LiveSink) -> Any:
             return self.gen.complete(norm, session.builder, provider=provider, session_id=session.session_id,
-                                     index=index, raw_request=raw, received=received, sink=s)
+                                     index=index, raw_request=raw, received=received, oracle=session.oracle,
+                                     sink=s)
 
         def stream_error(err: BaseException, model: str) -> bytes:
             perr = err.error if isinstance(err, Failed) else err if isinstance(err, ProxyError) else None
