@@ -362,26 +362,30 @@ class Http1Stream:
                 self._left -= take
                 self._eof = self._left == 0
             return
-        while buf and not self._eof:
-            if self._state == "data":
-                take = min(self._left or 0, len(buf))
-                self._body += buf[:take]
-                del buf[:take]
-                self._left = (self._left or 0) - take
-                if self._left == 0:
-                    self._state = "crlf"
-                continue
-            eol = buf.find(b"\r\n")
-            if eol < 0:
-                return
-            line = bytes(buf[:eol])
-            del buf[: eol + 2]
-            if self._state == "crlf":
-                if line:
-                    raise ValueError(f"chunk not followed by CRLF: {line[:40]!r}")
-                self._state = "size"
-            elif self._state == "size":
-                self._left = int(line.split(b";", 1)[0], 16)
-                self._state = "data" if self._left else "trailer"
-            elif not line:  # the blank line that ends the trailers
-                self._eof = True
+        pos, n = 0, len(buf)  # parse by position and cut ``buf`` once: deleting from its front is a copy
+        try:
+            while pos < n and not self._eof:
+                if self._state == "data":
+                    take = min(self._left or 0, n - pos)
+                    self._body += buf[pos : pos + take]
+                    pos += take
+                    self._left = (self._left or 0) - take
+                    if self._left == 0:
+                        self._state = "crlf"
+                    continue
+                eol = buf.find(b"\r\n", pos)
+                if eol < 0:
+                    return
+                line = bytes(buf[pos:eol])
+                pos = eol + 2
+                if self._state == "crlf":
+                    if line:
+                        raise ValueError(f"chunk not followed by CRLF: {line[:40]!r}")
+                    self._state = "size"
+                elif self._state == "size":
+                    self._left = int(line.split(b";", 1)[0], 16)
+                    self._state = "data" if self._left else "trailer"
+                elif not line:  # the blank line that ends the trailers
+                    self._eof = True
+        finally:
+            del buf[:pos]

@@ -63,6 +63,7 @@ class EngineStream:
         self._deadline = deadline
         self._attempts = attempts
         self._buf = bytearray()
+        self._pos = 0
         self._ids: list[int] = []
         self._lps: list[float] = []
         self._text: list[str] = []
@@ -101,11 +102,14 @@ class EngineStream:
         raise StopAsyncIteration
 
     def _next_frame(self) -> bytes | None:
-        end = self._buf.find(b"\n\n")
+        end = self._buf.find(b"\n\n", self._pos)
         if end < 0:
+            if self._pos:
+                del self._buf[: self._pos]  # once per read, not per frame
+                self._pos = 0
             return None
-        frame = bytes(self._buf[:end])
-        del self._buf[: end + 2]
+        frame = bytes(self._buf[self._pos : end])
+        self._pos = end + 2
         return frame
 
     async def _read_more(self) -> None:
@@ -141,7 +145,10 @@ class EngineStream:
         self._buf += data
 
     def _frame(self, frame: bytes) -> tuple[list[int], list[float]] | None:
-        payload = b"".join(line[5:].lstrip() for line in frame.split(b"\n") if line.startswith(b"data:"))
+        if frame.startswith(b"data: ") and b"\n" not in frame:
+            payload = frame[6:]
+        else:
+            payload = b"".join(line[5:].lstrip() for line in frame.split(b"\n") if line.startswith(b"data:"))
         if not payload or payload == b"[DONE]":
             return None
         try:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from aiohttp import web
 
+from polar_hpc.config.run import ProxyConfig
 from polar_hpc.log import get_logger
 from polar_hpc.proxy import respond
 from polar_hpc.proxy.capture import SessionLog, safe_name
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 
 log = get_logger("proxy")
 
+KEEPALIVE_S = ProxyConfig().keepalive_s
 SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 KEEPALIVE = b": keep-alive\n\n"
 GOOGLE_KEEPALIVE = b"\n"
@@ -100,7 +102,7 @@ class ProxyServer:
         request_timeout_s: float | None = None,
         max_body_bytes: int = 64 * 1024 * 1024,
         session_memory_bytes: int = 256 * 1024 * 1024,
-        sse_keepalive_s: float = 15.0,
+        sse_keepalive_s: float = KEEPALIVE_S,
         measure_divergence: bool = False,
         stream_upstream: bool = True,
     ) -> None:
@@ -317,7 +319,8 @@ class ProxyServer:
 
         def call(s: LiveSink) -> Any:
             return self.gen.complete(norm, session.builder, provider=provider, session_id=session.session_id,
-                                     index=index, raw_request=raw, received=received, sink=s)
+                                     index=index, raw_request=raw, received=received, oracle=session.oracle,
+                                     sink=s)
 
         def stream_error(err: BaseException, model: str) -> bytes:
             perr = err.error if isinstance(err, Failed) else err if isinstance(err, ProxyError) else None

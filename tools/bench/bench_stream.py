@@ -154,6 +154,50 @@ async def ttfb(urls: dict[str, str], reps: int) -> dict[str, tuple[float, float]
     return {k: (statistics.median(x[0] for x in v), statistics.median(x[1] for x in v)) for k, v in out.items()}
 
 
+async def in_process_added(reps: int) -> float:
+    """Median ms from the first sampled token reaching the proxy's engine client (``EngineStream.first_token_at``)
+    to the client's first content byte, proxy and client in this process: the proxy's own share of the time to
+    first byte, free of the wake-up latency of separate processes on a loaded host."""
+    import aiohttp
+
+    from polar_hpc.assets import asset_path
+    from polar_hpc.inference.engine import SGLangEngine
+    from polar_hpc.inference.stream import EngineStream
+    from polar_hpc.inference.stub import StubServer
+    from polar_hpc.inference.template import ChatTemplate
+    from polar_hpc.proxy.server import ProxyServer
+
+    streams: list[EngineStream] = []
+
+    class Recording(SGLangEngine):
+        async def open_stream(self, *a: Any, **kw: Any) -> EngineStream:
+            s = await super().open_stream(*a, **kw)
+            streams.append(s)
+            return s
+
+    stub = StubServer(n_tokens=50, first_token_delay_s=0.005, token_delay_s=0.001, token_base=TOKEN_BASE)
+    engine = Recording([await stub.start()], context_length=40000)
+    server = ProxyServer(ChatTemplate.from_model_dir(asset_path("tiny-qwen3")), engine, model_name="policy",
+                         context_length=40000, max_new_tokens=50)
+    base = await server.start()
+    key = server.open_session("b")
+    added = []
+    hdr = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+    async with aiohttp.ClientSession() as http:
+        for _ in range(reps + 2):
+            async with http.post(base + "/v1/chat/completions", data=chat_body(True), headers=hdr) as resp:
+                first = 0.0
+                async for _ in resp.content.iter_any():
+                    first = first or time.monotonic()
+            stamp = streams[-1].first_token_at
+            assert stamp is not None
+            added.append((first - stamp) * 1000)
+    await server.stop()
+    await engine.close()
+    await stub.stop()
+    return statistics.median(added[2:])
+
+
 async def cpu_per_completion(urls: dict[str, str], pids: dict[str, int], n: int) -> dict[str, float]:
     import aiohttp
 
@@ -223,6 +267,9 @@ async def main_async(args: argparse.Namespace, urls: dict[str, str], pids: dict[
     added = (t["live"][0] - t["engine (direct)"][0]) * 1000
     print(f"live adds {added:.2f} ms to the engine's first-token time (goal ≤ 2 ms); synthesized: first byte after "
           f"{t['synth'][0]:.3f} s (the whole reply)")
+    inproc = await in_process_added(args.reps)
+    print(f"in one process (no cross-process wake-ups): first sampled token at the proxy → client's first "
+          f"content byte: {inproc:.2f} ms (p50)")
     print(f"\n## 2. proxy CPU-ms per completion, {REPLY}-token reply, instant engine ({args.n} calls each)")
     c = await cpu_per_completion(urls, pids, args.n)
     print("| path | CPU-ms |\n|---|---|")

@@ -22,7 +22,7 @@ from aiohttp import web
 
 from polar_hpc.log import get_logger
 from polar_hpc.proxy.live.text import Detokenizer, Shaper
-from polar_hpc.proxy.live.writers import Writer, make_writer
+from polar_hpc.proxy.live.writers import Writer, bare_keepalive, make_writer
 from polar_hpc.proxy.parse import ToolParser
 from polar_hpc.wire.records import CompletionRecord, Provider, SamplingParams
 
@@ -82,9 +82,7 @@ class LiveSink:
         deadline: float | None,
         in_think: bool,
     ) -> GenerateResult:
-        opts = self.norm.options
-        self.writer = make_writer(self.provider, record.completion_id, opts.model or self.norm.canonical.model,
-                                  int(record.timings.received), len(ids), opts)
+        self.writer = self.writer_for(record)
         detok = Detokenizer(self.template)
         shaper = Shaper(self.parser, in_think=in_think, stop=self.norm.canonical.sampling.stop)
         stop_ids = frozenset(stop_token_ids)
@@ -109,6 +107,12 @@ class LiveSink:
             await stream.close()
         assert stream.result is not None
         return stream.result
+
+    def writer_for(self, record: CompletionRecord) -> Writer:
+        """The provider's event writer for this call (also for a call the engine did not stream: the oracle's)."""
+        opts = self.norm.options
+        return make_writer(self.provider, record.completion_id, opts.model or self.norm.canonical.model,
+                           int(record.timings.received), len(record.prompt_ids), opts)
 
     def abort(self) -> None:
         """The client went away: stop the engine request (the call ends with what was sampled)."""
@@ -212,7 +216,7 @@ async def answer_live(
             if not data and sink.writer is not None:
                 data = sink.writer.keepalive()
             elif not data:
-                data = b": keep-alive\n\n"  # the prompt is still being built: no provider event yet
+                data = bare_keepalive(sink.provider)  # no writer yet (the prompt is being built, or the oracle scores)
             try:
                 await resp.write(data)
             except (ConnectionError, RuntimeError):
@@ -230,7 +234,10 @@ async def answer_live(
             await _write_quietly(resp, stream_error(err, sink.norm.options.model))
             return resp
         reply, rec = task.result()
-        assert sink.writer is not None
+        if sink.writer is None:  # answered without a streamed engine call (the oracle's forced reply)
+            sink.writer = sink.writer_for(rec)
+            if resp is not None:
+                await _write_quietly_keep(resp, sink.writer.start())
         tail = bytes(sink.pending) + sink.writer.finish(reply)
         if sink.writer.mismatch:
             log.info("call %d of session %s: %s", rec.index, rec.session_id, sink.writer.mismatch)
@@ -273,6 +280,13 @@ async def _after_gone(
     log.info("client of call %d of session %s went away after %d sampled tokens; engine request aborted",
              rec.index, rec.session_id, len(rec.output_ids))
     return resp or web.Response(status=499)
+
+
+async def _write_quietly_keep(resp: web.StreamResponse, data: bytes) -> None:
+    try:
+        await resp.write(data)
+    except (ConnectionError, RuntimeError):
+        pass
 
 
 async def _write_quietly(resp: web.StreamResponse, data: bytes) -> None:

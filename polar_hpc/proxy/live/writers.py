@@ -344,3 +344,8 @@ _WRITERS: dict[str, type[Writer]] = {
 def make_writer(provider: Provider, completion_id: str, model: str, created: int, prompt_tokens: int,
                 options: ReplyOptions) -> Writer:
     return _WRITERS[provider](completion_id, model, created, prompt_tokens, options)
+
+
+def bare_keepalive(provider: Provider) -> bytes:
+    """A keep-alive before the provider's stream has begun: an SSE comment, a blank line for Google."""
+    return b"\n" if provider == "google" else b": keep-alive\n\n"

@@ -242,3 +242,28 @@ async def test_a_retried_turn_leaves_one_trainable_copy(live_proxy: ProxyHandle)
         note = traj.traces[0].metadata["retried_aborts"]
         assert note == [{"completion_id": recs[0].completion_id, "index": 0, "sampled_tokens": len(recs[0].output_ids),
                          "retried_by": recs[1].completion_id}]
+
+
+async def test_a_held_tool_call_gets_keepalives(live_proxy: ProxyHandle) -> None:
+    h = live_proxy
+    slow(h, 'Ok.\n<tool_call>\n{"name": "bash", "arguments": {"command": "ls"}}\n</tool_call>', first=0.0, per_token=0.12)
+    raw = await _raw(h, RAW[0][1], RAW[0][2])
+    events = [e for e in raw.split(b"\n\n") if e]
+    text_at = max(i for i, e in enumerate(events) if b'"delta":{"content":"' in e)
+    call_at = next(i for i, e in enumerate(events) if b'"tool_calls"' in e)
+    assert sum(b'"delta":{}' in e for e in events[text_at:call_at]) >= 2  # the call's ~20 tokens take 2.4 s
+    the_record(h)
+
+
+async def test_engine_failure_mid_stream_is_an_in_stream_error(live_proxy: ProxyHandle) -> None:
+    h = live_proxy
+    slow(h, "word " * 50, first=0.0, per_token=0.01)
+    h.engine.fail_after = 5  # type: ignore[attr-defined]
+    stream = await oai(h).chat.completions.create(model="m", messages=MSGS, stream=True)  # type: ignore[arg-type]
+    got = []
+    with pytest.raises(openai.APIError, match="broke after 5 tokens"):
+        async for c in stream:
+            got += [ch.delta.content for ch in c.choices if ch.delta.content]
+    assert "".join(got).startswith("word")
+    recs = h.server.close_session(h.api_key)  # type: ignore[attr-defined]
+    assert len(recs) == 1 and recs[0].finish_reason == "error" and "broke after 5" in (recs[0].parse_error or "")
