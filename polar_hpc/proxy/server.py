@@ -31,6 +31,7 @@ from polar_hpc.proxy.live.respond import DisconnectWatch, LiveSink, StreamingEng
 from polar_hpc.proxy.normalize import normalize
 from polar_hpc.proxy.normalize.common import Normalized
 from polar_hpc.proxy.parse import ToolParser
+from polar_hpc.proxy.respond.common import SSE_HEADERS, bare_keepalive
 from polar_hpc.wire.records import CompletionRecord, Provider
 
 if TYPE_CHECKING:
@@ -41,12 +42,6 @@ if TYPE_CHECKING:
 log = get_logger("proxy")
 
 KEEPALIVE_S = ProxyConfig().keepalive_s
-SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-KEEPALIVE = b": keep-alive\n\n"
-GOOGLE_KEEPALIVE = b"\n"
-"""google-genai's JS stream parser (Gemini CLI) only reads ``data:`` frames at the head of its buffer (leading
-whitespace allowed): an SSE comment there blocks every later frame and the call fails ("Incomplete JSON segment
-at the end"), so Gemini CLI retried every call slower than the keep-alive interval. A blank line is harmless."""
 _JSON_CT = "application/json"
 _DECODE = msgspec.json.Decoder()
 _ENC = msgspec.json.Encoder()
@@ -286,7 +281,7 @@ class ProxyServer:
                 if resp is None:
                     resp = web.StreamResponse(headers=SSE_HEADERS)
                     await resp.prepare(request)
-                await resp.write(GOOGLE_KEEPALIVE if provider == "google" else KEEPALIVE)
+                await resp.write(bare_keepalive(provider))
             err = task.exception()
             if err is not None:
                 finished = True
@@ -319,8 +314,7 @@ class ProxyServer:
 
         def call(s: LiveSink) -> Any:
             return self.gen.complete(norm, session.builder, provider=provider, session_id=session.session_id,
-                                     index=index, raw_request=raw, received=received, oracle=session.oracle,
-                                     sink=s)
+                                     index=index, raw_request=raw, received=received, sink=s)
 
         def stream_error(err: BaseException, model: str) -> bytes:
             perr = err.error if isinstance(err, Failed) else err if isinstance(err, ProxyError) else None

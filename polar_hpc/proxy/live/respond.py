@@ -22,8 +22,9 @@ from aiohttp import web
 
 from polar_hpc.log import get_logger
 from polar_hpc.proxy.live.text import Detokenizer, Shaper
-from polar_hpc.proxy.live.writers import Writer, bare_keepalive, make_writer
+from polar_hpc.proxy.live.writers import Writer, make_writer
 from polar_hpc.proxy.parse import ToolParser
+from polar_hpc.proxy.respond.common import SSE_HEADERS, bare_keepalive
 from polar_hpc.wire.records import CompletionRecord, Provider, SamplingParams
 
 if TYPE_CHECKING:
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
 
 log = get_logger("proxy.live")
 
-SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 WATCH_INTERVAL_S = 0.25
 """How often open streams are checked for a client that went away (one task for all of them)."""
 ABORT_WAIT_S = 3.0
@@ -216,7 +216,7 @@ async def answer_live(
             if not data and sink.writer is not None:
                 data = sink.writer.keepalive()
             elif not data:
-                data = bare_keepalive(sink.provider)  # no writer yet (the prompt is being built, or the oracle scores)
+                data = bare_keepalive(sink.provider)  # no writer yet: the prompt is being built
             try:
                 await resp.write(data)
             except (ConnectionError, RuntimeError):
@@ -234,10 +234,7 @@ async def answer_live(
             await _write_quietly(resp, stream_error(err, sink.norm.options.model))
             return resp
         reply, rec = task.result()
-        if sink.writer is None:  # answered without a streamed engine call (the oracle's forced reply)
-            sink.writer = sink.writer_for(rec)
-            if resp is not None:
-                await _write_quietly_keep(resp, sink.writer.start())
+        assert sink.writer is not None  # oracle sessions never take the live path (proxy.server)
         tail = bytes(sink.pending) + sink.writer.finish(reply)
         if sink.writer.mismatch:
             log.info("call %d of session %s: %s", rec.index, rec.session_id, sink.writer.mismatch)
@@ -280,13 +277,6 @@ async def _after_gone(
     log.info("client of call %d of session %s went away after %d sampled tokens; engine request aborted",
              rec.index, rec.session_id, len(rec.output_ids))
     return resp or web.Response(status=499)
-
-
-async def _write_quietly_keep(resp: web.StreamResponse, data: bytes) -> None:
-    try:
-        await resp.write(data)
-    except (ConnectionError, RuntimeError):
-        pass
 
 
 async def _write_quietly(resp: web.StreamResponse, data: bytes) -> None:

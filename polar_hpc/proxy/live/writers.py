@@ -21,7 +21,7 @@ from polar_hpc.proxy.respond import anthropic as r_anthropic
 from polar_hpc.proxy.respond import google as r_google
 from polar_hpc.proxy.respond import openai_chat as r_chat
 from polar_hpc.proxy.respond import openai_responses as r_responses
-from polar_hpc.proxy.respond.common import ENC, Reply, arguments_object, signature, sse
+from polar_hpc.proxy.respond.common import ENC, GOOGLE_KEEPALIVE, Reply, arguments_object, signature, sse
 from polar_hpc.wire.records import Provider
 
 
@@ -304,7 +304,7 @@ class GoogleWriter(Writer):
         return sse(None, body)
 
     def keepalive(self) -> bytes:
-        return b"\n"
+        return GOOGLE_KEEPALIVE
 
     def _reasoning(self, delta: str) -> bytes:
         return self._chunk([{"text": delta, "thought": True}]) if self.options.include_thoughts else b""
@@ -345,7 +345,3 @@ def make_writer(provider: Provider, completion_id: str, model: str, created: int
                 options: ReplyOptions) -> Writer:
     return _WRITERS[provider](completion_id, model, created, prompt_tokens, options)
 
-
-def bare_keepalive(provider: Provider) -> bytes:
-    """A keep-alive before the provider's stream has begun: an SSE comment, a blank line for Google."""
-    return b"\n" if provider == "google" else b": keep-alive\n\n"

@@ -29,6 +29,19 @@ class Reply(msgspec.Struct, kw_only=True):
     options: ReplyOptions
 
 
+SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+KEEPALIVE = b": keep-alive\n\n"
+GOOGLE_KEEPALIVE = b"\n"
+"""google-genai's JS stream parser (Gemini CLI) only reads ``data:`` frames at the head of its buffer (leading
+whitespace allowed): an SSE comment there blocks every later frame and the call fails ("Incomplete JSON segment
+at the end"), so Gemini CLI retried every call slower than the keep-alive interval. A blank line is harmless."""
+
+
+def bare_keepalive(provider: str) -> bytes:
+    """A keep-alive outside the provider's own events: an SSE comment, a blank line for Google."""
+    return GOOGLE_KEEPALIVE if provider == "google" else KEEPALIVE
+
+
 def sse(event: str | None, data: Any) -> bytes:
     body = ENC.encode(data)
     if event is None:
