@@ -10,7 +10,7 @@ from msgspec import Meta
 from polar_hpc.config.base import StrictStruct
 
 Backend = Literal["local", "slurm"]
-RuntimeBackend = Literal["apptainer", "bwrap", "local", "docker", "podman"]
+RuntimeBackend = Literal["apptainer", "bwrap", "docker", "local", "podman"]
 RenderMode = Literal["canonical", "continuation"]
 ToolParser = Literal["qwen", "qwen3_coder", "none"]
 Policy = Literal["sample", "oracle", "oracle_noop", "oracle_subagent"]

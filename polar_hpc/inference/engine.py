@@ -22,7 +22,8 @@ import msgspec
 import numpy as np
 
 from polar_hpc.inference.admin import EngineAdmin
-from polar_hpc.inference.errors import ContextOverflow, EngineError, EngineTimeout, EngineUnavailable
+from polar_hpc.inference.attempts import Attempts
+from polar_hpc.inference.errors import ContextOverflow, EngineError, EngineTimeout
 from polar_hpc.inference.forcing import ForcedResult, forced_logprobs, forcing_request
 from polar_hpc.inference.http1 import Http1Pool
 from polar_hpc.inference.protocol import (
@@ -195,25 +196,8 @@ class SGLangEngine(EngineAdmin):
         deadline: float | None = None,
     ) -> GenerateResult:
         request = self.build_request(input_ids, sampling, stop_token_ids=stop_token_ids)
-        if deadline is None:
-            deadline = time.monotonic() + self.request_timeout_s
-        tried: set[str] = set()
-        errors: list[str] = []
-        for attempt in range(1, self.max_retries + 2):
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
-            server = self.pool.choose(session_id, frozenset(tried))
-            wait = self.pool.wait_s(server)
-            if attempt > 1:
-                wait = max(wait, min(self.max_backoff_s, self.backoff_s * 2 ** (attempt - 2)))
-            if wait > 0:
-                await asyncio.sleep(min(wait, max(0.0, remaining)))
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    break
-                if all(s is not server for s in self.pool.servers):  # set_urls dropped it while we waited
-                    server = self.pool.choose(session_id, frozenset(tried))
+        attempts = self._attempts("generate", session_id, deadline)
+        async for attempt, server, remaining in attempts:
             url = server.url
             request.rid = uuid.uuid4().hex
             body = self._encoder.encode(request)
@@ -222,31 +206,22 @@ class SGLangEngine(EngineAdmin):
             try:
                 status, raw = await self._post(server, body, request.rid, remaining)
             except aiohttp.ClientError as err:  # includes connect timeouts
-                msg = f"{type(err).__name__}: {err}"
-                self.pool.mark_failed(server, msg)
-                tried.add(url)
-                errors.append(f"attempt {attempt} at {url} (rid {request.rid}): {msg}")
-                log.warning("generate attempt %d at %s failed: %s", attempt, url, msg)
+                attempts.failed(attempt, server, request.rid, f"{type(err).__name__}: {err}")
                 continue
             if status >= 500:
-                msg = f"HTTP {status}: {raw[:300].decode(errors='replace')}"
-                self.pool.mark_failed(server, msg)
-                tried.add(url)
-                errors.append(f"attempt {attempt} at {url} (rid {request.rid}): {msg}")
-                log.warning("generate attempt %d at %s failed: %s", attempt, url, msg)
+                attempts.failed(attempt, server, request.rid, f"HTTP {status}: {raw[:300].decode(errors='replace')}")
                 continue
             self.pool.mark_ok(server)
             if status != 200:
                 raise self._client_error(status, raw, url, request.rid, len(input_ids))
             return self._result(raw, url, request.rid, attempt)
-        if time.monotonic() >= deadline:
-            raise EngineTimeout(
-                f"generate passed its deadline after {len(errors)} failed attempt(s); "
-                f"servers: {self.pool.describe()}" + (f"; last error: {errors[-1]}" if errors else "")
-            )
-        raise EngineUnavailable(
-            f"generate failed on every attempt ({len(errors)}): " + " | ".join(errors[-4:])
-        )
+        raise attempts.exhausted()
+
+    def _attempts(self, what: str, session_id: str | None, deadline: float | None) -> Attempts:
+        """The attempts of one call (routing, backoff, deadline; see ``inference.attempts``)."""
+        return Attempts(self.pool, what, session_id=session_id,
+                        deadline=deadline if deadline is not None else time.monotonic() + self.request_timeout_s,
+                        max_retries=self.max_retries, backoff_s=self.backoff_s, max_backoff_s=self.max_backoff_s)
 
     async def teacher_force(
         self,
@@ -266,30 +241,19 @@ class SGLangEngine(EngineAdmin):
                 f"prompt and forced tokens hold {n} tokens; the model's context length is {self.context_length}",
                 prompt_tokens=n, context_length=self.context_length,
             )
-        deadline = deadline if deadline is not None else time.monotonic() + self.request_timeout_s
-        tried: set[str] = set()
-        errors: list[str] = []
-        for attempt in range(1, self.max_retries + 2):
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
-            server = self.pool.choose(session_id, frozenset(tried))
-            if attempt > 1:
-                await asyncio.sleep(min(remaining, self.pool.wait_s(server),
-                                        self.max_backoff_s, self.backoff_s * 2 ** (attempt - 2)))
+        attempts = self._attempts("teacher forcing", session_id, deadline)
+        async for attempt, server, remaining in attempts:
             request.rid = uuid.uuid4().hex
             body = self._encoder.encode(request)
             if self.request_hook is not None:
                 self.request_hook(body)
             try:
-                status, raw = await self._post(server, body, request.rid, max(0.001, deadline - time.monotonic()))
+                status, raw = await self._post(server, body, request.rid, remaining)
             except aiohttp.ClientError as err:
-                status, raw = 599, f"{type(err).__name__}: {err}".encode()
+                attempts.failed(attempt, server, request.rid, f"{type(err).__name__}: {err}")
+                continue
             if status >= 500:
-                msg = f"HTTP {status}: {raw[:300].decode(errors='replace')}"
-                self.pool.mark_failed(server, msg)
-                tried.add(server.url)
-                errors.append(f"attempt {attempt} at {server.url} (rid {request.rid}): {msg}")
+                attempts.failed(attempt, server, request.rid, f"HTTP {status}: {raw[:300].decode(errors='replace')}")
                 continue
             self.pool.mark_ok(server)
             where = f"{server.url} (rid {request.rid})"
@@ -304,10 +268,7 @@ class SGLangEngine(EngineAdmin):
                                 prompt_tokens=meta.prompt_tokens, cached_tokens=meta.cached_tokens,
                                 weight_version=meta.weight_version, server=server.url, rid=request.rid,
                                 attempts=attempt)
-        if time.monotonic() >= deadline:
-            raise EngineTimeout(f"teacher forcing passed its deadline; servers: {self.pool.describe()}"
-                                + (f"; last error: {errors[-1]}" if errors else ""))
-        raise EngineUnavailable(f"teacher forcing failed on every attempt ({len(errors)}): " + " | ".join(errors[-4:]))
+        raise attempts.exhausted()
 
     async def open_stream(
         self,

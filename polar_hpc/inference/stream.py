@@ -23,7 +23,7 @@ import aiohttp
 import msgspec
 import numpy as np
 
-from polar_hpc.inference.errors import EngineError, EngineTimeout, EngineUnavailable
+from polar_hpc.inference.errors import EngineError, EngineTimeout
 from polar_hpc.inference.http1 import Http1Pool, Http1Stream
 from polar_hpc.inference.protocol import (
     ErrorResponse,
@@ -265,25 +265,8 @@ async def open_stream(
     """Start a streamed generate call (see :meth:`SGLangEngine.open_stream`)."""
     request = engine.build_request(input_ids, sampling, stop_token_ids=stop_token_ids)
     request.stream = True
-    if deadline is None:
-        deadline = time.monotonic() + engine.request_timeout_s
-    tried: set[str] = set()
-    errors: list[str] = []
-    for attempt in range(1, engine.max_retries + 2):
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            break
-        server = engine.pool.choose(session_id, frozenset(tried))
-        wait = engine.pool.wait_s(server)
-        if attempt > 1:
-            wait = max(wait, min(engine.max_backoff_s, engine.backoff_s * 2 ** (attempt - 2)))
-        if wait > 0:
-            await asyncio.sleep(min(wait, max(0.0, remaining)))
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
-            if all(s is not server for s in engine.pool.servers):
-                server = engine.pool.choose(session_id, frozenset(tried))
+    attempts = engine._attempts("streamed generate", session_id, deadline)
+    async for attempt, server, remaining in attempts:
         url = f"{server.url}/generate"
         if not Http1Pool.supports(url):
             raise EngineError(f"streamed generate needs a plain http:// server URL, got {server.url}")
@@ -297,11 +280,7 @@ async def open_stream(
                                              min(engine.connect_timeout_s, remaining))
         except aiohttp.ClientError as err:
             server.inflight -= 1
-            msg = f"{type(err).__name__}: {err}"
-            engine.pool.mark_failed(server, msg)
-            tried.add(server.url)
-            errors.append(f"attempt {attempt} at {server.url} (rid {request.rid}): {msg}")
-            log.warning("streamed generate attempt %d at %s failed: %s", attempt, server.url, msg)
+            attempts.failed(attempt, server, request.rid, f"{type(err).__name__}: {err}")
             continue
         except TimeoutError:
             server.inflight -= 1
@@ -315,24 +294,16 @@ async def open_stream(
             engine._abort_in_background(server.url, request.rid)
             raise
         if resp.status == 200:
-            return EngineStream(engine, server, request.rid, resp, deadline, attempt)
-        raw = await _read_all(resp, deadline)
+            return EngineStream(engine, server, request.rid, resp, attempts.deadline, attempt)
+        raw = await _read_all(resp, attempts.deadline)
         resp.close()
         server.inflight -= 1
         if resp.status >= 500:
-            msg = f"HTTP {resp.status}: {raw[:300].decode(errors='replace')}"
-            engine.pool.mark_failed(server, msg)
-            tried.add(server.url)
-            errors.append(f"attempt {attempt} at {server.url} (rid {request.rid}): {msg}")
+            attempts.failed(attempt, server, request.rid, f"HTTP {resp.status}: {raw[:300].decode(errors='replace')}")
             continue
         engine.pool.mark_ok(server)
         raise engine._client_error(resp.status, raw, server.url, request.rid, len(input_ids))
-    if time.monotonic() >= deadline:
-        raise EngineTimeout(
-            f"streamed generate passed its deadline after {len(errors)} failed attempt(s); "
-            f"servers: {engine.pool.describe()}" + (f"; last error: {errors[-1]}" if errors else "")
-        )
-    raise EngineUnavailable(f"streamed generate failed on every attempt ({len(errors)}): " + " | ".join(errors[-4:]))
+    raise attempts.exhausted()
 
 
 async def _read_all(resp: Http1Stream, deadline: float) -> bytes:

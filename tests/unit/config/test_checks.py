@@ -42,8 +42,8 @@ def test_value_ranges_show_path_and_value(tmp_path: Path, text: str, expected: s
 @pytest.mark.parametrize(("item", "expected"), [
     ("gateway.num_ranks=0", "--set gateway.num_ranks=0: gateway.num_ranks = 0: Expected `int` >= 1"),
     ("gateway.nmranks=2", "--set gateway.nmranks=2: gateway.nmranks: unknown key 'nmranks' (valid keys: "
-     "agent_timeout_s, drain_grace_s, init_pool, num_ranks, postrun_pool, proxy_port, ready_buffer, render, "
-     "resources, run_pool, session_timeout_s, start_gate)"),
+     "agent_timeout_s, drain_grace_s, init_pool, keep_records, measure_divergence, num_ranks, postrun_pool, "
+     "proxy_port, ready_buffer, render, resources, run_pool, session_timeout_s, start_gate)"),
     ("runtime.backend=chroot", "--set runtime.backend=chroot: runtime.backend = 'chroot': Invalid enum value "
      "'chroot' (valid choices: "),
 ])
