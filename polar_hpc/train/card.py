@@ -100,6 +100,9 @@ def render_card(m: ExportManifest) -> DatasetCard:
         "(1 on sampled tokens, 0 on the prompt and on tool outputs between turns), `logprobs` of the behaviour "
         "policy (0 where masked), `prompt_length`. Train on it without re-tokenizing: labels = `input_ids` where "
         "`loss_mask` is 1, else -100.",
+        "- Both: `policy` is `sample` for tokens the policy sampled and `oracle` for gold demonstrations (the "
+        "task's reference solution written as the model's reply; `logprobs` are the model's under teacher forcing, "
+        "not a behaviour policy's).",
         "",
     ]
     if m.problems:

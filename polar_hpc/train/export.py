@@ -27,7 +27,7 @@ import numpy as np
 from polar_hpc.log import get_logger
 from polar_hpc.store.encode import blob_items, decode_trace_blob
 from polar_hpc.store.reader import EmptySelection
-from polar_hpc.store.shardfile import open_shard, read_tokens
+from polar_hpc.store.shardfile import open_shard, read_policies, read_tokens
 from polar_hpc.train.card import render_card
 from polar_hpc.train.chat import chat_message, chat_tools
 from polar_hpc.train.index import TraceIndex, TraceSelect, build_index
@@ -101,6 +101,7 @@ def export_sft(
         with open_shard(Path(ix.shards[shard_i]), check=False) as f:
             tok = read_tokens(f)
             blobs = blob_items(f.read("traces/blob"), f.read("traces/blob_offsets"))
+            policies = read_policies(f)
         for i in rows:
             tb = decode_trace_blob(blobs[int(ix.trace[i])])
             p0, pl = int(ix.prompt_start[i]), int(ix.prompt_len[i])
@@ -109,7 +110,7 @@ def export_sft(
             common = {"key": ix.key[i], "trace_index": int(ix.trace_in_session[i]), "task_id": ix.task_id[i],
                       "repo": ix.repo[i], "harness": ix.harness[i], "reward": float(ix.reward[i]),
                       "session_reward": float(ix.session_reward[i]),
-                      "policy_version": int(ix.policy_version[i])}
+                      "policy_version": int(ix.policy_version[i]), "policy": policies[int(ix.trace[i])]}
             split = split_of[ix.task_id[i]]
             writers["chat", split].add({
                 "messages": [chat_message(m) for m in tb.prompt_messages + tb.response_messages],

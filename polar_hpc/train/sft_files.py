@@ -27,7 +27,8 @@ BATCH_ROWS = 256
 EXTENSIONS: dict[Format, str] = {"jsonl": "jsonl", "parquet": "parquet", "hf": "arrow"}
 
 COMMON = (("key", "string"), ("trace_index", "int32"), ("task_id", "string"), ("repo", "string"),
-          ("harness", "string"), ("reward", "float64"), ("session_reward", "float64"), ("policy_version", "int64"))
+          ("harness", "string"), ("reward", "float64"), ("session_reward", "float64"), ("policy_version", "int64"),
+          ("policy", "string"))
 TOKEN_LISTS = (("input_ids", "int32"), ("loss_mask", "uint8"), ("logprobs", "float32"))
 
 

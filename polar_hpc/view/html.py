@@ -93,7 +93,8 @@ def _chain(t: TraceView) -> str:
     tools = ", ".join(escape(x["function"]["name"]) for x in t.tools)
     return (
         f'<div class="chain" id="chain-{t.index}"><h2>Chain {t.index}</h2>'
-        f'<p class="meta">{facts or "first chain"} · finish {escape(t.finish_reason)} · reward {t.reward:g} · '
+        f'<p class="meta">{facts or "first chain"} · tokens by <b class="policy">{escape(t.policy)}</b> · '
+        f'finish {escape(t.finish_reason)} · reward {t.reward:g} · '
         f"{t.prompt_tokens} prompt tokens, {t.trainable_tokens} trainable · tools: {tools or 'none'}</p>"
         f'<details open><summary>Conversation ({len(t.messages)} messages)</summary>'
         + "".join(_message(m) for m in t.messages) + "</details>"

@@ -41,6 +41,8 @@ class TraceView(msgspec.Struct, kw_only=True):
     """Chain boundary facts from the builder (chain index, parent, fork token, why it broke from its parent)."""
     finish_reason: str
     reward: float
+    policy: str
+    """``sample`` (the policy's tokens) or ``oracle`` (forced gold tokens)."""
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]]
     ids: list[int]
@@ -106,7 +108,7 @@ def trace_view(i: int, t: Trace) -> TraceView:
     lps += [v if k else None for v, k in zip(rlp.tolist(), keep.tolist(), strict=True)]
     return TraceView(
         index=i, chain={k: t.metadata[k] for k in CHAIN_KEYS if k in t.metadata}, finish_reason=t.finish_reason,
-        reward=t.reward, messages=[chat_message(m) for m in t.prompt_messages + t.response_messages],
+        reward=t.reward, policy=t.policy, messages=[chat_message(m) for m in t.prompt_messages + t.response_messages],
         tools=chat_tools(t.tools), ids=t.prompt_ids.tolist() + t.response_ids.tolist(),
         trainable=[0] * pl + mask.tolist(), logprobs=lps, segments=_segments(pl, mask), prompt_tokens=pl,
         trainable_tokens=int(mask.sum()),

@@ -62,6 +62,7 @@ def test_token_variant_equals_shard_tokens(run: Path, tmp_path: Path) -> None:
     calls = [c for r in chat for msg in r["messages"] for c in msg.get("tool_calls", [])]
     assert calls and calls[0]["type"] == "function" and isinstance(calls[0]["function"]["arguments"], dict)
     assert chat[0]["tools"][0]["function"]["name"] == "bash"
+    assert {r["policy"] for r in chat + rows} == {"sample"}
     for msg in (m for r in chat for m in r["messages"]):  # absent fields are omitted, never null or []
         assert all(v is not None and v != [] for v in msg.values()), msg
         assert isinstance(msg["content"], str)

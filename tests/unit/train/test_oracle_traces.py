@@ -45,6 +45,11 @@ def test_sft_export_keeps_oracle_traces(tmp_path: Path, session_result_factory: 
     run, _ = _run(tmp_path, session_result_factory)
     manifest = export_sft([run], tmp_path / "sft", test_fraction=0.0)
     assert sum(manifest.traces.values()) == 8
+    import json
+
+    rows = [json.loads(line) for f in manifest.files["chat"]["train"]
+            for line in (tmp_path / "sft" / f).read_text().splitlines()]
+    assert sorted(r["policy"] for r in rows) == ["oracle"] * 4 + ["sample"] * 4  # gold demonstrations marked
 
 
 def test_async_groups_leave_oracle_traces_out(session_result_factory: Any) -> None:

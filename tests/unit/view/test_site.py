@@ -20,6 +20,7 @@ def results(session_result_factory: Any) -> list[SessionResult]:
     rs[0].trajectory.traces[0].prompt_messages[1] = ChatMessage(role="user", content="<script>alert(1)</script>")
     rs[2].trajectory.status = TraceStatus.TIMEOUT
     rs[2].trajectory.error = "agent timed out after 1200 s"
+    rs[2].trajectory.traces[1].policy = "oracle"
     rs[2].trajectory.traces[1].metadata.update(chain_index=1, parent_chain=0, break_reason="retokenized",
                                                retokenized_tokens=3)
     return rs
@@ -32,7 +33,7 @@ def test_site_pages(tmp_path: Path, results: list[SessionResult]) -> None:
     index = (tmp_path / "site/index.html").read_text()
     assert index.count("<tr data-status=") == 5 and "timeout: agent timed out after 1200 s" in index
     timeout_page = (tmp_path / "site/sessions" / page_name("t2/0")).read_text()
-    assert "break_reason <b>retokenized</b>" in timeout_page and "parent_chain <b>0</b>" in timeout_page
+    assert "break_reason <b>retokenized</b>" in timeout_page and '<b class="policy">oracle</b>' in timeout_page and "parent_chain <b>0</b>" in timeout_page
     page = (tmp_path / "site/sessions" / page_name("t0/0")).read_text()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "<script>alert(1)" not in page
     data = json.loads(page.split('id="session-data">')[1].split("</script>")[0])
@@ -62,7 +63,7 @@ def test_shards_show_prints_the_session(tmp_path: Path, results: list[SessionRes
     assert "session t2/0" in out and "not accepted: timeout: agent timed out after 1200 s" in out
     assert out.count("── chain ") == 2 and "→ bash" in out and "tokens: prompt " in out and "\033[" not in out
     assert "── timings\ninit " in out
-    assert "── chain 1  (chain_index 1, parent_chain 0, break_reason retokenized, retokenized_tokens 3" in out
+    assert "── chain 1  (chain_index 1, parent_chain 0, break_reason retokenized, retokenized_tokens 3)  oracle" in out
     assert main(["shards", "show", "nope/0", str(run)]) == 1
     assert "no session 'nope/0'" in capsys.readouterr().err
     assert main(["shards", "show", "t2/0", str(tmp_path / "typo")]) == 2
