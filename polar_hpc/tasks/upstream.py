@@ -38,6 +38,8 @@ class Upstream:
     grading: types.ModuleType
     test_spec_python: types.ModuleType
     test_spec_cls: type
+    native_repos: frozenset[str]
+    """Repositories swebench itself has specs and parsers for (others are registered per grading)."""
 
     def specs(self, repo: str, version: str) -> dict[str, Any] | None:
         spec: dict[str, Any] | None = self.constants.MAP_REPO_VERSION_TO_SPECS.get(repo, {}).get(version)
@@ -93,8 +95,9 @@ def load() -> Upstream:
         installed = version("swebench")
     except Exception:
         installed = "unknown"
+    native = frozenset(constants.MAP_REPO_VERSION_TO_SPECS) & frozenset(log_parsers.MAP_REPO_TO_PARSER)
     return Upstream(version=installed, constants=constants, log_parsers=log_parsers, grading=grading,
-                    test_spec_python=test_spec_python, test_spec_cls=test_spec.TestSpec)
+                    test_spec_python=test_spec_python, test_spec_cls=test_spec.TestSpec, native_repos=native)
 
 
 def available() -> bool:
