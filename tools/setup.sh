@@ -27,12 +27,12 @@ fi
 polar-hpc assets fetch
 
 # Containers (runtime.backend = "podman"): podman with runc (crun cannot run on this machine kind's hybrid
-# cgroups; podman's dependency "crun | runc" would pull crun), debootstrap for the local base image (no registry
+# cgroups; podman's dependency "crun | runc" would pull crun), mmdebstrap for the local base image (no registry
 # is reachable). The config is written only where none exists: runc, and no default rlimits (podman's
 # nofile=1048576 is above what root may set here).
 if [ -z "${POLAR_SKIP_CONTAINERS:-}" ]; then
   need_apt=()
-  for bin in podman runc debootstrap; do command -v "$bin" >/dev/null || need_apt+=("$bin"); done
+  for bin in podman runc mmdebstrap; do command -v "$bin" >/dev/null || need_apt+=("$bin"); done
   if [ ${#need_apt[@]} -gt 0 ]; then
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
