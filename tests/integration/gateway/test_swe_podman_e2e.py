@@ -89,4 +89,6 @@ def test_real_harness_on_real_repo_in_podman(harness: str, policy: str, tmp_path
         assert details["grader"] == "swebench 4.1.0" and details["failed_tests"] == [], why
     else:  # no fix from the tiny model (empty patch), or a patch the official grading rejected
         assert details.get("reason") == "empty_patch" or details.get("grader") == "swebench 4.1.0", why
-    assert container_leftovers("podman", "polar-hpc=1") == []
+    from polar_hpc.runtime.naming import owner_tag
+
+    assert container_leftovers("podman", f"polar-hpc.owner={owner_tag(run_dir, 0)}") == []  # this run's only
