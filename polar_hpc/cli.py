@@ -23,6 +23,7 @@ SUBCOMMAND_MODULES = [
     "polar_hpc.trajectory.cli",
     "polar_hpc.store.cli",
     "polar_hpc.train.cli",
+    "polar_hpc.view.cli",
     "polar_hpc.assets.cli",
     "polar_hpc.images.cli",
     "polar_hpc.tasks.cli",
@@ -63,6 +64,9 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except ConfigError as err:
         sys.stderr.write(f"polar-hpc: {err}\n")
+        return 2
+    except FileNotFoundError as err:  # a run dir, shard or file given on the command line is not there
+        sys.stderr.write(f"polar-hpc {args.command}: {err}\n")
         return 2
     except KeyboardInterrupt:
         return 130

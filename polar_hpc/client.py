@@ -43,6 +43,21 @@ class ClientError(RuntimeError):
 
 
 class RunClient:
+    """A client of a running run's coordinator (ZeroMQ, CURVE keys from the run dir).
+
+    Example::
+
+        async with RunClient("runs/demo") as client:
+            await client.submit([Task(task_id="t1", instruction="fix the failing test", num_samples=4)])
+            async for result in client.results():       # ends when the coordinator shuts down
+                print(result.key, result.reward)
+            print((await client.status()).sessions)
+
+    ``connect`` raises ``ClientError`` saying why: no endpoint yet, the run already finished (its results are in
+    the shards), the coordinator refused the keys, or no answer in ``timeout_s``. Requests after the coordinator
+    shut down raise ``ClientError`` too.
+    """
+
     def __init__(self, run_dir: str | Path, *, timeout_s: float = 30.0, credits: int = 64) -> None:
         self.run_dir = Path(run_dir)
         self.timeout_s = timeout_s
@@ -52,11 +67,13 @@ class RunClient:
         self._reader: asyncio.Task[None] | None = None
         self._req = itertools.count(1)
         self._pending: dict[int, asyncio.Future[Any]] = {}
-        self._stream: asyncio.Queue[c.ResultMsg | c.Lagged | c.ErrorReply] = asyncio.Queue()
+        self._stream: asyncio.Queue[c.ResultMsg | c.Lagged | c.ErrorReply | c.Shutdown] = asyncio.Queue()
         self._welcome: asyncio.Future[c.Welcome] | None = None
         self.seen: set[str] = set()
         self.lagged = 0
         self._subscribed = False
+        self.shutdown: c.Shutdown | None = None
+        """Set when the coordinator said it shuts down (the run finished, or it was stopped)."""
 
     async def __aenter__(self) -> RunClient:
         await self.connect()
@@ -85,8 +102,22 @@ class RunClient:
             return await asyncio.wait_for(self._welcome, self.timeout_s)
         except TimeoutError:
             await self.close()
-            raise ClientError(f"coordinator at {ep.url} did not answer within {self.timeout_s:.0f}s "
-                              f"(wrong keys, or not running)") from None
+            raise ClientError(self._no_answer(ep.url)) from None
+
+    def _no_answer(self, url: str) -> str:
+        from polar_hpc.coordinator.status import read_status
+
+        try:
+            st = read_status(self.run_dir)
+        except (OSError, msgspec.DecodeError, ValueError):
+            st = None
+        if st is not None and st.finished:
+            return (f"run {st.run_name or self.run_dir.name!r} finished ({st.tasks_completed}/{st.tasks} "
+                    f"tasks, {st.sessions.get('committed', 0)} sessions committed); its coordinator is gone. Read "
+                    f"the results from {self.run_dir / 'shards'} (ShardReader, TraceReader, polar-hpc report)")
+        return (f"coordinator at {url} did not answer within {self.timeout_s:.0f}s: it is not running (stopped "
+                f"or crashed; see {self.run_dir / 'status.json'}), or this client has other keys than "
+                f"{self.run_dir / 'keys'}")
 
     async def close(self) -> None:
         if self._reader is not None:
@@ -128,7 +159,14 @@ class RunClient:
                         log.warning("the coordinator dropped this result subscription; subscribing again")
                         await self._send(c.Subscribe(credits=self.window))
                         self._stream.put_nowait(msg)
-                case c.HeartbeatAck() | c.Shutdown():
+                case c.Shutdown():
+                    self.shutdown = msg
+                    gone = ClientError(f"the coordinator shut down: {msg.reason or 'no reason given'}")
+                    for fut in self._pending.values():
+                        if not fut.done():
+                            fut.set_exception(gone)
+                    self._stream.put_nowait(msg)
+                case c.HeartbeatAck():
                     pass
                 case _:
                     waiter = self._pending.pop(getattr(msg, "req", 0), None)
@@ -141,6 +179,8 @@ class RunClient:
         await self._sock.send(c.encode(msg))
 
     async def _request(self, msg: Any) -> Any:
+        if self.shutdown is not None:
+            raise ClientError(f"the coordinator shut down: {self.shutdown.reason or 'no reason given'}")
         req = next(self._req)
         msg.req = req
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
@@ -157,23 +197,36 @@ class RunClient:
         return reply
 
     async def submit(self, tasks: Iterable[Task]) -> c.SubmitReply:
-        reply: c.SubmitReply = await self._request(c.SubmitTasks(tasks=list(tasks)))
+        """Send tasks to the coordinator; raises :class:`ConfigError` (nothing is sent) when any task would be
+        rejected for a bad name or value, naming each problem."""
+        from polar_hpc.config import ConfigError
+        from polar_hpc.coordinator.validate import task_problems
+
+        batch = list(tasks)
+        problems = [p for t in batch for p in task_problems(t)]
+        if problems:
+            raise ConfigError("; ".join(problems))
+        reply: c.SubmitReply = await self._request(c.SubmitTasks(tasks=batch))
         return reply
 
     async def status(self) -> c.RunStatus:
+        """Run progress: sessions per state, ranks alive, throughput, ``finished``."""
         reply: c.RunStatus = await self._request(c.GetRunStatus())
         return reply
 
     async def task_status(self, task_id: str, *, with_results: bool = False) -> c.TaskStatus:
+        """One task's state and sessions (``found`` False for an unknown id); its results with ``with_results``."""
         reply: c.TaskStatus = await self._request(c.GetTaskStatus(task_id=task_id, with_results=with_results))
         return reply
 
     async def cancel(self, task_id: str) -> c.CancelReply:
+        """Cancel a task's pending and running sessions (running ones are stopped at their gateway)."""
         reply: c.CancelReply = await self._request(c.CancelTask(task_id=task_id))
         return reply
 
     async def results(self, *, catch_up: bool = True, keepalive_s: float = 5.0) -> AsyncIterator[SessionResult]:
-        """Results as sessions finish (first result per key only). Runs until the caller stops iterating."""
+        """Results as sessions finish (first result per key only), until the caller stops iterating or the
+        coordinator shuts down (then, with ``catch_up``, the committed results not streamed yet come first)."""
         await self._send(c.Subscribe(credits=self.window))
         self._subscribed = True
         owed = 0
@@ -182,6 +235,12 @@ class RunClient:
         try:
             while True:
                 msg = await self._stream.get()
+                if isinstance(msg, c.Shutdown):
+                    log.info("the coordinator shut down (%s); the result stream ends", msg.reason)
+                    if catch_up:
+                        for r in self._from_shards(self._shards_dir()):
+                            yield r
+                    return
                 if isinstance(msg, c.ErrorReply):  # the read loop subscribed again: a fresh credit window
                     owed, last_sent = 0, time.monotonic()
                     if catch_up:
@@ -208,7 +267,7 @@ class RunClient:
             self._subscribed = False
             keepalive.cancel()
             await asyncio.gather(keepalive, return_exceptions=True)
-            if self._sock is not None:
+            if self._sock is not None and self.shutdown is None:
                 await self._send(c.Unsubscribe())
 
     async def _keepalive(self, every_s: float) -> None:

@@ -67,7 +67,41 @@ def _describe_choices(tp: Any) -> str:
     return ""
 
 
-def _friendly(err: msgspec.ValidationError, root: type, source: str) -> ConfigError:
+_MISSING = object()
+
+
+def _value_at(data: Any, path: list[str]) -> Any:
+    node = data
+    for part in path:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return _MISSING
+    return node
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _override_for(overrides: dict[tuple[str, ...], str], path: list[str]) -> str | None:
+    """The ``--set`` item that put a value at ``path`` (or above or below it), if one did."""
+    hit = None
+    if not path:
+        return None
+    for key, item in overrides.items():
+        n = min(len(key), len(path))
+        if tuple(path[:n]) == key[:n]:
+            hit = item
+    return hit
+
+
+def _friendly(err: msgspec.ValidationError, root: type, source: str, data: Any = None,
+              overrides: dict[tuple[str, ...], str] | None = None) -> ConfigError:
+    """A one-line message: where (the file, or the ``--set`` that caused it), the TOML path, the bad value."""
     msg = str(err)
     where = ""
     path: list[str] = []
@@ -88,30 +122,48 @@ def _friendly(err: msgspec.ValidationError, root: type, source: str) -> ConfigEr
         msg = f"missing required key {key!r}"
     elif "Invalid enum value" in msg:
         hint = _describe_choices(_type_at(root, path))
+    if path and not msg.startswith(("unknown key", "missing required key")):
+        value = _value_at(data, path)
+        if value is not _MISSING:
+            where = f"{where} = {_show(value)}"
+    blamed = _override_for(overrides or {}, [*path, *([where.split(".")[-1]] if msg.startswith("unknown key") else [])])
+    if blamed is not None:
+        source = f"--set {blamed}"
     text = f"{source}: {where or '<top level>'}: {msg}"
     if hint:
         text += f" ({hint})"
     return ConfigError(text)
 
 
-def decode(data: dict[str, Any], tp: type[T], source: str = "<config>") -> T:
+def decode(data: dict[str, Any], tp: type[T], source: str = "<config>",
+           overrides: dict[tuple[str, ...], str] | None = None) -> T:
+    """Decode strictly; ``overrides`` (TOML path -> the ``--set`` item) lets errors blame the right place."""
     try:
         return msgspec.convert(data, tp, strict=True)
     except msgspec.ValidationError as err:
-        raise _friendly(err, tp, source) from None
+        raise _friendly(err, tp, source, data, overrides) from None
 
 
-def load_toml(path: str | Path, tp: type[T], overrides: list[str] | None = None) -> T:
+def read_toml(path: str | Path, overrides: list[str] | None = None) -> tuple[dict[str, Any], dict[tuple[str, ...], str]]:
+    """A TOML file as builtins with ``--set`` overrides applied, and which path each override set."""
     p = Path(path)
     try:
         data = tomllib.loads(p.read_text())
     except FileNotFoundError:
         raise ConfigError(f"{p}: no such recipe file") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{p}: is a directory, not a recipe file") from None
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{p}: not valid TOML: {err}") from None
+    applied: dict[tuple[str, ...], str] = {}
     for item in overrides or []:
-        apply_override(data, item)
-    return decode(data, tp, source=str(p))
+        applied[tuple(apply_override(data, item))] = item
+    return data, applied
+
+
+def load_toml(path: str | Path, tp: type[T], overrides: list[str] | None = None) -> T:
+    data, applied = read_toml(path, overrides)
+    return decode(data, tp, source=str(Path(path)), overrides=applied)
 
 
 def parse_toml_value(text: str) -> Any:
@@ -121,8 +173,8 @@ def parse_toml_value(text: str) -> Any:
         return text
 
 
-def apply_override(data: dict[str, Any], item: str) -> None:
-    """Apply one ``a.b.c=value`` override in place; the value is a TOML literal or a bare string."""
+def apply_override(data: dict[str, Any], item: str) -> list[str]:
+    """Apply one ``a.b.c=value`` override in place (a TOML literal or a bare string); returns the key path."""
     key, sep, value = item.partition("=")
     if not sep or not key.strip():
         raise ConfigError(f"--set {item!r}: expected KEY=VALUE such as gateway.num_ranks=2")
@@ -134,6 +186,7 @@ def apply_override(data: dict[str, Any], item: str) -> None:
             raise ConfigError(f"--set {item!r}: {part!r} is a value, not a table")
         node = child
     node[parts[-1]] = parse_toml_value(value.strip())
+    return parts
 
 
 def to_dict(obj: msgspec.Struct) -> dict[str, Any]:

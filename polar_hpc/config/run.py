@@ -2,22 +2,34 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
+from msgspec import Meta
 
 from polar_hpc.config.base import StrictStruct
 
 Backend = Literal["local", "slurm"]
-RuntimeBackend = Literal["apptainer", "bwrap", "local", "docker", "podman"]
+RuntimeBackend = Literal["apptainer", "bwrap", "docker", "local", "podman"]
 RenderMode = Literal["canonical", "continuation"]
 ToolParser = Literal["qwen", "qwen3_coder", "none"]
-Policy = Literal["sample", "oracle", "oracle_noop"]
+Policy = Literal["sample", "oracle", "oracle_noop", "oracle_subagent"]
 """Who writes the model's output in a session: the engine samples (the behaviour policy), or the oracle writes the
 task's reference solution as the model's own tool calls and the engine scores them (teacher forcing);
-``oracle_noop`` takes the same turns without applying anything (a grader must then give reward 0)."""
+``oracle_noop`` takes the same turns without applying anything (a grader must then give reward 0);
+``oracle_subagent`` hands the task to the harness's sub-agent tool (Claude Code's ``Agent``), which solves it."""
 TokenPolicy = Literal["sample", "oracle"]
 """What produced a record's or trace's output tokens: sampled by the engine, or forced by the oracle."""
+
+# value ranges, checked when a recipe, an override or a submitted task is decoded
+AtLeast1 = Annotated[int, Meta(ge=1)]
+AtLeast0 = Annotated[int, Meta(ge=0)]
+Seconds = Annotated[float, Meta(gt=0)]
+"""A duration or deadline: strictly positive."""
+Port = Annotated[int, Meta(ge=0, le=65535)]
+"""0 = any free port."""
+Gigabytes = Annotated[float, Meta(gt=0)]
+Fraction = Annotated[float, Meta(gt=0, le=1)]
 
 
 class SlurmResources(StrictStruct):
@@ -26,11 +38,11 @@ class SlurmResources(StrictStruct):
     partition: str | None = None
     account: str | None = None
     qos: str | None = None
-    time_min: int = 60
-    nodes: int = 1
-    gpus_per_node: int = 0
-    cpus_per_task: int = 1
-    mem_gb: float | None = None
+    time_min: AtLeast1 = 60
+    nodes: AtLeast1 = 1
+    gpus_per_node: AtLeast0 = 0
+    cpus_per_task: AtLeast1 = 1
+    mem_gb: Gigabytes | None = None
     constraint: str | None = None
     extra: dict[str, str] = msgspec.field(default_factory=dict)
     """Other sbatch options (``{"reservation" = "x"}`` becomes ``#SBATCH --reservation=x``)."""
@@ -41,9 +53,10 @@ class LaunchConfig(StrictStruct):
     run_dir: str | None = None
     """Default: ``runs/<name>-<timestamp>`` under the current directory."""
     site: str | None = None
-    """Name of ``slurm/sites/<site>.toml`` whose defaults fill unset Slurm fields."""
+    """Site defaults that fill unset Slurm fields: a name (``slurm/sites/<site>.toml`` of the checkout) or a path to
+    a ``.toml`` file (relative to the recipe's folder when not absolute)."""
     requeue: bool = True
-    wait_timeout_s: float = 600.0
+    wait_timeout_s: Seconds = 600.0
 
 
 class InferenceConfig(StrictStruct):
@@ -51,51 +64,65 @@ class InferenceConfig(StrictStruct):
     model: str = "asset:tiny-qwen3"
     """A model directory, or ``asset:NAME`` for a fetched asset (``polar-hpc assets path NAME``)."""
     served_model_name: str = "policy"
-    num_servers: int = 1
-    tp: int = 1
-    dp: int = 1
-    context_length: int = 32768
-    mem_fraction_static: float | None = None
+    num_servers: AtLeast1 = 1
+    tp: AtLeast1 = 1
+    dp: AtLeast1 = 1
+    context_length: AtLeast1 = 32768
+    mem_fraction_static: Fraction | None = None
     random_seed: int | None = None
     extra_args: list[str] = msgspec.field(default_factory=list)
     endpoints: list[str] = msgspec.field(default_factory=list)
     """For ``engine = "external"``: base URLs of servers that are already running."""
     tool_parser: ToolParser = "qwen"
     enable_thinking: bool | None = None
-    max_new_tokens: int = 1024
-    request_timeout_s: float = 600.0
-    startup_timeout_s: float = 900.0
+    max_new_tokens: AtLeast1 = 1024
+    request_timeout_s: Seconds = 600.0
+    startup_timeout_s: Seconds = 900.0
     resources: SlurmResources = msgspec.field(default_factory=lambda: SlurmResources(gpus_per_node=1, cpus_per_task=8))
+    python: str | None = None
+    """The interpreter of the environment SGLang (or, for ``reference``, torch) is installed in, e.g. a site's SGLang
+    venv: ``/sw/sglang-0.5/bin/python``. Default: the one running polar-hpc. Nothing of polar-hpc has to be
+    installed there (its launcher shim reaches the run's frozen code through ``PYTHONPATH``)."""
+    container: str | None = None
+    """An Apptainer image with SGLang (a SIF path or ``docker://`` URI), run with ``apptainer exec --nv``; the
+    server runs as ``python3`` inside it. Exclusive with ``python``."""
 
 
 class CoordinatorConfig(StrictStruct):
-    max_attempts: int = 3
-    heartbeat_interval_s: float = 1.0
-    heartbeat_timeout_s: float = 30.0
-    status_interval_s: float = 5.0
-    result_buffer: int = 1024
+    max_attempts: AtLeast1 = 3
+    heartbeat_interval_s: Seconds = 1.0
+    heartbeat_timeout_s: Seconds = 30.0
+    status_interval_s: Seconds = 5.0
+    result_buffer: AtLeast1 = 1024
     http_facade: bool = False
-    http_port: int = 0
+    http_port: Port = 0
     resources: SlurmResources = msgspec.field(default_factory=lambda: SlurmResources(cpus_per_task=2))
 
 
 class GatewayConfig(StrictStruct):
-    num_ranks: int = 1
-    init_pool: int = 2
-    ready_buffer: int = 2
-    run_pool: int = 2
-    postrun_pool: int = 2
-    start_gate: int = 2
-    session_timeout_s: float = 1800.0
-    agent_timeout_s: float = 1200.0
-    drain_grace_s: float = 60.0
+    num_ranks: AtLeast1 = 1
+    init_pool: AtLeast1 = 2
+    ready_buffer: AtLeast0 = 2
+    run_pool: AtLeast1 = 2
+    postrun_pool: AtLeast1 = 2
+    start_gate: AtLeast1 = 2
+    session_timeout_s: Seconds = 1800.0
+    agent_timeout_s: Seconds = 1200.0
+    drain_grace_s: Annotated[float, Meta(ge=0)] = 60.0
     render: RenderMode = "continuation"
-    proxy_port: int = 0
+    proxy_port: Port = 0
     keep_records: bool = False
     """Also write each session's completion records to ``run_dir/records/<session>.jsonl``."""
     measure_divergence: bool = False
     """Continuation mode: count per call the tokens a canonical re-render would change (costs a full render)."""
     resources: SlurmResources = msgspec.field(default_factory=lambda: SlurmResources(cpus_per_task=4))
+
+
+class ProxyConfig(StrictStruct):
+    stream_upstream: bool = True
+    """Streaming requests stream from the engine as it samples; false: one engine call, then a synthesized stream."""
+    keepalive_s: float = 15.0
+    """A stream silent this long gets the provider's keep-alive (queueing, prefill, a tool call being held)."""
 
 
 class RuntimeSpec(StrictStruct):
@@ -105,7 +132,7 @@ class RuntimeSpec(StrictStruct):
     docker / podman: a local image name (a ``docker://`` prefix is dropped; images are never pulled at start)."""
     prepare: list[str] = msgspec.field(default_factory=list)
     """Shell commands run in the sandbox before the harness (with retries)."""
-    prepare_retries: int = 2
+    prepare_retries: AtLeast0 = 2
     env: dict[str, str] = msgspec.field(default_factory=dict)
     network: Literal["shared", "none"] = "shared"
     workdir: str = "/polar/session/work"
@@ -114,16 +141,16 @@ class RuntimeSpec(StrictStruct):
     host_python: bool = False
     """bwrap: bind the Python running polar-hpc (and the polar_hpc package) read-only into the sandbox, first on
     PATH, so agents written in Python with the host's packages (the openai SDK, pytest) run unchanged."""
-    gpus: int = 0
-    memory_gb: float | None = None
-    cpus: float | None = None
+    gpus: AtLeast0 = 0
+    memory_gb: Gigabytes | None = None
+    cpus: Annotated[float, Meta(gt=0)] | None = None
     """docker / podman: CPU limit of the session's container (``--cpus``)."""
-    pids_limit: int | None = None
+    pids_limit: AtLeast1 | None = None
     """docker / podman: most processes in the session's container (``--pids-limit``); None: the engine's default."""
     image_cache: str | None = None
     """Apptainer: the shared folder of ``.sif`` files that ``polar-hpc images prepare`` fills; a ``docker://`` image
     whose SIF is there runs from it."""
-    start_timeout_s: float = 120.0
+    start_timeout_s: Seconds = 120.0
 
 
 class AgentSpec(StrictStruct):
@@ -131,7 +158,7 @@ class AgentSpec(StrictStruct):
     """shell, codex, claude_code, gemini_cli, qwen_code, opencode, pi."""
     command: str | None = None
     """For ``shell``: the command, with ``{instruction}`` substituted."""
-    max_turns: int | None = None
+    max_turns: AtLeast1 | None = None
     env: dict[str, str] = msgspec.field(default_factory=dict)
     settings: dict[str, Any] = msgspec.field(default_factory=dict)
     policy: Policy = "sample"
@@ -147,7 +174,7 @@ class BuilderSpec(StrictStruct):
 class EvaluatorSpec(StrictStruct):
     name: str = "session_completed"
     command: str | None = None
-    timeout_s: float = 600.0
+    timeout_s: Seconds = 600.0
     fresh_runtime: bool = False
     fail_to_pass: list[str] = msgspec.field(default_factory=list)
     pass_to_pass: list[str] = msgspec.field(default_factory=list)
@@ -173,26 +200,26 @@ class TaskTemplate(StrictStruct):
 class TaskSource(StrictStruct):
     path: str | None = None
     """JSONL file of task rows, relative to the recipe's directory when not absolute."""
-    num_samples: int = 1
-    limit: int | None = None
+    num_samples: AtLeast1 = 1
+    limit: AtLeast1 | None = None
     template: TaskTemplate = msgspec.field(default_factory=TaskTemplate)
 
 
 class ShardConfig(StrictStruct):
     """A shard is committed when any limit is reached (a session is never split across shards)."""
 
-    max_sessions: int = 256
-    max_traces: int = 16384
-    max_bytes: int = 256 * 1024 * 1024
-    max_age_s: float = 300.0
+    max_sessions: AtLeast1 = 256
+    max_traces: AtLeast1 = 16384
+    max_bytes: AtLeast1 = 256 * 1024 * 1024
+    max_age_s: Seconds = 300.0
     compression: Literal["gzip", "lzf", "none"] = "none"
 
 
 class TrainerConfig(StrictStruct):
-    max_off_policy_steps: int = 1
-    min_group_fraction: float = 1.0
-    token_budget: int = 16384
-    seed: int = 0
+    """Defaults of ``polar_hpc.train.async_client.AsyncRollouts(run_dir)`` when it is given no config."""
+
+    max_off_policy_steps: AtLeast0 = 1
+    min_group_fraction: Annotated[float, Meta(ge=0, le=1)] = 1.0
 
 
 class RunConfig(StrictStruct):
@@ -208,5 +235,6 @@ class RunConfig(StrictStruct):
     tasks: TaskSource = msgspec.field(default_factory=TaskSource)
     shards: ShardConfig = msgspec.field(default_factory=ShardConfig)
     trainer: TrainerConfig = msgspec.field(default_factory=TrainerConfig)
+    proxy: ProxyConfig = msgspec.field(default_factory=ProxyConfig)
     recipe_dir: str | None = None
     """Set by the loader: the recipe's folder, for relative paths."""

@@ -19,6 +19,7 @@ import msgspec
 from aiohttp import web
 
 from polar_hpc.config.run import AgentSpec, BuilderSpec, EvaluatorSpec, RuntimeSpec
+from polar_hpc.coordinator.validate import task_problems
 from polar_hpc.log import get_logger
 from polar_hpc.wire.codec import to_json
 from polar_hpc.wire.control import SessionInfo
@@ -157,6 +158,9 @@ class HttpFacade:
             task = task_from_request(req)
         except (msgspec.DecodeError, msgspec.ValidationError, ValueError) as err:
             return _error(400, f"not a valid TaskRequest: {err}")
+        problems = task_problems(task)
+        if problems:
+            return _error(400, "; ".join(problems))
         reply = self.coord.submit([task])
         if task.task_id in reply.rejected:
             return _error(409, reply.rejected[task.task_id])

@@ -26,6 +26,7 @@ from polar_hpc.coordinator.journal import Cancelled, GaveUp, Journal, Submitted
 from polar_hpc.coordinator.state import DispatchState, QueueFull
 from polar_hpc.coordinator.status import Progress, build_status, write_status
 from polar_hpc.coordinator.subscribers import Subscribers
+from polar_hpc.coordinator.validate import task_problems
 from polar_hpc.log import get_logger
 from polar_hpc.wire import control as c
 from polar_hpc.wire.endpoints import Endpoint, write_endpoint
@@ -158,6 +159,11 @@ class Coordinator:
             ticker = asyncio.create_task(self._tick_loop())
             receiver = asyncio.create_task(self._recv_loop())
             await self._stop.wait()
+            if self.subs.subs:  # trainers' result streams end here, not at their next timeout
+                why = "run finished" if self.state.finished else "coordinator stopped"
+                for peer in list(self.subs.subs):
+                    self._send(peer, c.Shutdown(reason=why))
+                await asyncio.sleep(0.1)  # let ZeroMQ hand the frames over before the socket closes
             ticker.cancel()
             receiver.cancel()
             await asyncio.gather(ticker, receiver, return_exceptions=True)
@@ -403,6 +409,10 @@ class Coordinator:
         accepted: list[str] = []
         rejected: dict[str, str] = {}
         for task in tasks:
+            problems = task_problems(task)
+            if problems:
+                rejected[task.task_id] = "; ".join(problems)
+                continue
             try:
                 self.state.add_task(task)
             except (ValueError, QueueFull) as err:

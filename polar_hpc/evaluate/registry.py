@@ -10,6 +10,7 @@ EVALUATORS: dict[str, str] = {
     "session_completed": "polar_hpc.evaluate.simple:SessionCompletedEvaluator",
     "command": "polar_hpc.evaluate.simple:CommandEvaluator",
     "swebench": "polar_hpc.evaluate.patch:SWEBenchEvaluator",
+    "swebench_harness": "polar_hpc.evaluate.patch:SWEBenchEvaluator",  # the Polar paper's TaskRequest name
 }
 
 

@@ -35,13 +35,20 @@ def test_lists(spec_f2p: list[str], spec_p2p: list[str], ctx: EvalContext) -> tu
     return pick(spec_f2p, "FAIL_TO_PASS"), pick(spec_p2p, "PASS_TO_PASS")
 
 
+OUTPUT_TAIL = 4000
+"""Characters of the test command's output kept in ``details["output_tail"]`` (what the tests printed)."""
+
+
 def score_tests(output: str, returncode: int, f2p: list[str], p2p: list[str], parse: bool) -> EvalResult:
+    tail = output.strip()[-OUTPUT_TAIL:]
     if not (f2p or p2p or parse):
-        return EvalResult(outcome_reward=1.0 if returncode == 0 else 0.0, details={"returncode": returncode})
+        return EvalResult(outcome_reward=1.0 if returncode == 0 else 0.0,
+                          details={"returncode": returncode, "output_tail": tail})
     statuses = parse_test_log(output)
     report = grade(statuses, f2p, p2p)
     return EvalResult(outcome_reward=1.0 if report["resolved"] else 0.0,
-                      details={"returncode": returncode, "report": report, "tests_parsed": len(statuses)})
+                      details={"returncode": returncode, "report": report, "tests_parsed": len(statuses),
+                               "output_tail": tail})
 
 
 class CommandEvaluator(Evaluator):

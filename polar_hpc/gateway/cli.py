@@ -39,6 +39,12 @@ def run(args: argparse.Namespace) -> int:
         tasks = msgspec.structs.replace(cfg.tasks, path=str(Path(args.tasks).resolve()))
         cfg = msgspec.structs.replace(cfg, tasks=tasks)
     from polar_hpc.gateway.main import run_rank
+    from polar_hpc.gateway.waits import WaitFailed
+    from polar_hpc.log import get_logger
 
-    return asyncio.run(run_rank(cfg, args.rank, Path(args.run_dir), local=bool(args.tasks or args.local),
-                                keep_session_dirs=args.keep_session_dirs))
+    try:
+        return asyncio.run(run_rank(cfg, args.rank, Path(args.run_dir), local=bool(args.tasks or args.local),
+                                    keep_session_dirs=args.keep_session_dirs))
+    except WaitFailed as err:  # one line naming what did not come, not a traceback
+        get_logger("gateway").error("%s", err)
+        return 1

@@ -198,17 +198,29 @@ class GatewayControl:
                            shard_in_progress=getattr(self.rank, "shard_in_progress", None),
                            uncommitted=len(self.uncommitted), draining=self.draining)
 
-    async def _endpoint(self, deadline: float) -> str:
-        from polar_hpc.coordinator.server import read_endpoint
+    async def _endpoint(self) -> str | None:
+        """The coordinator's address once it is published (waiting while its Slurm job is queued; failing at
+        once if that job ended), or ``None`` when the rank is stopped meanwhile."""
+        from polar_hpc.gateway.waits import WaitFailed, wait_for_endpoints
 
-        while True:
-            ep = read_endpoint(self.run_dir)
-            if ep is not None:
-                return ep.url
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"no coordinator endpoint in {self.run_dir / 'endpoints'} after "
-                                   f"{self.connect_timeout_s:.0f}s; is the coordinator running?")
-            await asyncio.sleep(0.2)
+        waiting = asyncio.create_task(wait_for_endpoints(
+            self.run_dir, ["coordinator"], me=f"gateway-{self.rank_id}", timeout_s=self.connect_timeout_s,
+            poll_s=0.2))
+        stopper = asyncio.create_task(self._stop.wait())
+        try:
+            await asyncio.wait([waiting, stopper], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopper.cancel()
+            if not waiting.done():
+                waiting.cancel()
+            await asyncio.gather(waiting, stopper, return_exceptions=True)
+        if waiting.cancelled():
+            return None
+        try:
+            (ep,) = waiting.result()
+        except WaitFailed as err:
+            raise TimeoutError(f"no coordinator endpoint: {err}; is the coordinator running?") from None
+        return ep.url
 
     async def run(self) -> str:
         """Serve until Shutdown, the end of a drain, or a finished run. Returns why it ended."""
@@ -223,7 +235,9 @@ class GatewayControl:
                 if self._run_finished():
                     log.info("rank %d: the run is finished (status.json); not connecting", self.rank_id)
                     return "finished"
-                address = await self._endpoint(time.monotonic() + self.connect_timeout_s)
+                address = await self._endpoint()
+                if address is None:
+                    break
                 sock = ctx.socket(zmq.DEALER)
                 sock.linger = 0
                 configure_client(sock, keys)

@@ -2,33 +2,21 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from polar_hpc.config.run import RunConfig
-from polar_hpc.wire.endpoints import ENDPOINTS_DIR, read_endpoints
-
-POLL_S = 0.5
+from polar_hpc.gateway.waits import wait_for_endpoints
 
 
-async def engine_endpoints(config: RunConfig, run_dir: Path, *, timeout_s: float | None = None) -> list[str]:
-    """Base URLs of the inference servers; waits (bounded) until ``inference.num_servers`` are published."""
+async def engine_endpoints(config: RunConfig, run_dir: Path, *, timeout_s: float | None = None,
+                           me: str = "gateway") -> list[str]:
+    """Base URLs of the inference servers: waits until ``inference.num_servers`` are published (while their jobs
+    are queued, without limit; ``launch.wait_timeout_s`` of other time), or goes on with the ones published once
+    the others cannot come (their jobs ended) or the deadline passed."""
     inf = config.inference
     if inf.endpoints:
         return list(inf.endpoints)
-    want = max(1, inf.num_servers)
+    names = [f"inference-{i}" for i in range(max(1, inf.num_servers))]
     limit = config.launch.wait_timeout_s if timeout_s is None else timeout_s
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + limit
-    while True:
-        found = read_endpoints(run_dir, "inference-")
-        if len(found) >= want:
-            return [e.url for e in found]
-        if loop.time() >= deadline:
-            if found:
-                return [e.url for e in found]
-            raise TimeoutError(
-                f"waited {limit:.0f}s for inference endpoints in {Path(run_dir) / ENDPOINTS_DIR} "
-                f"(want {want} files inference-*.json, found none); set inference.endpoints for external servers"
-            )
-        await asyncio.sleep(POLL_S)
+    found = await wait_for_endpoints(Path(run_dir), names, me=me, timeout_s=limit, min_found=1)
+    return [e.url for e in found]

@@ -48,7 +48,9 @@ async def run_rank(cfg: RunConfig, rank_id: int, run_dir: Path, *, local: bool,
         loop.add_signal_handler(sig, stop.set)
     rank = GatewayRank(cfg, rank_id, run_dir, keep_session_dirs=keep_session_dirs)
     try:
-        await rank.start()
+        if not await _start_unless_stopped(rank, stop):
+            log.info("rank %d: signal received while starting; exiting", rank_id)
+            return EXIT_DRAINED
         if local:
             from polar_hpc.coordinator.tasks import iter_tasks
             from polar_hpc.store.resume import resume_index
@@ -68,6 +70,22 @@ async def run_rank(cfg: RunConfig, rank_id: int, run_dir: Path, *, local: bool,
         await rank.close()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(sig)
+
+
+async def _start_unless_stopped(rank: GatewayRank, stop: asyncio.Event) -> bool:
+    """``rank.start()`` (which waits for the inference endpoints), cut short by SIGTERM: False if stopped."""
+    starting = asyncio.create_task(rank.start())
+    stopper = asyncio.create_task(stop.wait())
+    try:
+        await asyncio.wait([starting, stopper], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopper.cancel()
+    if starting.done():
+        starting.result()  # a failed start (WaitFailed naming what did not come) ends the rank
+        return True
+    starting.cancel()
+    await asyncio.gather(starting, return_exceptions=True)
+    return False
 
 
 async def _run_controlled(rank: GatewayRank, cfg: RunConfig, rank_id: int, run_dir: Path,

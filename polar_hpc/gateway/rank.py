@@ -93,7 +93,7 @@ class GatewayRank:
         cfg = self.config
         inf = cfg.inference
         template = await asyncio.to_thread(ChatTemplate.from_model_dir, resolve_model(inf.model))
-        endpoints = await engine_endpoints(cfg, self.run_dir)
+        endpoints = await engine_endpoints(cfg, self.run_dir, me=f"gateway-{self.rank}")
         self._engine = SGLangEngine(endpoints, request_timeout_s=inf.request_timeout_s,
                                     context_length=inf.context_length, default_max_new_tokens=inf.max_new_tokens,
                                     api_key=run_api_key(self.run_dir))
@@ -102,7 +102,8 @@ class GatewayRank:
                                   context_length=inf.context_length, max_new_tokens=inf.max_new_tokens,
                                   enable_thinking=inf.enable_thinking, request_timeout_s=inf.request_timeout_s,
                                   records_dir=self.run_dir / "records" if cfg.gateway.keep_records else None,
-                                  measure_divergence=cfg.gateway.measure_divergence)
+                                  measure_divergence=cfg.gateway.measure_divergence,
+                                  stream_upstream=cfg.proxy.stream_upstream, sse_keepalive_s=cfg.proxy.keepalive_s)
         unix_path = self._socket_path() if cfg.runtime.network == "none" else None
         self.proxy_url = await self._proxy.start(host="127.0.0.1", port=cfg.gateway.proxy_port,
                                                  unix_path=str(unix_path) if unix_path else None)

@@ -25,6 +25,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--api-key", default=None,
                    help="require 'Authorization: Bearer KEY' on every route but /health* (as SGLang's --api-key); "
                    "default: $POLAR_INFERENCE_API_KEY, which keeps the key out of ps")
+    p.add_argument("--first-token-delay", type=float, default=0.0, metavar="S",
+                   help="a deliberately slow engine: no request's first token sooner than S seconds after it arrived")
+    p.add_argument("--token-delay", type=float, default=0.0, metavar="S",
+                   help="a deliberately slow engine: each round of tokens takes at least S seconds")
     p.set_defaults(func=run_reference)
 
     s = subparsers.add_parser(
@@ -52,6 +56,8 @@ def run_reference(args: argparse.Namespace) -> int:
         ready_file=args.ready_file,
         logprob_mode=args.logprob_mode,
         api_key=args.api_key,
+        first_token_delay_s=args.first_token_delay,
+        token_delay_s=args.token_delay,
     )
 
 

@@ -35,6 +35,7 @@ from polar_hpc.inference.protocol import (
     WireSampling,
 )
 from polar_hpc.inference.routing import ServerPool, ServerState
+from polar_hpc.inference.stream import EngineStream, open_stream
 from polar_hpc.log import get_logger
 from polar_hpc.wire.records import SamplingParams
 
@@ -307,6 +308,20 @@ class SGLangEngine(EngineAdmin):
             raise EngineTimeout(f"teacher forcing passed its deadline; servers: {self.pool.describe()}"
                                 + (f"; last error: {errors[-1]}" if errors else ""))
         raise EngineUnavailable(f"teacher forcing failed on every attempt ({len(errors)}): " + " | ".join(errors[-4:]))
+
+    async def open_stream(
+        self,
+        input_ids: list[int],
+        sampling: SamplingParams,
+        *,
+        session_id: str | None = None,
+        stop_token_ids: list[int] | None = None,
+        deadline: float | None = None,
+    ) -> EngineStream:
+        """The same call as :meth:`generate` with ``stream: true``: iterate the returned stream for the sampled
+        ids and logprobs as they come, then read its ``result``; ``close()`` it always (see ``inference.stream``)."""
+        return await open_stream(self, input_ids, sampling, session_id=session_id, stop_token_ids=stop_token_ids,
+                                 deadline=deadline)
 
     async def _post(self, server: ServerState, body: bytes, rid: str, remaining: float) -> tuple[int, bytes]:
         server.inflight += 1

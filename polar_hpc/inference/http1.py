@@ -5,6 +5,7 @@ aiohttp's client costs ≈0.3 CPU-ms per request; this one writes one buffer and
 handle both clients alike: refused/reset/closed connections ``aiohttp.ClientConnectionError``, connect
 timeouts ``aiohttp.ConnectionTimeoutError``, a malformed response ``aiohttp.ClientPayloadError``. A
 connection is reused only after a complete response; a cancelled or timed-out request closes its connection.
+:meth:`Http1Pool.stream` hands out a response's body as it arrives (SSE from a streaming ``/generate``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-__all__ = ["Http1Pool"]
+__all__ = ["Http1Pool", "Http1Stream"]
 
 
 class _Conn(asyncio.Protocol):
@@ -24,12 +25,15 @@ class _Conn(asyncio.Protocol):
         self.waiter: asyncio.Future[tuple[int, bytes, bool]] | None = None
         self.closed = False
         self.received = False
+        self.stream: Http1Stream | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
+        if self.stream is not None:
+            self.stream._lost(exc)
         if self.waiter is not None and not self.waiter.done():
             self.waiter.set_exception(
                 aiohttp.ServerDisconnectedError(f"connection closed before a complete response ({exc or 'EOF'})")
@@ -38,6 +42,9 @@ class _Conn(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         self.received = True
         self.buf += data
+        if self.stream is not None:
+            self.stream._feed(self.buf)
+            return
         if self.waiter is None or self.waiter.done():
             return
         try:
@@ -62,27 +69,7 @@ def _parse(buf: bytearray) -> tuple[int, bytes, bool] | None:
         if len(buf) > 65536:
             raise ValueError("response headers over 64 KiB")
         return None
-    lines = bytes(buf[:end]).split(b"\r\n")
-    parts = lines[0].split(b" ", 2)
-    if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit():
-        raise ValueError(f"bad status line {lines[0][:80]!r}")
-    status = int(parts[1])
-    length: int | None = None
-    chunked = False
-    keep_alive = parts[0] == b"HTTP/1.1"
-    for line in lines[1:]:
-        name, _, value = line.partition(b":")
-        name = name.strip().lower()
-        value = value.strip()
-        if name == b"content-length":
-            length = int(value)
-        elif name == b"transfer-encoding":
-            chunked = b"chunked" in value.lower()
-        elif name == b"connection":
-            if value.lower() == b"close":
-                keep_alive = False
-            elif value.lower() == b"keep-alive":
-                keep_alive = True
+    status, length, chunked, keep_alive = _head(bytes(buf[:end]))
     start = end + 4
     if chunked:
         body = bytearray()
@@ -114,6 +101,32 @@ def _parse(buf: bytearray) -> tuple[int, bytes, bool] | None:
     return status, body_bytes, keep_alive
 
 
+def _head(raw: bytes) -> tuple[int, int | None, bool, bool]:
+    """``(status, content_length, chunked, keep_alive)`` of a response head (without its blank line)."""
+    lines = raw.split(b"\r\n")
+    parts = lines[0].split(b" ", 2)
+    if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit():
+        raise ValueError(f"bad status line {lines[0][:80]!r}")
+    status = int(parts[1])
+    length: int | None = None
+    chunked = False
+    keep_alive = parts[0] == b"HTTP/1.1"
+    for line in lines[1:]:
+        name, _, value = line.partition(b":")
+        name = name.strip().lower()
+        value = value.strip()
+        if name == b"content-length":
+            length = int(value)
+        elif name == b"transfer-encoding":
+            chunked = b"chunked" in value.lower()
+        elif name == b"connection":
+            if value.lower() == b"close":
+                keep_alive = False
+            elif value.lower() == b"keep-alive":
+                keep_alive = True
+    return status, length, chunked, keep_alive
+
+
 class Http1Pool:
     """Idle keep-alive connections per ``host:port``; one request per connection at a time."""
 
@@ -131,18 +144,54 @@ class Http1Pool:
         self, url: str, body: bytes, headers: dict[str, str], timeout_s: float, connect_timeout_s: float
     ) -> tuple[int, bytes]:
         """``(status, body)`` of ``POST url``; raises ``TimeoutError`` once ``timeout_s`` has passed."""
-        parts = urlsplit(url)
-        host, port = parts.hostname or "", parts.port or 80
-        key = (host, port)
-        head = [f"POST {parts.path or '/'}{'?' + parts.query if parts.query else ''} HTTP/1.1",
-                f"Host: {parts.netloc}", f"Content-Length: {len(body)}"]
-        head += [f"{k}: {v}" for k, v in headers.items()]
-        data = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
+        key, data = _request(url, body, headers)
+        host, port = key
         async with asyncio.timeout(timeout_s):
             if self._slots is None:
                 return await self._request(key, host, port, data, connect_timeout_s)
             async with self._slots:
                 return await self._request(key, host, port, data, connect_timeout_s)
+
+    async def stream(
+        self, url: str, body: bytes, headers: dict[str, str], timeout_s: float, connect_timeout_s: float
+    ) -> Http1Stream:
+        """``POST url`` and return once the response head is in; the body is read from the stream as it
+        arrives. ``timeout_s`` bounds the wait for the head (the caller bounds the reads). The caller must
+        :meth:`Http1Stream.close` it (the connection is reused only after a complete body)."""
+        key, data = _request(url, body, headers)
+        if self._slots is not None:
+            await self._slots.acquire()
+        stream: Http1Stream | None = None
+        try:
+            async with asyncio.timeout(timeout_s):
+                stream = await self._open(key, data, connect_timeout_s)
+                await stream.wait_head()
+            return stream
+        except BaseException:
+            if stream is not None:
+                stream.close()
+            elif self._slots is not None:
+                self._slots.release()
+            raise
+
+    async def _open(self, key: tuple[str, int], data: bytes, connect_timeout_s: float) -> Http1Stream:
+        idle = self._idle.get(key)
+        while idle:
+            conn = idle.pop()
+            if conn.closed or conn.buf:
+                conn.close()
+                continue
+            return Http1Stream(self, key, conn, data)
+        return Http1Stream(self, key, await self._connect(*key, connect_timeout_s), data)
+
+    def _release(self, key: tuple[str, int], conn: _Conn, reuse: bool) -> None:
+        conn.stream = None
+        if reuse and not conn.closed and not conn.buf:
+            self._idle.setdefault(key, []).append(conn)
+        else:
+            conn.close()
+        if self._slots is not None:
+            self._slots.release()
 
     async def _request(
         self, key: tuple[str, int], host: str, port: int, data: bytes, connect_timeout_s: float
@@ -195,3 +244,144 @@ class Http1Pool:
             for conn in conns:
                 conn.close()
         self._idle.clear()
+
+
+def _request(url: str, body: bytes, headers: dict[str, str]) -> tuple[tuple[str, int], bytes]:
+    parts = urlsplit(url)
+    head = [f"POST {parts.path or '/'}{'?' + parts.query if parts.query else ''} HTTP/1.1",
+            f"Host: {parts.netloc}", f"Content-Length: {len(body)}"]
+    head += [f"{k}: {v}" for k, v in headers.items()]
+    return (parts.hostname or "", parts.port or 80), ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
+
+
+class Http1Stream:
+    """One response read as it arrives: :attr:`status` once the head is in, then :meth:`read` until ``b""``.
+
+    A server that closes an idle kept-alive connection before answering is not retried here (the caller's
+    retry loop sees ``aiohttp.ServerDisconnectedError`` before any byte, as for a refused connection)."""
+
+    def __init__(self, pool: Http1Pool, key: tuple[str, int], conn: _Conn, data: bytes) -> None:
+        self._pool = pool
+        self._key = key
+        self._conn = conn
+        self.status = 0
+        self.keep_alive = False
+        self._head_done = False
+        self._chunked = False
+        self._left: int | None = None
+        """Body bytes still due: of the current chunk (chunked) or of the body (Content-Length)."""
+        self._state = "size"
+        """Chunked decoding: ``size`` line, chunk ``data``, its ``crlf``, ``trailer`` lines after the last."""
+        self._body = bytearray()
+        self._eof = False
+        self._error: Exception | None = None
+        self._waiter: asyncio.Future[None] | None = None
+        self._released = False
+        conn.stream = self
+        conn.received = False
+        assert conn.transport is not None
+        conn.transport.write(data)
+
+    @property
+    def complete(self) -> bool:
+        return self._eof and self._error is None
+
+    async def wait_head(self) -> None:
+        while not self._head_done:
+            await self._wait()
+
+    async def read(self) -> bytes:
+        """The body bytes received since the last read (waits for some); ``b""`` once the body is complete."""
+        while not self._body:
+            if self._eof:
+                return b""
+            await self._wait()
+        out = bytes(self._body)
+        self._body.clear()
+        return out
+
+    async def _wait(self) -> None:
+        if self._error is not None:
+            raise self._error
+        self._waiter = asyncio.get_running_loop().create_future()
+        try:
+            await self._waiter
+        finally:
+            self._waiter = None
+        if self._error is not None:
+            raise self._error
+
+    def close(self) -> None:
+        """Give the connection back (kept alive only after a complete body) or close it."""
+        if not self._released:
+            self._released = True
+            self._pool._release(self._key, self._conn, self.complete and self.keep_alive)
+
+    def _wake(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    def _lost(self, exc: Exception | None) -> None:
+        if not self._eof:
+            if self._left is None and self._head_done and not self._chunked:
+                self._eof = True  # a body delimited by the connection's end
+            else:
+                self._error = aiohttp.ServerDisconnectedError(
+                    f"connection closed before the end of the response ({exc or 'EOF'})"
+                )
+        self._wake()
+
+    def _feed(self, buf: bytearray) -> None:
+        try:
+            self._parse(buf)
+        except ValueError as err:
+            self._error = aiohttp.ClientPayloadError(f"malformed HTTP response: {err}")
+            self._conn.close()
+        self._wake()
+
+    def _parse(self, buf: bytearray) -> None:
+        if not self._head_done:
+            end = buf.find(b"\r\n\r\n")
+            if end < 0:
+                if len(buf) > 65536:
+                    raise ValueError("response headers over 64 KiB")
+                return
+            self.status, self._left, self._chunked, self.keep_alive = _head(bytes(buf[:end]))
+            del buf[: end + 4]
+            self._head_done = True
+            if not self._chunked and self._left is None and (self.status in (204, 304) or self.status < 200):
+                self._left = 0
+            if self._left == 0 and not self._chunked:
+                self._eof = True
+                return
+        if not self._chunked:
+            take = len(buf) if self._left is None else min(self._left, len(buf))
+            self._body += buf[:take]
+            del buf[:take]
+            if self._left is not None:
+                self._left -= take
+                self._eof = self._left == 0
+            return
+        while buf and not self._eof:
+            if self._state == "data":
+                take = min(self._left or 0, len(buf))
+                self._body += buf[:take]
+                del buf[:take]
+                self._left = (self._left or 0) - take
+                if self._left == 0:
+                    self._state = "crlf"
+                continue
+            eol = buf.find(b"\r\n")
+            if eol < 0:
+                return
+            line = bytes(buf[:eol])
+            del buf[: eol + 2]
+            if self._state == "crlf":
+                if line:
+                    raise ValueError(f"chunk not followed by CRLF: {line[:40]!r}")
+                self._state = "size"
+            elif self._state == "size":
+                self._left = int(line.split(b";", 1)[0], 16)
+                self._state = "data" if self._left else "trailer"
+            elif not line:  # the blank line that ends the trailers
+                self._eof = True

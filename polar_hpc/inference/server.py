@@ -118,6 +118,25 @@ def reference_server_command(
     ) + list(cfg.extra_args)
 
 
+CONTAINER_PYTHON = "python3"
+"""The interpreter an ``inference.container`` image runs the server with."""
+
+
+def container_prefix(image: str, model_path: str, *, env: dict[str, str] | None = None,
+                     binary: str | None = None) -> list[str]:
+    """``apptainer exec --nv`` with what the server needs visible inside: the model and the polar-hpc code on
+    ``PYTHONPATH`` (the run's frozen copy). The host environment passes through (Apptainer's default), so the API
+    key stays off the command line."""
+    from polar_hpc.runtime.apptainer import find_binary
+
+    env = dict(os.environ) if env is None else env
+    cmd = [binary or find_binary() or "apptainer", "exec", "--nv"]
+    binds = [model_path, *(p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p)]
+    for path in dict.fromkeys(binds):
+        cmd += ["--bind", f"{path}:{path}:ro"]
+    return [*cmd, image]
+
+
 def run_api_key(run_dir: str | Path) -> str | None:
     """The key the run's inference servers require: the run token (``RUN_DIR/secrets/run_token``), None without
     one (a run dir made by hand; the servers then accept any caller)."""
@@ -178,13 +197,16 @@ class ServerJob:
 
     def command(self, port: int) -> list[str]:
         # Either engine takes the API key from its environment (see :meth:`env`), never from the command line.
+        python = CONTAINER_PYTHON if self.cfg.container else (self.cfg.python or sys.executable)
         if self.cfg.engine == "reference":
-            return reference_server_command(self.cfg, model_path=self.model_path, host=self.bind_host, port=port)
-        if self.cfg.engine == "sglang":
-            return sglang_command(
-                self.cfg, model_path=self.model_path, host=self.bind_host, port=port, topology=self.topology
-            )
-        raise ValueError(f"inference.engine {self.cfg.engine!r} has no server to run (expected sglang or reference)")
+            cmd = reference_server_command(self.cfg, model_path=self.model_path, host=self.bind_host, port=port,
+                                           python=python)
+        elif self.cfg.engine == "sglang":
+            cmd = sglang_command(self.cfg, model_path=self.model_path, host=self.bind_host, port=port,
+                                 topology=self.topology, python=python)
+        else:
+            raise ValueError(f"inference.engine {self.cfg.engine!r} has no server to run (expected sglang or reference)")
+        return container_prefix(self.cfg.container, self.model_path) + cmd if self.cfg.container else cmd
 
     def run(self) -> int:
         port = free_port(self.bind_host)

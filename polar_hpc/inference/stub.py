@@ -1,7 +1,10 @@
 """A FAKE SGLang server (in-process aiohttp) that answers ``/generate`` instantly, for benchmarks and for
 testing client failure handling (5xx, slow answers, dropped connections) that a real server won't produce
 on demand. Its responses have SGLang's shape (the contract tests validate them); its tokens are
-``(prompt[-1] + i + 1) % 1000`` with logprob ``-0.5``.
+``(prompt[-1] + i + 1) % 1000`` with logprob ``-0.5``. ``stream: true`` is answered with one SSE chunk per
+token (deltas, as SGLang's ``--incremental-streaming-output``; ``cumulative=True``: SGLang's default), after
+``first_token_delay_s`` and then ``token_delay_s`` per token; ``/abort_request`` ends such a stream with an
+abort chunk. ``stop_at_end``: the last token is the request's first stop token id (finish ``stop``).
 """
 
 from __future__ import annotations
@@ -16,7 +19,10 @@ from polar_hpc.inference.protocol import (
     AbortRequest,
     ErrorBody,
     ErrorResponse,
+    FinishAbort,
     FinishLength,
+    FinishReason,
+    FinishStop,
     GenerateRequest,
     GenerateResponse,
     MetaInfo,
@@ -29,13 +35,26 @@ _ENC = msgspec.json.Encoder()
 _DEC = msgspec.json.Decoder(GenerateRequest)
 
 
-def instant_response(req: GenerateRequest, n_tokens: int | None = None, weight_version: str = "stub") -> bytes:
+def stub_tokens(req: GenerateRequest, n_tokens: int | None = None, stop_at_end: bool = False,
+                token_base: int | None = None) -> tuple[list[int], FinishReason]:
+    """``token_base``: the tokens are ``token_base + i`` instead."""
     n = n_tokens if n_tokens is not None else (req.sampling_params.max_new_tokens or 1)
     last = (req.input_ids or [0])[-1]
-    ids = [(last + i + 1) % 1000 for i in range(n)]
+    ids = [(last + i + 1) % 1000 if token_base is None else token_base + i for i in range(n)]
+    stops = req.sampling_params.stop_token_ids
+    if stop_at_end and stops and ids:
+        ids[-1] = stops[0]
+        return ids, FinishStop(matched=stops[0])
+    return ids, FinishLength(length=n)
+
+
+def instant_response(req: GenerateRequest, n_tokens: int | None = None, weight_version: str = "stub",
+                     token_base: int | None = None) -> bytes:
+    ids, finish = stub_tokens(req, n_tokens, token_base=token_base)
+    n = len(ids)
     meta = MetaInfo(
         id=req.rid or "",
-        finish_reason=FinishLength(length=n),
+        finish_reason=finish,
         prompt_tokens=len(req.input_ids or []),
         completion_tokens=n,
         weight_version=weight_version,
@@ -46,13 +65,60 @@ def instant_response(req: GenerateRequest, n_tokens: int | None = None, weight_v
 
 
 class StubServer:
-    def __init__(self, behaviour: Behaviour | None = None, *, n_tokens: int | None = None) -> None:
+    def __init__(self, behaviour: Behaviour | None = None, *, n_tokens: int | None = None,
+                 first_token_delay_s: float = 0.0, token_delay_s: float = 0.0, cumulative: bool = False,
+                 stop_at_end: bool = False, token_base: int | None = None) -> None:
         self.behaviour = behaviour
+        self.token_base = token_base
         self.n_tokens = n_tokens
+        self.first_token_delay_s = first_token_delay_s
+        self.token_delay_s = token_delay_s
+        self.cumulative = cumulative
+        self.stop_at_end = stop_at_end
         self.requests: list[GenerateRequest] = []
         self.aborted: list[str] = []
         self.url = ""
         self._runner: web.AppRunner | None = None
+        self._streams: dict[str, asyncio.Event] = {}
+
+    async def _stream(self, request: web.Request, req: GenerateRequest) -> web.StreamResponse:
+        rid = req.rid or ""
+        ids, finish = stub_tokens(req, self.n_tokens, self.stop_at_end, self.token_base)
+        stop = self._streams[rid] = asyncio.Event()
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        n_prompt = len(req.input_ids or [])
+        sent = 0
+        try:
+            for i in range(len(ids)):
+                delay = self.first_token_delay_s if i == 0 else self.token_delay_s
+                if delay > 0:
+                    try:
+                        await asyncio.wait_for(stop.wait(), delay)
+                    except TimeoutError:
+                        pass
+                if stop.is_set():
+                    break
+                sent = i + 1
+                last = sent == len(ids)
+                lo = 0 if self.cumulative else i
+                meta = MetaInfo(id=rid, finish_reason=finish if last else None, prompt_tokens=n_prompt,
+                                completion_tokens=sent, weight_version="stub",
+                                output_token_logprobs=[(-0.5, t, None) for t in ids[lo:sent]])
+                chunk = GenerateResponse(text="", output_ids=ids[lo:sent], meta_info=meta)
+                await resp.write(b"data: " + _ENC.encode(chunk) + b"\n\n")
+            if stop.is_set():
+                meta = MetaInfo(id=rid, finish_reason=FinishAbort(message="Abort request", status_code=200),
+                                prompt_tokens=n_prompt, completion_tokens=sent, weight_version="stub",
+                                output_token_logprobs=[] if not self.cumulative else [(-0.5, t, None) for t in ids[:sent]])
+                await resp.write(b"data: " + _ENC.encode(GenerateResponse(text="", meta_info=meta)) + b"\n\n")
+            await resp.write(b"data: [DONE]\n\n")
+            await resp.write_eof()
+        except (ConnectionError, RuntimeError):
+            pass
+        finally:
+            self._streams.pop(rid, None)
+        return resp
 
     async def _generate(self, request: web.Request) -> web.StreamResponse:
         req = _DEC.decode(await request.read())
@@ -61,11 +127,19 @@ class StubServer:
             replaced = await self.behaviour(req)
             if replaced is not None:
                 return replaced
-        return web.Response(body=instant_response(req, self.n_tokens), content_type="application/json")
+        if req.stream:
+            return await self._stream(request, req)
+        n = len(stub_tokens(req, self.n_tokens)[0])
+        if self.first_token_delay_s or self.token_delay_s:  # as long as the same reply streamed
+            await asyncio.sleep(self.first_token_delay_s + self.token_delay_s * max(0, n - 1))
+        body = instant_response(req, self.n_tokens, token_base=self.token_base)
+        return web.Response(body=body, content_type="application/json")
 
     async def _abort(self, request: web.Request) -> web.Response:
         body = msgspec.json.decode(await request.read(), type=AbortRequest)
         self.aborted.append(body.rid)
+        if body.rid in self._streams:
+            self._streams[body.rid].set()
         return web.Response(status=200)
 
     async def _health(self, _: web.Request) -> web.Response:

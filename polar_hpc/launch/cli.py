@@ -39,9 +39,29 @@ def register(sub: Any) -> None:
     r.add_argument("--timeout", type=float, default=None)
     r.set_defaults(func=run_resume)
 
+    d = sub.add_parser("doctor", help="check what a run needs on this node (sandbox, Slurm, Node, harnesses, "
+                                      "inference, assets, disk) and how to fix each")
+    d.add_argument("recipe", nargs="?", help="check for this recipe (what it needs becomes required)")
+    d.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+    d.set_defaults(func=run_doctor)
+
+
+def _open_run(path: str) -> Any:
+    """An existing run dir, or a one-line error (exit 2) naming what is missing."""
+    from polar_hpc.config import ConfigError
+    from polar_hpc.launch.rundir import RunDir
+
+    run = RunDir(path)
+    if not run.root.is_dir():
+        raise ConfigError(f"{run.root}: no such run directory")
+    if not run.exists():
+        raise ConfigError(f"{run.root}: not a polar-hpc run directory (no config.toml)")
+    return run
+
 
 def run_launch(args: argparse.Namespace) -> int:
-    from polar_hpc.config import dump_config, load_recipe
+    from polar_hpc.config import ConfigError, dump_config, load_recipe
+    from polar_hpc.launch.preflight import preflight, preflight_problems
 
     overrides = list(args.overrides)
     if args.backend:
@@ -55,14 +75,20 @@ def run_launch(args: argparse.Namespace) -> int:
         out = ["# resolved config", dump_config(cfg)]
         for component, script in render_sbatch(cfg, run).items():
             out += [f"# sbatch script: {component}", script]
+        problems = preflight_problems(cfg)
+        out += ["# preflight: " + ("ok" if not problems else f"{len(problems)} problem(s), see stderr")]
         sys.stdout.write("\n".join(out) + "\n")
+        if problems:
+            raise ConfigError("the run cannot start:\n  - " + "\n  - ".join(problems))
         return 0
-    from polar_hpc.launch.preflight import preflight
     from polar_hpc.launch.rundir import create_run_dir, default_run_dir
     from polar_hpc.launch.submit import submit_run
 
     preflight(cfg)
-    run = create_run_dir(cfg, Path(args.run_dir or cfg.launch.run_dir or default_run_dir(cfg)))
+    try:
+        run = create_run_dir(cfg, Path(args.run_dir or cfg.launch.run_dir or default_run_dir(cfg)))
+    except FileExistsError as err:
+        raise ConfigError(str(err)) from None
     if args.no_submit:
         import shlex
 
@@ -103,32 +129,54 @@ def _print_summary(run: Any) -> None:
     sys.stdout.write(f"final: {progress_line(read_status(run))}\nshards: {run.shards}\n")
 
 
+def _committed(run: Any) -> str:
+    """What the run's committed shards hold (the truth after a cancel or a crash, whatever status.json says)."""
+    from polar_hpc.store.resume import resume_index
+
+    index = resume_index(run.shards)
+    return f"{len(index.keys)} sessions committed in {index.shards} shard(s)"
+
+
+def _run_state(run: Any, status: Any) -> str:
+    import time
+
+    cancelled = run.cancelled()
+    if status is not None and status.finished:
+        return "finished"
+    if cancelled is not None:
+        return f"cancelled at {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(cancelled.at))}: {_committed(run)}"
+    return "running"
+
+
 def run_status(args: argparse.Namespace) -> int:
     import msgspec
 
     from polar_hpc.launch.monitor import component_states, progress_line, read_status, recent_errors
-    from polar_hpc.launch.rundir import RunDir
+    from polar_hpc.wire.waits import read_waits
 
-    run = RunDir(args.run_dir)
-    if not run.exists():
-        sys.stderr.write(f"polar-hpc: {run.root} is not a run directory (no config.toml)\n")
-        return 2
+    run = _open_run(args.run_dir)
     jobs = run.read_jobs()
     comps = component_states(run, jobs) if jobs else []
     status = read_status(run)
-    errors = recent_errors(jobs) if jobs else []
+    state = _run_state(run, status)
+    errors = recent_errors(jobs) if jobs and not state.startswith("cancelled") else []
+    waits = read_waits(run.root)
     if args.json:
-        doc = {"run_dir": str(run.root), "components": comps, "status": status, "recent_errors": errors}
+        doc = {"run_dir": str(run.root), "state": state, "components": comps, "status": status,
+               "waits": list(waits.values()), "recent_errors": errors}
         sys.stdout.write(msgspec.json.format(msgspec.json.encode(doc)).decode() + "\n")
         return 0
-    rows = [f"{'component':<14} {'job':>10} {'pid':>8} {'state':<12} {'endpoint':<8}"]
+    rows = [f"{'component':<14} {'job':>10} {'pid':>8} {'state':<12} {'endpoint':<8} {'reason':<14} {'node':<10} "
+            f"{'elapsed':>10} {'limit':>10}"]
     for c in comps:
         name = "coordinator" if c.component == "coordinator" else f"{c.component}-{c.index}"
-        rows.append(f"{name:<14} {c.job_id:>10} {c.pid or '-':>8} {c.state:<12} {'yes' if c.endpoint else 'no':<8}")
+        rows.append(f"{name:<14} {c.job_id:>10} {c.pid or '-':>8} {c.state:<12} {'yes' if c.endpoint else 'no':<8} "
+                    f"{c.reason or '-':<14} {c.node or '-':<10} {c.elapsed or '-':>10} {c.time_limit or '-':>10}")
+    if waits:
+        rows += ["", *(f"{w.component} {w.detail}" for w in waits.values())]
     rows.append("")
     rows.append(progress_line(status))
-    if status is not None:
-        rows.append("finished" if status.finished else "running")
+    rows.append(state)
     if errors:
         rows += ["", "recent errors:", *(f"  {e}" for e in errors)]
     sys.stdout.write("\n".join(rows) + "\n")
@@ -136,25 +184,48 @@ def run_status(args: argparse.Namespace) -> int:
 
 
 def run_cancel(args: argparse.Namespace) -> int:
+    from polar_hpc.config import ConfigError
     from polar_hpc.launch.monitor import cancel_run
-    from polar_hpc.launch.rundir import RunDir
 
-    cancel_run(RunDir(args.run_dir), grace_s=args.grace)
-    sys.stdout.write(f"cancelled {args.run_dir}\n")
+    run = _open_run(args.run_dir)
+    if run.read_jobs() is None:
+        raise ConfigError(f"{run.root}: nothing was launched here (no jobs.json)")
+    cancel_run(run, grace_s=args.grace)
+    sys.stdout.write(f"cancelled {run.root}: {_committed(run)}\n")
     return 0
 
 
 def run_resume(args: argparse.Namespace) -> int:
-    from polar_hpc.launch.monitor import dead_components, wait_run
-    from polar_hpc.launch.rundir import RunDir
+    from polar_hpc.launch.monitor import dead_components, progress_line, read_status, wait_run
     from polar_hpc.launch.submit import submit_run
 
-    run = RunDir(args.run_dir)
+    run = _open_run(args.run_dir)
     cfg = run.load_config()
+    status = read_status(run)
+    if status is not None and status.finished:
+        sys.stdout.write(f"{run.root} already finished ({progress_line(status)}); nothing submitted\n")
+        return 0
     jobs = run.read_jobs()
     dead = dead_components(run) if jobs else None
-    submit_run(cfg, run, only=dead)  # type: ignore[arg-type]
-    sys.stdout.write(f"resumed {run.root}: resubmitted {len(dead) if dead is not None else 'all'} component(s)\n")
+    if dead is not None and not dead:
+        sys.stdout.write(f"{run.root}: every component is still queued or running; nothing submitted\n")
+    else:
+        run.cancelled_path.unlink(missing_ok=True)
+        submit_run(cfg, run, only=dead)  # type: ignore[arg-type]
+        sys.stdout.write(f"resumed {run.root}: resubmitted {len(dead) if dead is not None else 'all'} component(s)\n")
     if args.wait:
-        return wait_run(run, timeout_s=args.timeout, report=_report)
+        code = wait_run(run, timeout_s=args.timeout, report=_report)
+        _print_summary(run)
+        return code
     return 0
+
+
+def run_doctor(args: argparse.Namespace) -> int:
+    """Exit 1 when something the recipe needs is missing (without a recipe nothing is required)."""
+    from polar_hpc.config import load_recipe
+    from polar_hpc.launch.doctor import diagnose, render
+
+    cfg = load_recipe(args.recipe, args.overrides) if args.recipe else None
+    findings = diagnose(cfg)
+    sys.stdout.write(render(findings) + "\n")
+    return 1 if any(f.required and not f.ok for f in findings) else 0

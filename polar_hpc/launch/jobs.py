@@ -60,15 +60,21 @@ def _run_finished(run: RunDir) -> bool:
     return status is not None and status.finished
 
 
+def _ignore_usr2() -> None:
+    signal.signal(signal.SIGUSR2, signal.SIG_IGN)
+
+
 class ComponentJob(submitit.helpers.Checkpointable):
     """Runs one component of a run. Inference servers also stop when the run's status says it is over."""
 
     def __init__(self, run_dir: str, component: Component, index: int,
-                 stop_grace_s: float = DEFAULT_STOP_GRACE_S) -> None:
+                 stop_grace_s: float = DEFAULT_STOP_GRACE_S, *, requeue: bool = True) -> None:
         self.run_dir = run_dir
         self.component = component
         self.index = index
         self.stop_grace_s = stop_grace_s
+        self.requeue = requeue
+        """``launch.requeue``: after a preemption or timeout signal, come back (True) or end (False)."""
         self._child: subprocess.Popen[bytes] | None = None
 
     def __getstate__(self) -> dict[str, object]:
@@ -77,7 +83,7 @@ class ComponentJob(submitit.helpers.Checkpointable):
         return state
 
     def __setstate__(self, state: dict[str, object]) -> None:
-        self.__dict__.update({"stop_grace_s": DEFAULT_STOP_GRACE_S, **state})
+        self.__dict__.update({"stop_grace_s": DEFAULT_STOP_GRACE_S, "requeue": True, **state})
 
     def pid_file(self) -> Path:
         return RunDir(self.run_dir).root / "logs" / self.component / f"{self.component}-{self.index}.pid"
@@ -89,7 +95,11 @@ class ComponentJob(submitit.helpers.Checkpointable):
         env["POLAR_RUN_DIR"] = str(run.root)
         log_dir = run.logs(self.component)
         log_dir.mkdir(parents=True, exist_ok=True)
-        self._child = subprocess.Popen(component_argv(run, self.component, self.index), env=env)
+        # Slurm delivers the preemption / time-limit signal (USR2) to every process of the step: it is the job
+        # body's (submitit's checkpoint hook, which drains the component with SIGTERM); USR2's default action
+        # would kill the component before it commits
+        self._child = subprocess.Popen(component_argv(run, self.component, self.index), env=env,
+                                       preexec_fn=_ignore_usr2)
         write_pid_file(self.pid_file(), self._child.pid)  # pid + start time: `cancel` checks it is still ours
         previous = signal.signal(signal.SIGTERM, lambda *_: self._stop_child())
         try:
@@ -104,7 +114,7 @@ class ComponentJob(submitit.helpers.Checkpointable):
                 time.sleep(1.0)
         finally:
             signal.signal(signal.SIGTERM, previous)
-        if code != 0:
+        if code != 0 and run.cancelled() is None:  # stopped by `polar-hpc cancel`: not a failure
             raise RuntimeError(f"{self.component}-{self.index} exited with status {code}; see {log_dir}")
         return code
 
@@ -120,8 +130,11 @@ class ComponentJob(submitit.helpers.Checkpointable):
             child.kill()
             child.wait(timeout=10)
 
-    def checkpoint(self) -> submitit.helpers.DelayedSubmission:
-        """Preemption or timeout: let the component drain and commit, then requeue the same job."""
+    def checkpoint(self, *args: object, **kwargs: object) -> submitit.helpers.DelayedSubmission:
+        """Preemption or timeout: let the component drain and commit, then requeue the same job (``None``, with
+        ``launch.requeue = false``: submitit ends the job instead)."""
         self._stop_child()
+        if not self.requeue:
+            return None  # type: ignore[return-value]  # submitit: "checkpoint function returned None", no requeue
         return submitit.helpers.DelayedSubmission(
-            ComponentJob(self.run_dir, self.component, self.index, self.stop_grace_s))
+            ComponentJob(self.run_dir, self.component, self.index, self.stop_grace_s, requeue=self.requeue))

@@ -13,12 +13,13 @@ import msgspec
 from polar_hpc.launch.rundir import JobRecord, JobsFile, RunDir
 from polar_hpc.log import get_logger
 from polar_hpc.util import proc
+from polar_hpc.util.slurm import UNKNOWN, JobInfo, job_infos
 from polar_hpc.wire.control import RunStatus
 
 log = get_logger("launch")
 
-LIVE_SLURM_STATES = {"PENDING", "RUNNING", "REQUEUED", "CONFIGURING", "COMPLETING", "RESIZING", "SUSPENDED",
-                     "REQUEUE_HOLD", "REQUEUE_FED"}
+SUBMIT_LAG_S = 60.0
+"""A job Slurm does not list yet (sacct lags sbatch) counts as alive for this long after its submission."""
 
 
 class ComponentState(msgspec.Struct, kw_only=True):
@@ -31,6 +32,11 @@ class ComponentState(msgspec.Struct, kw_only=True):
     pid: int | None = None
     endpoint: bool = False
     log_dir: str = ""
+    reason: str = ""
+    """Slurm: why a pending job waits (``Resources``, ``JobHeldUser``, ...)."""
+    node: str = ""
+    elapsed: str = ""
+    time_limit: str = ""
 
 
 def read_status(run: RunDir) -> RunStatus | None:
@@ -63,31 +69,23 @@ def _controller_pid(run: RunDir, job: JobRecord) -> int | None:
 
 
 def sacct_states(job_ids: list[str], timeout_s: float = 10.0) -> dict[str, str]:
-    if not job_ids:
-        return {}
-    try:
-        out = subprocess.run(
-            ["sacct", "-n", "-P", "-X", "-o", "JobID,State", "-j", ",".join(sorted({j.split("_")[0] for j in job_ids}))],
-            capture_output=True, text=True, timeout=timeout_s, check=True,
-        ).stdout
-    except (OSError, subprocess.SubprocessError) as err:
-        log.warning("sacct failed (%s); job states unknown", err)
-        return {}
-    states: dict[str, str] = {}
-    for line in out.splitlines():
-        jid, _, state = line.partition("|")
-        states[jid] = state.split()[0] if state else "UNKNOWN"
-    return states
+    """Job id -> Slurm state (first word), pending array rows expanded; empty when Slurm does not answer."""
+    infos = job_infos(job_ids, timeout_s=timeout_s)
+    return {} if infos is None else {j: i.state for j, i in infos.items()}
 
 
 def component_states(run: RunDir, jobs: JobsFile) -> list[ComponentState]:
-    slurm = sacct_states([j.job_id for j in jobs.jobs]) if jobs.backend == "slurm" else {}
+    infos = job_infos([j.job_id for j in jobs.jobs]) if jobs.backend == "slurm" else {}
     out = []
+    now = time.time()
     for job in sorted(jobs.jobs, key=lambda j: (j.component, j.index)):
         pid = _component_pid(run, job)
+        info = None
         if jobs.backend == "slurm":
-            state = slurm.get(job.job_id, "UNKNOWN")
-            alive = state in LIVE_SLURM_STATES or state == "UNKNOWN"  # sacct lags sbatch by a moment
+            info = (infos or {}).get(job.job_id, JobInfo(job_id=job.job_id, state=UNKNOWN))
+            state = info.state
+            # not listed: just submitted (sacct lags sbatch), or Slurm does not answer at all (infos is None)
+            alive = info.live or (state == UNKNOWN and (infos is None or now - job.submitted_at < SUBMIT_LAG_S))
         else:
             alive = _controller_pid(run, job) is not None or pid is not None
             state = "RUNNING" if alive else "ENDED"
@@ -95,7 +93,8 @@ def component_states(run: RunDir, jobs: JobsFile) -> list[ComponentState]:
         out.append(ComponentState(
             component=job.component, index=job.index, job_id=job.job_id, backend=jobs.backend, state=state,
             alive=alive, pid=pid, endpoint=(run.endpoints / f"{name}.json").is_file(),
-            log_dir=job.folder,
+            log_dir=job.folder, reason=info.reason if info else "", node=info.node if info else "",
+            elapsed=info.elapsed if info else "", time_limit=info.time_limit if info else "",
         ))
     return out
 
@@ -135,19 +134,43 @@ def progress_line(status: RunStatus | None) -> str:
             f"ranks alive {status.ranks_alive}")
 
 
+DEAD_CONFIRM_S = 10.0
+"""A component must look ended this long (over several polls) before ``wait_run`` gives up on the run: a requeued
+job passes through states that a single sacct row may catch mid-way."""
+
+
+def _gone(states: list[ComponentState]) -> str | None:
+    """Why the run cannot finish any more: its coordinator ended, or every gateway rank did; ``None`` if neither."""
+    coord = [c for c in states if c.component == "coordinator"]
+    if coord and not coord[0].alive:
+        return f"coordinator ended ({coord[0].state}) before the run finished; logs: {coord[0].log_dir}"
+    ranks = [c for c in states if c.component == "gateway"]
+    if ranks and not any(c.alive for c in ranks):
+        ended = ", ".join(f"gateway-{c.index} {c.state}" for c in ranks)
+        return f"every gateway rank ended ({ended}) before the run finished; logs: {run_logs(ranks[0])}"
+    return None
+
+
+def run_logs(c: ComponentState) -> str:
+    return str(Path(c.log_dir).parent)
+
+
 def wait_run(
     run: RunDir,
     timeout_s: float | None = None,
     interval_s: float = 2.0,
     report: Callable[[str], None] | None = None,
+    confirm_s: float = DEAD_CONFIRM_S,
 ) -> int:
-    """Follow the run until the coordinator reports it finished. 0: finished; 1: components died; 124: timeout.
+    """Follow the run until the coordinator reports it finished. 0: finished; 1: the run cannot finish (the
+    coordinator or every gateway rank ended, or it was cancelled); 124: timeout.
 
     ``report`` gets each new progress line and the reason for stopping (the CLI prints them)."""
     say = report or (lambda _line: None)
     jobs = run.read_jobs()
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     last = ""
+    gone_since: float | None = None
     while True:
         status = read_status(run)
         line = progress_line(status)
@@ -156,14 +179,22 @@ def wait_run(
             last = line
         if status is not None and status.finished:
             return 0
+        cancelled = run.cancelled()
+        if cancelled is not None:
+            say(f"the run was cancelled at {time.strftime('%H:%M:%S', time.localtime(cancelled.at))} "
+                f"(polar-hpc resume {run.root} to go on)")
+            return 1
         if jobs is not None:
-            states = component_states(run, jobs)
-            coord = [c for c in states if c.component == "coordinator"]
-            if coord and not coord[0].alive:
+            why = _gone(component_states(run, jobs))
+            if why is None:
+                gone_since = None
+            elif gone_since is None:
+                gone_since = time.monotonic()
+            elif time.monotonic() - gone_since >= confirm_s:
                 status = read_status(run)
                 if status is not None and status.finished:
                     return 0
-                say(f"coordinator ended ({coord[0].state}) before the run finished; logs: {coord[0].log_dir}")
+                say(why)
                 return 1
         if deadline is not None and time.monotonic() > deadline:
             say(f"gave up waiting after {timeout_s:.0f}s; the run goes on (polar-hpc status {run.root})")
@@ -174,6 +205,8 @@ def wait_run(
 def cancel_run(run: RunDir, grace_s: float | None = None) -> None:
     """Drain then stop every component: SIGTERM lets gateways commit their shards; whatever remains is killed.
 
+    ``cancelled.json`` is written first (components stopped by the cancel end without a failure; ``status`` and
+    ``--wait`` say "cancelled"). Slurm jobs still pending are cancelled at once (nothing of them to drain).
     ``grace_s`` defaults to the run's stop budget (:func:`polar_hpc.launch.jobs.stop_grace_s` plus the requeue
     margin). Local backend: only pids still verified as this run's processes are signalled."""
     from polar_hpc.launch.jobs import REQUEUE_MARGIN_S, stop_grace_s
@@ -183,11 +216,15 @@ def cancel_run(run: RunDir, grace_s: float | None = None) -> None:
         raise FileNotFoundError(f"{run.root}: no jobs.json; nothing was launched here")
     if grace_s is None:
         grace_s = stop_grace_s(run.load_config()) + REQUEUE_MARGIN_S
+    run.mark_cancelled(grace_s)
     states = [c for c in component_states(run, jobs) if c.alive]
     if jobs.backend == "slurm":
-        ids = [c.job_id for c in states]
-        if ids:
-            subprocess.run(["scancel", "--signal=TERM", *ids], check=False, timeout=30)
+        waiting = [c.job_id for c in states if c.state != "RUNNING"]
+        running = [c.job_id for c in states if c.state == "RUNNING"]
+        if waiting:
+            subprocess.run(["scancel", *waiting], check=False, timeout=30)
+        if running:
+            subprocess.run(["scancel", "--signal=TERM", *running], check=False, timeout=30)
     else:
         for job in jobs.jobs:
             pid = _component_pid(run, job)

@@ -1,40 +1,89 @@
-"""Checks before anything is submitted: bad recipes and missing pieces fail here, not inside a job."""
+"""Checks before anything is submitted: bad recipes and missing pieces fail here, not inside a job.
+
+Each check is its own function ``cfg -> list of problems`` (one line each, naming the field, the value and the
+fix); :func:`preflight` runs them all and raises one :class:`ConfigError` listing every problem.
+"""
 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 
 from polar_hpc.config import ConfigError, RunConfig
+from polar_hpc.tasks.preflight import task_set_problems
 
 
-def preflight(cfg: RunConfig) -> None:
-    problems: list[str] = []
+def check_names(cfg: RunConfig) -> list[str]:
+    """Builder, evaluator, harness, runtime and tool-parser names, looked up in their registries."""
+    from polar_hpc.coordinator.validate import config_problems
+
+    return config_problems(cfg)
+
+
+def check_scheduler(cfg: RunConfig) -> list[str]:
     if cfg.launch.backend == "slurm" and shutil.which("sbatch") is None:
-        problems.append("launch.backend = 'slurm' but sbatch is not on PATH (use --backend local?)")
+        return ["launch.backend = 'slurm' but sbatch is not on PATH (use --backend local?)"]
+    return []
+
+
+def check_sandbox(cfg: RunConfig) -> list[str]:
     if cfg.runtime.backend == "bwrap" and shutil.which("bwrap") is None:
-        problems.append("runtime.backend = 'bwrap' but bubblewrap (bwrap) is not installed")
+        return ["runtime.backend = 'bwrap' but bubblewrap (bwrap) is not installed"]
     if cfg.runtime.backend == "apptainer" and shutil.which("apptainer") is None and shutil.which("singularity") is None:
-        problems.append("runtime.backend = 'apptainer' but neither apptainer nor singularity is on PATH")
-    if cfg.inference.engine == "external" and not cfg.inference.endpoints:
-        problems.append("inference.engine = 'external' needs inference.endpoints (base URLs)")
+        return ["runtime.backend = 'apptainer' but neither apptainer nor singularity is on PATH"]
+    return []
+
+
+def check_inference_env(cfg: RunConfig) -> list[str]:
+    """``inference.python`` / ``inference.container``: the server's own environment exists."""
+    import os
+
+    inf = cfg.inference
+    if inf.python and inf.container:
+        return [f"inference.python = {inf.python!r} and inference.container = {inf.container!r}: give one of them"]
+    if inf.python and not (os.path.isfile(inf.python) and os.access(inf.python, os.X_OK)):
+        return [f"inference.python = {inf.python!r}: not an executable file (the interpreter of the environment "
+                "SGLang is installed in, e.g. /path/to/sglang-venv/bin/python)"]
+    if inf.container and "://" not in inf.container and not os.path.isfile(inf.container):
+        return [f"inference.container = {inf.container!r}: no such image file (a SIF path or a docker:// URI)"]
+    return []
+
+
+def check_inference(cfg: RunConfig) -> list[str]:
+    if cfg.inference.engine == "external":
+        return [] if cfg.inference.endpoints else ["inference.engine = 'external' needs inference.endpoints (base URLs)"]
     if cfg.inference.model.startswith("asset:"):
         from polar_hpc.assets import AssetMissing, resolve_model
 
         try:
             resolve_model(cfg.inference.model)
         except AssetMissing as err:
-            problems.append(f"inference.model: {err}")
-    try:
-        from polar_hpc.coordinator.tasks import iter_tasks
+            return [f"inference.model = {cfg.inference.model!r}: {err}"]
+    return []
 
+
+def check_tasks(cfg: RunConfig) -> list[str]:
+    """The task file parses and every row fills the template (the tasks inherit the recipe's checked specs)."""
+    from polar_hpc.coordinator.tasks import iter_tasks
+
+    try:
         n = sum(1 for _ in iter_tasks(cfg))
     except ConfigError as err:
-        problems.append(str(err))
-    else:
-        if n == 0 and cfg.tasks.path:
-            problems.append(f"tasks.path: {cfg.tasks.path} holds no tasks")
-    from polar_hpc.tasks.preflight import task_set_problems
+        return [str(err)]
+    if n == 0 and cfg.tasks.path:
+        return [f"tasks.path = {cfg.tasks.path!r}: the file holds no tasks"]
+    return []
 
-    problems += task_set_problems(cfg)
+
+CHECKS: list[Callable[[RunConfig], list[str]]] = [check_names, check_scheduler, check_sandbox, check_inference,
+                                                  check_inference_env, check_tasks, task_set_problems]
+
+
+def preflight_problems(cfg: RunConfig) -> list[str]:
+    return [p for check in CHECKS for p in check(cfg)]
+
+
+def preflight(cfg: RunConfig) -> None:
+    problems = preflight_problems(cfg)
     if problems:
         raise ConfigError("the run cannot start:\n  - " + "\n  - ".join(problems))

@@ -8,6 +8,7 @@
     <run>/shards/            committed HDF5 shards
     <run>/status.json        progress written by the coordinator
     <run>/jobs.json          what the launcher submitted (job ids or pids)
+    <run>/cancelled.json     written by `polar-hpc cancel` (removed by `resume`)
     <run>/code/              frozen copy of the polar_hpc package used by queued jobs
 """
 
@@ -46,6 +47,14 @@ class JobsFile(msgspec.Struct, kw_only=True):
     jobs: list[JobRecord] = msgspec.field(default_factory=list)
 
 
+class CancelRecord(msgspec.Struct, kw_only=True):
+    """``cancelled.json``: written by ``polar-hpc cancel`` before it signals anything; ``resume`` removes it."""
+
+    at: float
+    """Wall-clock time of the cancel."""
+    grace_s: float
+
+
 class RunDir:
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root).resolve()
@@ -57,6 +66,7 @@ class RunDir:
     status_path = property(lambda self: self.root / "status.json")
     jobs_path = property(lambda self: self.root / "jobs.json")
     code = property(lambda self: self.root / "code")
+    cancelled_path = property(lambda self: self.root / "cancelled.json")
 
     def logs(self, component: str) -> Path:
         return self.root / "logs" / component
@@ -76,6 +86,15 @@ class RunDir:
 
     def write_jobs(self, jobs: JobsFile) -> None:
         write_atomic(self.jobs_path, msgspec.json.format(msgspec.json.encode(jobs)))
+
+    def mark_cancelled(self, grace_s: float) -> None:
+        write_atomic(self.cancelled_path, msgspec.json.encode(CancelRecord(at=time.time(), grace_s=grace_s)))
+
+    def cancelled(self) -> CancelRecord | None:
+        try:
+            return msgspec.json.decode(self.cancelled_path.read_bytes(), type=CancelRecord)
+        except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+            return None
 
     def run_token(self) -> str:
         return (self.secrets / "run_token").read_text().strip()

@@ -17,7 +17,7 @@ import msgspec
 import submitit
 from submitit.slurm.slurm import _make_sbatch_string
 
-from polar_hpc.config import ConfigError, RunConfig, SlurmResources
+from polar_hpc.config import ConfigError, RunConfig, SlurmResources, decode
 from polar_hpc.launch.jobs import ComponentJob, signal_delay_s, stop_grace_s
 from polar_hpc.launch.rundir import Component, JobRecord, JobsFile, RunDir
 from polar_hpc.log import get_logger
@@ -29,18 +29,28 @@ SITES_DIR = Path(__file__).resolve().parents[2] / "slurm" / "sites"
 _OPTIONAL = ("partition", "account", "qos", "constraint", "mem_gb")
 
 
-def load_site(name: str, sites_dir: Path = SITES_DIR) -> dict[Component | str, SlurmResources]:
-    """``slurm/sites/<name>.toml``: tables ``[all]``, ``[inference]``, ``[coordinator]``, ``[gateway]``."""
-    path = sites_dir / f"{name}.toml"
+def site_path(name: str, sites_dir: Path = SITES_DIR, recipe_dir: str | None = None) -> Path:
+    """A site file by path (``/shared/lab/site.toml``, ``sites/x.toml`` relative to the recipe) or by name
+    (``slurm/sites/<name>.toml`` of the checkout)."""
+    if name.endswith(".toml") or "/" in name:
+        p = Path(name).expanduser()
+        return p if p.is_absolute() else Path(recipe_dir or ".") / p
+    return sites_dir / f"{name}.toml"
+
+
+def load_site(name: str, sites_dir: Path = SITES_DIR, recipe_dir: str | None = None) -> dict[Component | str, SlurmResources]:
+    """A site file (:func:`site_path`): tables ``[all]``, ``[inference]``, ``[coordinator]``, ``[gateway]``."""
+    path = site_path(name, sites_dir, recipe_dir)
     if not path.is_file():
         known = ", ".join(sorted(p.stem for p in sites_dir.glob("*.toml"))) or "none"
-        raise ConfigError(f"launch.site: no site file {path} (known sites: {known})")
+        raise ConfigError(f"launch.site = {name!r}: no site file {path} (known sites: {known}; or give a path to "
+                          "a .toml file)")
     data = tomllib.loads(path.read_text())
     out: dict[Component | str, SlurmResources] = {}
     for key, table in data.items():
         if key not in ("all", "inference", "coordinator", "gateway"):
             raise ConfigError(f"{path}: unknown table [{key}] (valid: all, inference, coordinator, gateway)")
-        out[key] = msgspec.convert(table, SlurmResources)
+        out[key] = decode(table, SlurmResources, source=f"{path} [{key}]")
     return out
 
 
@@ -63,7 +73,8 @@ def slurm_parameters(res: SlurmResources, name: str, run: RunDir, cfg: RunConfig
         "nodes": res.nodes,
         "cpus_per_task": res.cpus_per_task,
         "gpus_per_node": res.gpus_per_node,
-        "additional_parameters": {"requeue": True, **res.extra},
+        # launch.requeue: on preemption or timeout the job checkpoints and is requeued (False: it just ends)
+        "additional_parameters": {("requeue" if cfg.launch.requeue else "no_requeue"): True, **res.extra},
         # USR2 this long before the time limit: drain + shard commit + requeue all fit (see launch/jobs.py)
         "signal_delay_s": signal_delay_s(cfg),
         "stderr_to_stdout": True,
@@ -83,7 +94,7 @@ def component_resources(cfg: RunConfig) -> dict[Component, SlurmResources]:
         "gateway": cfg.gateway.resources,
     }
     if cfg.launch.site:
-        site = load_site(cfg.launch.site)
+        site = load_site(cfg.launch.site, recipe_dir=cfg.recipe_dir)
         res = {c: with_site(r, site, c) for c, r in res.items()}
     return res
 
@@ -189,7 +200,8 @@ def submit_run(cfg: RunConfig, run: RunDir, only: set[tuple[Component, int]] | N
                 for i in indices:
                     (run.endpoints / f"inference-{i}.json").unlink(missing_ok=True)
             ex = _executor(cfg, run, component, res[component])
-            bodies = [ComponentJob(str(run.root), component, i, stop_grace_s(cfg)) for i in indices]
+            bodies = [ComponentJob(str(run.root), component, i, stop_grace_s(cfg), requeue=cfg.launch.requeue)
+                      for i in indices]
             if len(bodies) > 1 and cfg.launch.backend == "slurm":
                 jobs = ex.submit_array(bodies)
             else:

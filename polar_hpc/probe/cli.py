@@ -21,7 +21,12 @@ def register(subparsers: Any) -> None:
     p.add_argument("--engine", default=None, metavar="URL", help="a running server (default: start a reference server)")
     p.add_argument("--model", default="asset:tiny-qwen3", help="model dir or asset:NAME (template and reference server)")
     p.add_argument("--runtime", choices=["bwrap", "local", "apptainer"], default="bwrap")
-    p.add_argument("--noop", action="store_true", help="the no-op oracle: the same turns without applying the solution")
+    p.add_argument("--policy", choices=["oracle", "oracle_noop", "oracle_subagent"], default="oracle",
+                   help="oracle_noop: the same turns without applying the solution (graded 0); oracle_subagent: "
+                        "hand the task to the harness's sub-agent tool")
+    p.add_argument("--harness-arg", action="append", default=[], metavar="ARG",
+                   help="extra argument for the harness CLI (agent.settings.extra_args), e.g. "
+                        "-c model_auto_compact_token_limit=8000 for Codex; repeatable")
     p.add_argument("--timeout", type=float, default=300.0, help="the harness's budget in seconds")
     p.add_argument("--out", default=None, metavar="DIR", help="where the run goes (default: ./probe-HARNESS-TIME)")
     p.add_argument("--json", action="store_true", help="print the row as JSON")
@@ -40,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out or f"probe-{args.harness}-{time.strftime('%Y%m%d-%H%M%S')}")
     spec = ProbeSpec(harness=args.harness, out=out.resolve(), tasks=Path(args.task).resolve() if args.task else BUNDLED_TASKS,
                      task_id=args.task_id, command=args.command, engine=args.engine, model=args.model,
-                     runtime=args.runtime, policy="oracle_noop" if args.noop else "oracle", agent_timeout_s=args.timeout)
+                     runtime=args.runtime, policy=args.policy, agent_timeout_s=args.timeout,
+                     harness_args=tuple(args.harness_arg))
     try:
         row = run_probe(spec)
     except ProbeError as err:

@@ -68,17 +68,41 @@ def _how(old: ChatMessage, new: ChatMessage) -> str:
     return f"content rewritten ({len(old.content)} -> {len(new.content)} chars)"
 
 
+def _spawned_by(old: list[ChatMessage], new: list[ChatMessage]) -> str | None:
+    """The tool call of the parent's history whose prompt opens the new context (a sub-agent), if any."""
+    first = next((m.content for m in new if m.role == "user"), "")
+    for m in old:
+        for call in m.tool_calls:
+            try:
+                args = msgspec.json.decode(call.arguments)
+            except msgspec.DecodeError:
+                continue
+            values = args.values() if isinstance(args, dict) else []
+            if any(isinstance(v, str) and len(v) >= 20 and v.strip() in first for v in values):
+                return call.name
+    return None
+
+
 def describe_break(parent: CompletionRecord, rec: CompletionRecord) -> str:
     """Which message of ``rec``'s request differs from the history ``parent`` had reached, and how."""
     old, new = _history(parent), rec.canonical.messages
+    spawner = _spawned_by(old, new)
+    if spawner is not None:
+        return f"a sub-agent's own context, started by the parent's {spawner} tool call"
+    if new == parent.canonical.messages:
+        return f"the same request as call {parent.index} again (the client retried it)"
+    if parent.canonical.tools and not rec.canonical.tools:
+        return "a request without the tools (the harness's compaction or summary prompt)"
     if parent.canonical.tools != rec.canonical.tools:
         names = sorted({t.name for t in parent.canonical.tools} ^ {t.name for t in rec.canonical.tools})
         return "tool list changed" + (f" ({', '.join(names)})" if names else " (schemas)")
     if parent.canonical.template_kwargs != rec.canonical.template_kwargs:
         return f"template arguments changed: {parent.canonical.template_kwargs} -> {rec.canonical.template_kwargs}"
+    turns_before, turns_now = (sum(1 for m in h if m.role == "assistant" and m.tool_calls) for h in (old, new))
+    compacted = "compaction: earlier turns replaced; " if turns_now < turns_before else ""
     for i, (a, b) in enumerate(zip(old, new, strict=False)):
         if not messages_match(a, b):
-            return f"message {i} ({a.role}): {_how(a, b)}"
+            return f"{compacted}message {i} ({a.role}): {_how(a, b)}"
     if len(new) < len(old):
         return f"history shortened from {len(old)} to {len(new)} messages (compaction or a fresh context)"
     return "same messages; the prompt tokens differ (template rendering)"

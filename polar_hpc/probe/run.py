@@ -56,6 +56,7 @@ class ProbeSpec(msgspec.Struct, kw_only=True, frozen=True):
     policy: Policy = "oracle"
     agent_timeout_s: float = 300.0
     context_length: int = 32768
+    harness_args: tuple[str, ...] = ()
 
 
 def probe_config(spec: ProbeSpec, url: str) -> RunConfig:
@@ -77,7 +78,8 @@ def probe_config(spec: ProbeSpec, url: str) -> RunConfig:
                               agent_timeout_s=spec.agent_timeout_s, session_timeout_s=spec.agent_timeout_s + 120,
                               drain_grace_s=20, render="continuation", keep_records=True, measure_divergence=True),
         runtime=RuntimeSpec(backend=spec.runtime, host_python=True, prepare=[PREPARE]),
-        agent=AgentSpec(harness=spec.harness, command=command, policy=spec.policy),
+        agent=AgentSpec(harness=spec.harness, command=command, policy=spec.policy,
+                        settings={"extra_args": list(spec.harness_args)} if spec.harness_args else {}),
         builder=BuilderSpec(name="prefix_merging"),
         evaluator=EvaluatorSpec(name="command", command=TEST_COMMAND, timeout_s=120),
         tasks=TaskSource(path=str(spec.tasks), num_samples=1,

@@ -30,6 +30,10 @@ def register(subparsers: Any) -> None:
                    help="answer every session's agent calls with the oracle policy: a JSON file with solution_patch "
                         "or solution_commands (and optional verify, answer, noop), written as the model's own tool "
                         "calls and scored by the engine (teacher forcing)")
+    p.add_argument("--no-stream-upstream", dest="stream_upstream", action="store_false",
+                   help="answer streaming requests from one non-streaming engine call (default: stream as sampled)")
+    p.add_argument("--keepalive", type=float, default=None, metavar="S",
+                   help="seconds of silence before a stream gets a keep-alive (default: proxy.keepalive_s)")
     p.add_argument("--engine-api-key", default=None, metavar="KEY",
                    help="the servers' API key (SGLang's --api-key); default: $POLAR_INFERENCE_API_KEY")
     p.set_defaults(func=run)
@@ -42,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from polar_hpc.assets import resolve_model
+    from polar_hpc.config.run import ProxyConfig
     from polar_hpc.inference.engine import SGLangEngine
     from polar_hpc.inference.template import ChatTemplate
     from polar_hpc.log import get_logger
@@ -66,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
         server = ProxyServer(
             template, engine, model_name=args.model_name, tool_parser=args.tool_parser, render_mode=args.render,
             context_length=args.context_length, max_new_tokens=args.max_new_tokens, records_dir=args.records,
-            request_timeout_s=args.request_timeout,
+            request_timeout_s=args.request_timeout, stream_upstream=args.stream_upstream,
+            sse_keepalive_s=args.keepalive if args.keepalive is not None else ProxyConfig().keepalive_s,
         )
         keys = ([server.open_session(k, api_key=k, oracle=oracle) for k in args.session_key]
                 or [server.open_session("session-0", oracle=oracle)])

@@ -27,6 +27,7 @@ from polar_hpc.wire.records import (
 if TYPE_CHECKING:
     from polar_hpc.inference.engine import GenerateResult
     from polar_hpc.inference.template import ChatTemplate
+    from polar_hpc.proxy.live.respond import LiveSink
     from polar_hpc.proxy.oracle.policy import OraclePolicy
     from polar_hpc.trajectory.continuation import PromptBuilder
 
@@ -100,7 +101,9 @@ class Generator:
         raw_request: bytes,
         received: float,
         oracle: OraclePolicy | None = None,
+        sink: LiveSink | None = None,
     ) -> tuple[Reply, CompletionRecord]:
+        """``sink``: a streaming client's, which samples through a streamed engine call (same result)."""
         req = norm.canonical
         try:
             prompt = builder.build(req)
@@ -143,10 +146,14 @@ class Generator:
         try:
             if oracle is not None and forced is not None:
                 result = await oracle.score(self.engine, ids, forced, session_id=session_id, deadline=deadline)
-            else:
+            elif sink is None:
                 result = await self.engine.generate(
                     ids, sampling, session_id=session_id, stop_token_ids=list(self.stop_ids), deadline=deadline
                 )
+            else:
+                result = await sink.generate(ids, sampling, record, session_id=session_id,
+                                             stop_token_ids=list(self.stop_ids), deadline=deadline,
+                                             in_think=self._in_think(ids))
         except ContextOverflow as e:
             record.parse_error = str(e)
             raise Failed(context_overflow(e.prompt_tokens or n, e.context_length or self.context_length), record) from None

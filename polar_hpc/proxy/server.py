@@ -1,9 +1,10 @@
 """The model-API proxy: one aiohttp app answering Anthropic, OpenAI Chat/Responses and Google clients.
 
 Every route is a catch-all: the provider comes from the path, then the headers, then the body. The API key
-names the session (unknown key: the provider's 401, nothing recorded). Streaming requests get one engine call
-and a synthesized SSE stream; when the engine is slow, the stream starts early with keep-alive comments and
-an error then arrives as the provider's in-stream error event.
+names the session (unknown key: the provider's 401, nothing recorded). Streaming requests stream from the
+engine as it samples (``proxy.live``); with ``stream_upstream=False`` they get one engine call and a
+synthesized SSE stream, which, when the engine is slow, starts early with keep-alives (SSE comments; blank
+lines for Google) and an error then arrives as the provider's in-stream error event.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from polar_hpc.proxy.capture import SessionLog, safe_name
 from polar_hpc.proxy.detect import Route, body_provider, header_provider, request_key, route_by_path
 from polar_hpc.proxy.errors import ProxyError, bad_request, error_body, error_bytes
 from polar_hpc.proxy.generate import Engine, Failed, Generator
+from polar_hpc.proxy.live.respond import DisconnectWatch, LiveSink, StreamingEngine, answer_live
 from polar_hpc.proxy.normalize import normalize
 from polar_hpc.proxy.normalize.common import Normalized
 from polar_hpc.proxy.parse import ToolParser
@@ -38,6 +40,11 @@ if TYPE_CHECKING:
 log = get_logger("proxy")
 
 SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+KEEPALIVE = b": keep-alive\n\n"
+GOOGLE_KEEPALIVE = b"\n"
+"""google-genai's JS stream parser (Gemini CLI) only reads ``data:`` frames at the head of its buffer (leading
+whitespace allowed): an SSE comment there blocks every later frame and the call fails ("Incomplete JSON segment
+at the end"), so Gemini CLI retried every call slower than the keep-alive interval. A blank line is harmless."""
 _JSON_CT = "application/json"
 _DECODE = msgspec.json.Decoder()
 _ENC = msgspec.json.Encoder()
@@ -95,6 +102,7 @@ class ProxyServer:
         session_memory_bytes: int = 256 * 1024 * 1024,
         sse_keepalive_s: float = 15.0,
         measure_divergence: bool = False,
+        stream_upstream: bool = True,
     ) -> None:
         self.template = template
         self.model_name = model_name
@@ -114,6 +122,9 @@ class ProxyServer:
         self.session_memory_bytes = session_memory_bytes
         self.sse_keepalive_s = sse_keepalive_s
         self.measure_divergence = measure_divergence
+        self.stream_upstream = stream_upstream and isinstance(engine, StreamingEngine)
+        """Streaming requests stream from the engine as it samples (else: one call, then a synthesized stream)."""
+        self._watch = DisconnectWatch()
         self._own_spill_dir = self.records_dir is None
         """The spill dir is a temporary one of this server (removed by :meth:`stop`), not ``records_dir``."""
         self._spill_dir = self.records_dir or Path(tempfile.gettempdir()) / f"polar-proxy-spill-{secrets.token_hex(4)}"
@@ -172,6 +183,7 @@ class ProxyServer:
         return f"http://{host}:{bound[1]}"
 
     async def stop(self) -> None:
+        self._watch.close()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -221,6 +233,8 @@ class ProxyServer:
         if route.op == "count_tokens":
             return self._count(route.provider, session, norm)
         index = session.log.reserve()
+        if norm.canonical.stream and self.stream_upstream:
+            return await self._stream_live(request, route.provider, session, index, norm, raw, received)
         call = self.gen.complete(
             norm,
             session.builder,
@@ -270,7 +284,7 @@ class ProxyServer:
                 if resp is None:
                     resp = web.StreamResponse(headers=SSE_HEADERS)
                     await resp.prepare(request)
-                await resp.write(b": keep-alive\n\n")
+                await resp.write(GOOGLE_KEEPALIVE if provider == "google" else KEEPALIVE)
             err = task.exception()
             if err is not None:
                 finished = True
@@ -295,6 +309,25 @@ class ProxyServer:
         finally:
             if not finished:
                 self._abandon(session, index, task)
+
+    async def _stream_live(self, request: web.Request, provider: Provider, session: _Session, index: int,
+                           norm: Normalized, raw: bytes, received: float) -> web.StreamResponse:
+        assert isinstance(self.gen.engine, StreamingEngine)
+        sink = LiveSink(self.gen.engine, provider, norm, self.template, self.gen.tool_parser)
+
+        def call(s: LiveSink) -> Any:
+            return self.gen.complete(norm, session.builder, provider=provider, session_id=session.session_id,
+                                     index=index, raw_request=raw, received=received, sink=s)
+
+        def stream_error(err: BaseException, model: str) -> bytes:
+            perr = err.error if isinstance(err, Failed) else err if isinstance(err, ProxyError) else None
+            return _stream_error(provider, perr or ProxyError("engine_error", str(err)), secrets.token_hex(8), model)
+
+        return await answer_live(
+            request, sink, call, keepalive_s=self.sse_keepalive_s, watch=self._watch,
+            finish=lambda rec: session.log.finish(index, rec),
+            fail=lambda err: self._fail(provider, session, index, err), stream_error=stream_error,
+        )
 
     def _abandon(self, session: _Session, index: int, task: asyncio.Future[Any]) -> None:
         """The client went away before its answer: keep the record when the engine call completed, else cancel

@@ -17,7 +17,16 @@ def register(subparsers: Any) -> None:
     ins.add_argument("paths", nargs="+", metavar="PATH", help=paths_help)
     ins.add_argument("--json", action="store_true", help="print the summary as JSON")
     _add_filters(ins)
+    ins.add_argument("--allow-empty", action="store_true", help="exit 0 when no session matches")
     ins.set_defaults(func=run)
+
+    show = sub.add_parser("show", help="print one session: conversation, tool calls, token view, evaluation")
+    show.add_argument("key", metavar="KEY", help="session key (task_id/sample_index)")
+    show.add_argument("paths", nargs="*", default=["."], metavar="PATH", help=paths_help + " (default: .)")
+    show.add_argument("--color", choices=["auto", "always", "never"], default="auto")
+    show.add_argument("--tokenizer", help="model dir, tokenizer.json or asset:NAME for token text "
+                                          "(default: the run's model, from RUN/config.toml)")
+    show.set_defaults(func=run)
 
     val = sub.add_parser("validate", help="check schema and invariants; exit 1 naming each violation")
     val.add_argument("paths", nargs="+", metavar="PATH", help=paths_help)
@@ -28,6 +37,7 @@ def register(subparsers: Any) -> None:
     exp.add_argument("--format", choices=["jsonl", "parquet"], default="jsonl")
     exp.add_argument("--out", required=True, type=Path, help="output file")
     _add_filters(exp)
+    exp.add_argument("--allow-empty", action="store_true", help="exit 0 when no trace matches")
     exp.set_defaults(func=run)
 
 
@@ -35,6 +45,7 @@ def _add_filters(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--status",
         action="append",
+        type=str.lower,
         choices=["completed", "timeout", "error"],
         help="keep this status (repeatable)",
     )
@@ -57,13 +68,36 @@ def _filter(args: argparse.Namespace) -> Any:
     )
 
 
+def _fail(args: argparse.Namespace, message: str, code: int) -> int:
+    sys.stderr.write(f"polar-hpc shards {args.shards_command}: {message}\n")
+    return code
+
+
+def _describe(args: argparse.Namespace) -> str:
+    conds = [f"status={','.join(args.status)}" if args.status else "",
+             f"min_reward={args.min_reward:g}" if args.min_reward is not None else "",
+             f"harness={','.join(args.harness)}" if args.harness else "",
+             f"task_id={','.join(args.task_ids)}" if args.task_ids else ""]
+    text = " ".join(c for c in conds if c)
+    return f"the filter {text}" if text else "no filter"
+
+
 def run(args: argparse.Namespace) -> int:
     cmd = args.shards_command
     if cmd == "validate":
         return _validate(args)
-    from polar_hpc.store.reader import ShardReader
+    from polar_hpc.store.reader import MissingShards, ShardReader
 
-    reader = ShardReader(args.paths)
+    try:
+        reader = ShardReader(args.paths, must_exist=True)
+    except MissingShards as err:
+        return _fail(args, str(err), 2)
+    if cmd == "show":
+        from polar_hpc.view.model import load_tokenizer
+        from polar_hpc.view.text import show_session
+
+        tok = load_tokenizer(args.tokenizer, Path(args.paths[0]) if len(args.paths) == 1 else None)
+        return show_session(reader, args.key, sys.stdout, color=args.color, tokenizer=tok)
     if cmd == "inspect":
         import msgspec
 
@@ -71,6 +105,9 @@ def run(args: argparse.Namespace) -> int:
 
         s = summarize(reader, _filter(args))
         sys.stdout.write((msgspec.json.encode(s).decode() if args.json else format_summary(s)) + "\n")
+        if not s.sessions and not args.allow_empty:
+            return _fail(args, f"no session in {len(reader.shards)} shards under {' '.join(args.paths)} matches "
+                         f"{_describe(args)}", 1)
         return 0
     from polar_hpc.store.export import export_jsonl, export_parquet
 
@@ -79,6 +116,9 @@ def run(args: argparse.Namespace) -> int:
     for p in reader.problems:
         sys.stderr.write(f"skipped: {p}\n")
     sys.stdout.write(f"wrote {n} traces to {args.out}\n")
+    if not n and not args.allow_empty:
+        return _fail(args, f"no trace in {len(reader.shards)} shards under {' '.join(args.paths)} matches "
+                     f"{_describe(args)}", 1)
     return 0
 
 

@@ -23,7 +23,7 @@ from polar_hpc.store.encode import (
     rebuild_trace,
     token_policy,
 )
-from polar_hpc.store.schema import TraceBlob
+from polar_hpc.store.schema import SHARD_SUFFIX, TraceBlob
 from polar_hpc.store.shardfile import (
     SessionTable,
     Shard,
@@ -36,7 +36,7 @@ from polar_hpc.store.shardfile import (
     read_traces,
     resolve_shards,
 )
-from polar_hpc.wire.records import SessionResult, TraceStatus
+from polar_hpc.wire.records import SessionResult, TraceStatus, trace_status
 
 log = get_logger("store")
 
@@ -52,6 +52,9 @@ class ShardFilter(msgspec.Struct, kw_only=True, frozen=True):
     harness: tuple[str, ...] | None = None
     task_ids: frozenset[str] | None = None
 
+    def __post_init__(self) -> None:
+        normalize_filter(self, "ShardFilter")
+
     def select(self, t: SessionTable) -> np.ndarray:
         keep = np.ones(len(t), dtype=bool)
         if self.status is not None:
@@ -65,6 +68,59 @@ class ShardFilter(msgspec.Struct, kw_only=True, frozen=True):
             ids = self.task_ids
             keep &= np.fromiter((k in ids for k in t.task_ids), dtype=bool, count=len(t))
         return keep
+
+
+_COLLECTIONS = {"status": "tuple", "harness": "tuple", "task_ids": "frozenset", "repos": "frozenset"}
+
+
+def normalize_filter(flt: msgspec.Struct, owner: str) -> None:
+    """Check a filter's collection fields and turn status names into ``TraceStatus``; a bad value raises
+    ``TypeError``/``ValueError`` naming the field, what it expects and what it got."""
+    for name, kind in _COLLECTIONS.items():
+        value = getattr(flt, name, None)
+        if value is None:
+            continue
+        if isinstance(value, str | bytes | int) or not isinstance(value, Iterable):
+            raise TypeError(f"{owner}.{name}: expected a {kind} of values, got {type(value).__name__} {value!r} "
+                            f"(write {name}=({value!r},))")
+        items = list(value)
+        if name == "status":
+            msgspec.structs.force_setattr(flt, name, tuple(trace_status(v) for v in items))
+            continue
+        bad = [v for v in items if not isinstance(v, str)]
+        if bad:
+            raise TypeError(f"{owner}.{name}: expected strings, got {type(bad[0]).__name__} {bad[0]!r}")
+        msgspec.structs.force_setattr(flt, name, tuple(items) if kind == "tuple" else frozenset(items))
+
+
+class EmptySelection(LookupError):
+    """Nothing matched: the message names the paths and the filter."""
+
+
+class MissingShards(FileNotFoundError):
+    """A path given to read does not exist, or no committed shard is under the paths."""
+
+
+def require_shards(paths: PathsArg) -> list[Path]:
+    """The committed shard files under ``paths``; ``MissingShards`` names a path that does not exist, or
+    where it looked when there is none."""
+    items = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
+    missing = [str(p) for p in items if not Path(p).exists()]
+    if missing:
+        raise MissingShards(f"no such file or directory: {', '.join(missing)} (expected run directories, shard "
+                            f"directories or *{SHARD_SUFFIX} files)")
+    files, problems = resolve_shards(items)
+    if not files:
+        where = "; ".join(_looked_in(Path(p)) for p in items) or "no paths given"
+        detail = f" ({'; '.join(problems)})" if problems else ""
+        raise MissingShards(f"no committed shards (*{SHARD_SUFFIX}) found: looked in {where}{detail}")
+    return files
+
+
+def _looked_in(p: Path) -> str:
+    if p.is_dir():
+        return str(p / "shards") if (p / "shards").is_dir() else str(p)
+    return str(p)
 
 
 class Duplicate(msgspec.Struct, frozen=True):
@@ -115,7 +171,12 @@ class _Indexed(msgspec.Struct):
 
 
 class ShardReader:
-    def __init__(self, paths: PathsArg) -> None:
+    """Committed shards under ``paths`` (run dirs, shard dirs or files); ``must_exist`` raises ``MissingShards``
+    for a path that does not exist or when no shard is found (otherwise they are listed in ``problems``)."""
+
+    def __init__(self, paths: PathsArg, *, must_exist: bool = False) -> None:
+        if must_exist:
+            require_shards(paths)
         self.files, self._resolve_problems = resolve_shards(paths)
         self._index: list[_Indexed] | None = None
         self._problems: list[str] = []

@@ -62,6 +62,17 @@ class AsyncConfig(msgspec.Struct, kw_only=True, frozen=True):
     pause_mode: str = "retract"
     """``pause_generation`` mode during weight updates: ``retract``/``in_place`` keep in-flight requests."""
 
+    @classmethod
+    def from_run(cls, run_dir: str | Path) -> AsyncConfig:
+        """The run's ``[trainer]`` section (``run_dir/config.toml``); the defaults when the run has none."""
+        from polar_hpc.config import load_recipe
+
+        path = Path(run_dir) / "config.toml"
+        if not path.is_file():
+            return cls()
+        t = load_recipe(path).trainer
+        return cls(max_off_policy_steps=t.max_off_policy_steps, min_group_fraction=t.min_group_fraction)
+
 
 class Group(msgspec.Struct, kw_only=True):
     group_id: str
@@ -140,10 +151,26 @@ def group_samples(group: Group, *, include_oracle: bool = False) -> list[TrainSa
 
 
 class AsyncRollouts:
+    """GRPO-style async RL against a running run: submit groups, receive evaluated groups, load new weights.
+
+    Example::
+
+        async with AsyncRollouts("runs/demo", AsyncConfig(max_off_policy_steps=1)) as ro:
+            await ro.submit_groups(tasks, rollout_step=0, num_samples=8)
+            async for group in ro.groups(until_idle=True):    # also ends when the coordinator shuts down
+                samples = group_samples(group)                # tokens, loss_mask, rollout_logprobs, reward
+                loss = grpo_loss(samples, group.rewards)
+                await ro.update_policy(save_checkpoint(), version=ro.policy_version + 1)
+
+    A group is yielded once all its samples are back (or its task ended with some that never will); stale
+    groups (older than ``max_off_policy_steps`` policy versions) and groups with too few completed samples are
+    dropped and counted in ``stats``. The module docstring maps ``TrainSample`` to slime's ``Sample``.
+    """
+
     def __init__(self, run_dir: str | Path, config: AsyncConfig | None = None, *, policy_version: int = 0,
                  client: RunClient | None = None, timeout_s: float = 30.0) -> None:
         self.run_dir = Path(run_dir)
-        self.config = config or AsyncConfig()
+        self.config = config or AsyncConfig.from_run(self.run_dir)
         self.policy_version = policy_version
         self.client = client or RunClient(self.run_dir, timeout_s=timeout_s)
         self.stats = AsyncStats()
@@ -163,6 +190,7 @@ class AsyncRollouts:
 
     def tag(self, task: Task, *, rollout_step: int, num_samples: int | None = None,
             group_id: str | None = None) -> Task:
+        """``task`` as a group: id ``{task_id}@step{rollout_step}``, metadata with the policy version and step."""
         gid = group_id or f"{task.task_id}@step{rollout_step}"
         meta = {**task.metadata, "policy_version": self.policy_version, "rollout_step": rollout_step,
                 "group_id": gid, "base_task_id": task.task_id}
@@ -186,6 +214,7 @@ class AsyncRollouts:
         return [t.task_id for t in tagged]
 
     async def submit_group(self, task: Task, *, rollout_step: int, num_samples: int | None = None) -> str:
+        """``submit_groups`` for one task; returns its group id."""
         return (await self.submit_groups([task], rollout_step=rollout_step, num_samples=num_samples))[0]
 
     def accept(self, result: SessionResult) -> Group | None:
@@ -264,6 +293,7 @@ class AsyncRollouts:
             queue.put_nowait(result)
 
     def inference_urls(self) -> list[str]:
+        """Base URLs of the run's inference servers (``endpoints/inference-*.json``)."""
         eps = read_endpoints(self.run_dir, "inference-")
         if not eps:
             raise FileNotFoundError(f"no inference endpoints (endpoints/inference-*.json) in {self.run_dir}")

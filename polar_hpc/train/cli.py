@@ -16,7 +16,7 @@ def register(subparsers: Any) -> None:
     sft.add_argument("--out", required=True, type=Path, help="output folder")
     sft.add_argument("--format", choices=["jsonl", "parquet", "hf"], default="jsonl")
     sft.add_argument("--min-reward", type=float, help="keep sessions whose reward is >= this")
-    sft.add_argument("--status", action="append", choices=["completed", "timeout", "error"],
+    sft.add_argument("--status", action="append", type=str.lower, choices=["completed", "timeout", "error"],
                      help="keep this session status (repeatable)")
     sft.add_argument("--harness", action="append", help="keep this harness (repeatable)")
     sft.add_argument("--repo", action="append", dest="repos", help="keep this repository (repeatable)")
@@ -24,6 +24,9 @@ def register(subparsers: Any) -> None:
     sft.add_argument("--max-policy-version", type=int)
     sft.add_argument("--include-untrainable", action="store_true",
                      help="also export traces the builder marked trainable=false (timeouts, unparsed tool calls)")
+    sft.add_argument("--allow-empty", action="store_true",
+                     help="exit 0 when nothing matches (default: exit 1 naming the filter)")
+    sft.add_argument("--max-shard-mb", type=float, default=256.0, help="data files are split at this size")
     sft.add_argument("--test-fraction", type=float, default=0.1)
     sft.add_argument("--seed", type=int, default=0)
     sft.set_defaults(func=run)
@@ -33,15 +36,30 @@ def register(subparsers: Any) -> None:
     rep.add_argument("--out", type=Path, help="output folder (default: RUN_DIR/report)")
     rep.add_argument("--accept", type=float, default=1.0, help="a session is accepted when reward >= this")
     rep.add_argument("--no-plots", action="store_true")
+    rep.add_argument("--allow-empty", action="store_true", help="exit 0 for runs without a session")
     rep.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from polar_hpc.store.reader import EmptySelection, MissingShards
+
+    try:
+        return _run(args)
+    except (MissingShards, FileExistsError) as err:
+        sys.stderr.write(f"polar-hpc {args.command}: {err}\n")
+        return 2
+    except EmptySelection as err:
+        sys.stderr.write(f"polar-hpc {args.command}: {err}\n")
+        return 1
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.command == "report":
         from polar_hpc.train.report import write_report
 
         out = args.out or Path(args.runs[0]) / "report"
-        text = write_report(args.runs, out, accept=args.accept, plots=not args.no_plots)
+        text = write_report(args.runs, out, accept=args.accept, plots=not args.no_plots,
+                            allow_empty=args.allow_empty)
         sys.stdout.write(text + f"\nwritten to {out}\n")
         return 0
     from polar_hpc.train.export import export_sft, status_names
@@ -55,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         trainable_only=not args.include_untrainable,
     )
     m = export_sft(args.runs, args.out, select=select, fmt=args.format, test_fraction=args.test_fraction,
-                   seed=args.seed)
+                   seed=args.seed, allow_empty=args.allow_empty, max_shard_bytes=int(args.max_shard_mb * 2**20))
     for p in m.problems:
         sys.stderr.write(f"skipped: {p}\n")
     sys.stdout.write(f"wrote {m.traces['train']} train / {m.traces['test']} test traces "

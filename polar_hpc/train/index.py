@@ -19,7 +19,7 @@ import numpy as np
 from polar_hpc.config.run import TokenPolicy
 from polar_hpc.log import get_logger
 from polar_hpc.store.encode import blob_items, decode_session_blob, decode_trace_blob
-from polar_hpc.store.reader import ShardFilter, ShardReader
+from polar_hpc.store.reader import ShardFilter, ShardReader, normalize_filter, require_shards
 from polar_hpc.store.shardfile import ShardError, open_shard, read_policies, read_tokens
 from polar_hpc.train.repo import repo_of
 from polar_hpc.wire.records import TraceStatus
@@ -57,6 +57,22 @@ class TraceSelect(msgspec.Struct, kw_only=True, frozen=True):
     @property
     def needs_session_blobs(self) -> bool:
         return self.repos is not None or bool(self.metadata)
+
+    def __post_init__(self) -> None:
+        normalize_filter(self, "TraceSelect")
+
+    def describe(self) -> str:
+        """The set conditions as ``field=value`` text (for messages); ``all traces`` when none is set."""
+        parts = []
+        for name, value in msgspec.structs.asdict(self).items():
+            if value is None or value is False:
+                continue
+            if name == "status":
+                value = ",".join(s.name for s in value)
+            elif isinstance(value, tuple | frozenset):
+                value = ",".join(sorted(map(str, value)))
+            parts.append(f"{name}={value}")
+        return "the filter " + " ".join(parts) if parts else "no filter (all traces)"
 
 
 class TraceIndex(msgspec.Struct, kw_only=True):
@@ -132,13 +148,17 @@ def build_index(
     *,
     dedup: Dedup = "content",
     with_repo: bool = False,
+    must_exist: bool = True,
 ) -> TraceIndex:
     """Index the selected traces of ``runs`` (run dirs, shard dirs or shard files; one entry per run).
 
     ``with_repo`` decodes session metadata to fill ``repo`` from ``metadata["repo"]`` (otherwise the repo is
-    derived from the task id unless the selection needs the metadata anyway).
+    derived from the task id unless the selection needs the metadata anyway). ``must_exist``: a run path that
+    does not exist, or runs without any committed shard, raise ``MissingShards``.
     """
     run_list = [runs] if isinstance(runs, (str, os.PathLike)) else list(runs)
+    if must_exist:
+        require_shards(run_list)
     select = select or TraceSelect()
     sflt = select.shard_filter()
     need_meta = with_repo or select.needs_session_blobs

@@ -10,6 +10,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FuncFormatter, MaxNLocator  # noqa: E402
+
+from polar_hpc.util.units import duration  # noqa: E402
 
 if TYPE_CHECKING:
     from polar_hpc.train.report import RunReport, SessionRow
@@ -23,6 +26,7 @@ def plot_report(rep: RunReport, rows: Sequence[SessionRow], out: Path) -> list[s
     for i, g in enumerate(rep.repos[::-1]):
         ax.text(100 * g.rate + 1, i, f"{g.accepted}/{g.sessions}", va="center", fontsize=8)
     ax.set_xlim(0, 110)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("accepted sessions (%)")
     ax.set_title(f"Acceptance per repository (overall {100 * rep.overall.rate:.1f}%)")
     written.append(_save(fig, out / "acceptance_by_repo.png"))
@@ -31,6 +35,7 @@ def plot_report(rep: RunReport, rows: Sequence[SessionRow], out: Path) -> list[s
     ax.hist([r.reward for r in rows], bins=20, color="tab:blue")
     ax.set_xlabel("session reward")
     ax.set_ylabel("sessions")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_title("Reward histogram")
     written.append(_save(fig, out / "reward_hist.png"))
 
@@ -41,14 +46,22 @@ def plot_report(rep: RunReport, rows: Sequence[SessionRow], out: Path) -> list[s
     axes[1].set_xlabel("tokens per session")
     for a in axes:
         a.set_ylabel("sessions")
+        a.yaxis.set_major_locator(MaxNLocator(integer=True))
+        a.xaxis.set_major_locator(MaxNLocator(integer=True))
     written.append(_save(fig, out / "turns_tokens.png"))
 
-    stages = sorted({k for r in rows for k in r.timings})
+    from polar_hpc.train.report import stage_order
+
+    stages = [k for k in stage_order(k for r in rows for k in r.timings)
+              if any(r.timings.get(k, 0) > 0 for r in rows)]
     if stages:
-        fig, ax = plt.subplots(figsize=(max(5, 1.2 * len(stages)), 3.5))
-        ax.boxplot([[r.timings[k] for r in rows if k in r.timings] for k in stages], tick_labels=stages)
-        ax.set_ylabel("seconds")
-        ax.set_title("Session durations per stage")
+        fig, ax = plt.subplots(figsize=(max(5, 1.1 * len(stages)), 3.8))
+        ax.boxplot([[r.timings[k] for r in rows if r.timings.get(k, 0) > 0] for k in stages], tick_labels=stages)
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: duration(v)))
+        ax.set_ylabel("duration (log scale)")
+        ax.set_title("Session time per stage, in pipeline order")
+        ax.tick_params(axis="x", labelrotation=30)
         written.append(_save(fig, out / "stage_durations.png"))
     return written
 

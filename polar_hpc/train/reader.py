@@ -48,6 +48,10 @@ class Cursor(msgspec.Struct, kw_only=True, frozen=True):
     seed: int = 0
     fingerprint: str = ""
     """Of the index the positions refer to; resuming on a different selection is refused."""
+    shard: int = 0
+    shards: int = 1
+    """This cursor reads part ``shard`` of ``shards`` of every epoch: order positions shard, shard + shards, ...
+    (one part per DDP rank x DataLoader worker); ``position`` counts within that part."""
 
 
 class Batch(msgspec.Struct, kw_only=True):
@@ -92,6 +96,23 @@ class CursorMismatch(ValueError):
 
 
 class TraceReader:
+    """Packed batches of the selected traces of one or more runs, for an offline trainer.
+
+    Example (one process; see ``polar_hpc.train.torch_data.PackedTraceDataset`` for DDP and DataLoader
+    workers)::
+
+        reader = TraceReader("runs/demo", TraceSelect(min_reward=1.0, status=("COMPLETED",)),
+                             ReaderConfig(token_budget=8192))
+        for batch in reader.batches(epochs=2):
+            loss = model(batch.input_ids, batch.position_ids, batch.cu_seqlens, batch.loss_mask)
+            checkpoint["cursor"] = msgspec.json.encode(batch.cursor)
+        # after a restart: reader.batches(msgspec.json.decode(saved, type=Cursor), epochs=2)
+
+    A run path that does not exist, or runs without a committed shard, raise ``MissingShards``; a filter of the
+    wrong type raises ``TypeError`` naming the field (``harness="pi"`` must be ``harness=("pi",)``); status
+    names are accepted in any case. An empty selection is allowed (``len(reader) == 0``, no batches).
+    """
+
     def __init__(
         self,
         runs: RunPath | Sequence[RunPath],
@@ -112,14 +133,21 @@ class TraceReader:
     def __len__(self) -> int:
         return len(self.index)
 
-    def start(self) -> Cursor:
-        return Cursor(seed=self.config.seed, fingerprint=self._fingerprint)
+    def start(self, shard: int = 0, shards: int = 1) -> Cursor:
+        """The cursor at the start of part ``shard`` of ``shards`` (default: everything)."""
+        if not 0 <= shard < shards:
+            raise ValueError(f"shard must be in 0..{shards - 1} (shards={shards}), got {shard}")
+        return Cursor(seed=self.config.seed, fingerprint=self._fingerprint, shard=shard, shards=shards)
 
-    def order(self, epoch: int) -> np.ndarray:
+    def order(self, epoch: int, shard: int = 0, shards: int = 1) -> np.ndarray:
+        """Trace rows of ``epoch`` in read order; with ``shards`` > 1, every ``shards``-th from ``shard`` (the
+        parts of one epoch are disjoint and together hold every trace once)."""
         n = len(self.index)
         if not self.config.shuffle:
-            return np.arange(n, dtype=np.int64)
-        return np.random.default_rng([self.config.seed, epoch]).permutation(n)
+            full = np.arange(n, dtype=np.int64)
+        else:
+            full = np.random.default_rng([self.config.seed, epoch]).permutation(n)
+        return full[shard::shards] if shards > 1 else full
 
     def _check(self, cursor: Cursor) -> None:
         if cursor.fingerprint != self._fingerprint or cursor.seed != self.config.seed:
@@ -128,8 +156,11 @@ class TraceReader:
                 f"selection {self._fingerprint} seed {self.config.seed} ({len(self.index)} traces). "
                 "Resume with the same runs, filters, dedup and seed."
             )
-        if not 0 <= cursor.position <= len(self.index):
-            raise CursorMismatch(f"cursor position {cursor.position} outside 0..{len(self.index)}")
+        if not 0 <= cursor.shard < cursor.shards:
+            raise CursorMismatch(f"cursor shard {cursor.shard} outside 0..{cursor.shards - 1}")
+        part = len(self.order(0, cursor.shard, cursor.shards)) if cursor.shards > 1 else len(self.index)
+        if not 0 <= cursor.position <= part:
+            raise CursorMismatch(f"cursor position {cursor.position} outside 0..{part}")
 
     def _tokens(self, shard: int) -> Tokens:
         tok = self._cache.get(shard)
@@ -154,13 +185,16 @@ class TraceReader:
         return 0
 
     def batches(self, cursor: Cursor | None = None, *, epochs: int | None = 1) -> Iterator[Batch]:
-        """Packed batches from ``cursor`` (default: the start) until ``epochs`` end (None: forever)."""
+        """Packed batches from ``cursor`` (default: the start of everything) until ``epochs`` end (None:
+        forever); a cursor from ``start(shard, shards)`` reads that part of each epoch only. Each batch carries
+        the cursor after it."""
         cur = cursor or self.start()
         self._check(cur)
         budget = self.config.token_budget
         epoch, pos = cur.epoch, cur.position
+        part = {"shard": cur.shard, "shards": cur.shards}
         while epochs is None or epoch < epochs:
-            order = self.order(epoch)
+            order = self.order(epoch, cur.shard, cur.shards)
             pending: list[tuple[int, int]] = []
             used = 0
             while pos < len(order):
@@ -172,7 +206,7 @@ class TraceReader:
                     continue
                 if used + n > budget and pending:
                     yield self._pack(pending, Cursor(epoch=epoch, position=pos, seed=cur.seed,
-                                                     fingerprint=self._fingerprint))
+                                                     fingerprint=self._fingerprint, **part))
                     pending, used = [], 0
                 pending.append((i, n))
                 used += n
@@ -181,7 +215,7 @@ class TraceReader:
             epoch, pos = (epoch + 1, 0) if last else (epoch, pos)
             if pending:
                 yield self._pack(pending, Cursor(epoch=epoch, position=pos, seed=cur.seed,
-                                                 fingerprint=self._fingerprint))
+                                                 fingerprint=self._fingerprint, **part))
             if not len(order):
                 return
 

@@ -1,28 +1,32 @@
 """``polar-hpc report``: what a run produced, per repository and harness (the Polar paper's Table 2 layout).
 
-Reads session tables, session blobs (timings, stats, errors, task metadata) and trace offsets; trace blobs only
-for engine timings. GPU-side throughput needs ``engine_time_s`` in trace metadata (engine seconds of the
-trace's completions); shards without it report n/a.
+Reads session tables, session blobs (timings, stats, errors, task metadata), trace offsets and finish reasons;
+trace blobs only for engine timings. Engine throughput needs ``engine_time_s`` in trace metadata (engine seconds
+of the trace's completions); shards without it report n/a. Failure reasons: ``polar_hpc.train.outcome``.
 """
 
 from __future__ import annotations
 
 import os
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import msgspec
 import numpy as np
 
+from polar_hpc.gateway.stages import TIMING_ORDER
 from polar_hpc.store.encode import blob_items, decode_session_blob, decode_trace_blob
-from polar_hpc.store.reader import ShardReader
+from polar_hpc.store.reader import EmptySelection, ShardReader
 from polar_hpc.store.shardfile import ShardError, open_shard
+from polar_hpc.train.outcome import failure_reason
 from polar_hpc.train.repo import repo_of
+from polar_hpc.util.units import count, duration
 from polar_hpc.wire.records import TraceStatus
 
 
 class SessionRow(msgspec.Struct, kw_only=True):
+    key: str
     task_id: str
     repo: str
     harness: str
@@ -43,6 +47,19 @@ class Dist(msgspec.Struct):
     p95: float
 
 
+class HarnessRow(msgspec.Struct, kw_only=True):
+    name: str
+    sessions: int
+    accepted: int
+    rate: float
+    mean_reward: float | None
+    median_turns: float | None
+    median_tokens: float | None
+    median_duration_s: float | None
+    failures: int
+    """Sessions that did not complete (timeout, error)."""
+
+
 class GroupRow(msgspec.Struct):
     name: str
     instances: int
@@ -59,6 +76,7 @@ class RunReport(msgspec.Struct, kw_only=True):
     overall: GroupRow
     repos: list[GroupRow]
     harnesses: list[GroupRow]
+    harness_stats: list[HarnessRow]
     statuses: dict[str, int]
     reward_bins: list[float]
     reward_counts: list[int]
@@ -66,32 +84,24 @@ class RunReport(msgspec.Struct, kw_only=True):
     tokens: Dist | None
     sampled_tokens: Dist | None
     stages: dict[str, Dist]
+    """In pipeline order (``TIMING_ORDER``), then any other stage by name."""
     failures: dict[str, int]
     engine_tokens_per_s: float | None
     problems: list[str]
-
-
-def _reason(status: int, error: str | None, details: dict[str, object] | None, accepted: bool) -> str | None:
-    if status != TraceStatus.COMPLETED:
-        first = (error or "no error text").strip().splitlines()[0] if (error or "").strip() else "no error text"
-        return f"{TraceStatus(status).name.lower()}: {first[:80]}"
-    if accepted:
-        return None
-    why = (details or {}).get("reason")
-    return f"rejected: {str(why)[:80]}" if why else "rejected: reward below threshold"
 
 
 def collect(runs: Sequence[str | os.PathLike[str]], accept: float) -> tuple[list[SessionRow], list[str]]:
     rows: list[SessionRow] = []
     problems: list[str] = []
     for run in runs:
-        reader = ShardReader(run)
+        reader = ShardReader(run, must_exist=True)
         for path, table, first in reader.session_tables():
             try:
                 with open_shard(path, check=False) as f:
                     po, ro = f.read("traces/prompt_offsets"), f.read("traces/response_offsets")
                     sblobs = blob_items(f.read("sessions/blob"), f.read("sessions/blob_offsets"))
                     tblobs = blob_items(f.read("traces/blob"), f.read("traces/blob_offsets"))
+                    finish = f.text("traces/finish_reason")
             except (ShardError, OSError, KeyError, ValueError) as err:
                 problems.append(f"{path}: {err}")
                 continue
@@ -101,14 +111,14 @@ def collect(runs: Sequence[str | os.PathLike[str]], accept: float) -> tuple[list
                 a, b = int(to[row]), int(to[row + 1])
                 engine = [decode_trace_blob(tblobs[t]).metadata.get("engine_time_s") for t in range(a, b)]
                 status, reward = int(table.status[row]), float(table.reward[row])
-                ok = status == TraceStatus.COMPLETED and reward >= accept
-                details = sb.evaluation.details if sb.evaluation is not None else None
+                reason = failure_reason(status=status, error=sb.error, evaluation=sb.evaluation, reward=reward,
+                                        accept=accept, metadata=sb.metadata, finish_reasons=finish[a:b])
                 rows.append(SessionRow(
-                    task_id=table.task_ids[row], repo=repo_of(table.task_ids[row], sb.metadata),
+                    key=table.keys[row], task_id=table.task_ids[row], repo=repo_of(table.task_ids[row], sb.metadata),
                     harness=table.harness[row], status=TraceStatus(status).name.lower(), reward=reward,
                     duration_s=float(table.duration_s[row]), turns=sb.stats.completions,
                     tokens=int(po[b] - po[a] + ro[b] - ro[a]), sampled_tokens=sb.stats.tokens_trainable,
-                    timings=sb.timings, reason=_reason(status, sb.error, details, ok),
+                    timings=sb.timings, reason=reason,
                     engine_time_s=_total(engine),
                 ))
         problems += reader.problems
@@ -140,6 +150,33 @@ def _group(name: str, rs: Sequence[SessionRow], accept: float) -> GroupRow:
                     len({r.task_id for r in acc}))
 
 
+def stage_order(names: Iterable[str]) -> list[str]:
+    """Timing keys in pipeline order (``TIMING_ORDER``), then the others by name."""
+    rank = {k: i for i, k in enumerate(TIMING_ORDER)}
+    return sorted(set(names), key=lambda k: (rank.get(k, len(rank)), k))
+
+
+def _median(values: Sequence[float]) -> float | None:
+    return float(np.median(values)) if len(values) else None
+
+
+def _harness_rows(rows: Sequence[SessionRow]) -> list[HarnessRow]:
+    by: dict[str, list[SessionRow]] = defaultdict(list)
+    for r in rows:
+        by[r.harness].append(r)
+    out = []
+    for name, rs in sorted(by.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        acc = sum(1 for r in rs if r.reason is None)
+        rewards = [r.reward for r in rs if np.isfinite(r.reward)]
+        out.append(HarnessRow(
+            name=name, sessions=len(rs), accepted=acc, rate=acc / len(rs),
+            mean_reward=float(np.mean(rewards)) if rewards else None,
+            median_turns=_median([r.turns for r in rs]), median_tokens=_median([r.tokens for r in rs]),
+            median_duration_s=_median([r.duration_s for r in rs]),
+            failures=sum(1 for r in rs if r.status != TraceStatus.COMPLETED.name.lower())))
+    return out
+
+
 def summarize(rows: Sequence[SessionRow], runs: Sequence[str], accept: float, problems: list[str]) -> RunReport:
     rewards = np.asarray([r.reward for r in rows if np.isfinite(r.reward)], dtype=np.float64)
     if rewards.size:
@@ -156,11 +193,12 @@ def summarize(rows: Sequence[SessionRow], runs: Sequence[str], accept: float, pr
                   if timed else None)
     return RunReport(
         runs=list(runs), accept=accept, overall=_group("all", rows, accept), repos=_groups(rows, "repo", accept),
-        harnesses=_groups(rows, "harness", accept), statuses=dict(Counter(r.status for r in rows)),
+        harnesses=_groups(rows, "harness", accept), harness_stats=_harness_rows(rows),
+        statuses=dict(Counter(r.status for r in rows)),
         reward_bins=[float(e) for e in edges], reward_counts=[int(c) for c in counts],
         turns=_dist([r.turns for r in rows]), tokens=_dist([r.tokens for r in rows]),
         sampled_tokens=_dist([r.sampled_tokens for r in rows]),
-        stages={k: d for k, v in sorted(stage_values.items()) if (d := _dist(v)) is not None},
+        stages={k: d for k in stage_order(stage_values) if (d := _dist(stage_values[k])) is not None},
         failures=dict(Counter(r.reason for r in rows if r.reason is not None).most_common()),
         engine_tokens_per_s=engine_tps, problems=problems,
     )
@@ -173,26 +211,43 @@ def _table(title: str, groups: Sequence[GroupRow]) -> list[str]:
     return lines
 
 
-def _fmt(d: Dist | None, unit: str = "") -> str:
-    return "n/a" if d is None else f"{d.mean:.4g}{unit} | {d.median:.4g}{unit} | {d.p95:.4g}{unit}"
+def _harness_table(rows: Sequence[HarnessRow]) -> list[str]:
+    def num(v: float | None) -> str:
+        return "n/a" if v is None else count(round(v, 3))
+
+    lines = ["| harness | sessions | accepted | rate | mean reward | median turns | median tokens | median duration "
+             "| timeouts + errors |", "|---|" + "---:|" * 8]
+    lines += [f"| {h.name or '(none)'} | {h.sessions} | {h.accepted} | {100 * h.rate:.1f}% | {num(h.mean_reward)} | "
+              f"{num(h.median_turns)} | {num(h.median_tokens)} | {duration(h.median_duration_s)} | {h.failures} |"
+              for h in rows]
+    return lines
+
+
+def _fmt(d: Dist | None) -> str:
+    return "n/a" if d is None else f"{count(round(d.mean, 1))} | {count(round(d.median, 1))} | {count(round(d.p95, 1))}"
+
+
+def _fmt_s(d: Dist) -> str:
+    return f"{duration(d.mean)} | {duration(d.median)} | {duration(d.p95)}"
 
 
 def render_markdown(rep: RunReport, plots: Sequence[str] = ()) -> str:
     o = rep.overall
     tps = "n/a (no engine timings in trace metadata)" if rep.engine_tokens_per_s is None \
-        else f"{rep.engine_tokens_per_s:.1f} sampled tokens/s of engine time"
+        else f"{count(round(rep.engine_tokens_per_s, 1))} sampled tokens per second of engine time"
     lines = [
         f"# Run report: {', '.join(rep.runs)}", "",
         f"{o.sessions} sessions over {o.instances} instances; accepted (completed, reward >= {rep.accept:g}): "
         f"{o.accepted} ({100 * o.rate:.1f}%); instances with an accepted session: {o.solved}.", "",
         "Statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(rep.statuses.items())), "",
         "## Acceptance per repository", "", *_table("repository", rep.repos), "",
-        "## Acceptance per harness", "", *_table("harness", rep.harnesses), "",
+        "## Per harness", "", *_harness_table(rep.harness_stats), "",
         "## Sessions", "", "| | mean | median | p95 |", "|---|---:|---:|---:|",
         f"| turns (model calls) | {_fmt(rep.turns)} |", f"| tokens (prompt + response) | {_fmt(rep.tokens)} |",
-        f"| sampled tokens | {_fmt(rep.sampled_tokens)} |",
-        *(f"| stage `{k}` | {_fmt(d, ' s')} |" for k, d in rep.stages.items()), "",
-        f"GPU-side throughput: {tps}", "",
+        f"| sampled tokens | {_fmt(rep.sampled_tokens)} |", "",
+        "## Stages (pipeline order)", "", "| stage | mean | median | p95 |", "|---|---:|---:|---:|",
+        *(f"| `{k}` | {_fmt_s(d)} |" for k, d in rep.stages.items()), "",
+        f"Engine throughput: {tps}", "",
         "## Reward histogram", "", "| bin | sessions |", "|---|---:|",
         *(f"| [{rep.reward_bins[i]:.3g}, {rep.reward_bins[i + 1]:.3g}) | {c} |"
           for i, c in enumerate(rep.reward_counts)), "",
@@ -207,9 +262,15 @@ def render_markdown(rep: RunReport, plots: Sequence[str] = ()) -> str:
 
 
 def write_report(runs: Sequence[str | os.PathLike[str]], out: Path, *, accept: float = 1.0,
-                 plots: bool = True) -> str:
-    """Write ``report.md``, ``report.json`` and PNG plots under ``out``; returns the markdown."""
+                 plots: bool = True, allow_empty: bool = False) -> str:
+    """Write ``report.md``, ``report.json`` and PNG plots under ``out``; returns the markdown.
+
+    A missing run raises ``MissingShards``; runs without a session raise ``EmptySelection`` unless
+    ``allow_empty``."""
     rows, problems = collect(runs, accept)
+    if not rows and not allow_empty:
+        raise EmptySelection(f"no sessions in {', '.join(map(str, runs))}"
+                             + (f" ({'; '.join(problems)})" if problems else ""))
     rep = summarize(rows, [str(r) for r in runs], accept, problems)
     out.mkdir(parents=True, exist_ok=True)
     written: list[str] = []

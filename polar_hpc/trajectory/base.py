@@ -36,11 +36,14 @@ class Builder(ABC):
         kept = [r for r in ordered if self.spec.include_side_requests or not r.side_request]
         stats = ReconstructionStats(builder=self.name or self.spec.name, completions=len(ordered),
                                     side_requests_excluded=len(ordered) - len(kept))
+        kept, retried = drop_retried_aborts(kept)
         traces = self._build(kept, stats)
         forced = {r.completion_id for r in kept if r.policy == "oracle"}
         for tr in traces:
             if forced and any(c in forced for c in tr.metadata.get("completion_ids", ())):
                 tr.policy = "oracle"
+            if retried:
+                tr.metadata["retried_aborts"] = retried
             mark_training_filter(tr, status)
             stats.tokens_trainable += int(tr.loss_mask.sum())
             stats.tokens_masked += int(tr.loss_mask.shape[0] - tr.loss_mask.sum())
@@ -49,6 +52,24 @@ class Builder(ABC):
     @abstractmethod
     def _build(self, records: list[CompletionRecord], stats: ReconstructionStats) -> list[Trace]:
         """Records are in arrival order, side requests already removed unless asked for."""
+
+
+def drop_retried_aborts(records: list[CompletionRecord]) -> tuple[list[CompletionRecord], list[dict[str, Any]]]:
+    """A call aborted because its client went away (a harness retrying a stream) and sent again with the same
+    prompt: the later call is the turn; the aborted one is left out (one trainable copy of a turn) and noted."""
+    last_of: dict[bytes, CompletionRecord] = {}
+    for r in records:
+        last_of[np.asarray(r.prompt_ids, dtype=np.int32).tobytes()] = r
+    kept: list[CompletionRecord] = []
+    notes: list[dict[str, Any]] = []
+    for r in records:
+        later = last_of[np.asarray(r.prompt_ids, dtype=np.int32).tobytes()]
+        if r.finish_reason == "abort" and later is not r:
+            notes.append({"completion_id": r.completion_id, "index": r.index, "sampled_tokens": len(r.output_ids),
+                          "retried_by": later.completion_id})
+        else:
+            kept.append(r)
+    return kept, notes
 
 
 def unparsed_tool_call(rec: CompletionRecord) -> str | None:

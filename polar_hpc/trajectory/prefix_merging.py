@@ -204,7 +204,8 @@ class _Grouper:
                 continue
             link = self._link(c, rec, p)
             if link is None:
-                self._new_chain(rec, p, h, "no_end_of_turn")
+                repeated = p.shape[0] == c.tip.shape[0]  # the same prompt again: a client's retry
+                self._new_chain(rec, p, h, "prompt_repeated" if repeated else "no_end_of_turn")
                 continue
             if link[1] > 0:  # the model saw a re-tokenized copy of the reply, not the sampled ids
                 self._new_chain(rec, p, h, "retokenized", retokenized=link[1])

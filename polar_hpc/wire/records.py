@@ -151,6 +151,22 @@ class TraceStatus(enum.IntEnum):
     ERROR = 2
 
 
+def trace_status(value: TraceStatus | int | str) -> TraceStatus:
+    """A status from its enum, number, or name in any case (``"COMPLETED"``, ``"timeout"``)."""
+    if isinstance(value, TraceStatus):
+        return value
+    if isinstance(value, str):
+        try:
+            return TraceStatus[value.strip().upper()]
+        except KeyError:
+            pass
+    elif isinstance(value, int) and not isinstance(value, bool) and value in TraceStatus._value2member_map_:
+        return TraceStatus(value)
+    names = ", ".join(s.name for s in TraceStatus)
+    raise ValueError(f"unknown trace status {value!r}; expected one of {names} (or {min(TraceStatus):d}.."
+                     f"{max(TraceStatus):d})")
+
+
 class Trace(msgspec.Struct, kw_only=True):
     prompt_ids: np.ndarray
     response_ids: np.ndarray

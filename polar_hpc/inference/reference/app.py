@@ -75,12 +75,14 @@ def api_key_middleware(api_key: str) -> Any:
 
 class ReferenceServer:
     def __init__(
-        self, runner: ModelRunner, *, served_model_name: str, seed: int = 0, api_key: str | None = None
+        self, runner: ModelRunner, *, served_model_name: str, seed: int = 0, api_key: str | None = None,
+        first_token_delay_s: float = 0.0, token_delay_s: float = 0.0,
     ) -> None:
         self.api_key = api_key
         self.runner = runner
         self.served_model_name = served_model_name
-        self.scheduler = Scheduler(runner, seed=seed)
+        self.scheduler = Scheduler(runner, seed=seed, first_token_delay_s=first_token_delay_s,
+                                   token_delay_s=token_delay_s)
         self._inflight: set[str] = set()
 
     def app(self) -> web.Application:

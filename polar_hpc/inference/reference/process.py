@@ -38,6 +38,8 @@ def reference_command(
     threads: int | None = None,
     ready_file: str | Path | None = None,
     python: str = sys.executable,
+    first_token_delay_s: float = 0.0,
+    token_delay_s: float = 0.0,
 ) -> list[str]:
     cmd = [python, "-m", "polar_hpc", "serve-reference", "--model", str(model_dir), "--host", host, "--port", str(port)]
     cmd += ["--seed", str(seed)]
@@ -49,6 +51,8 @@ def reference_command(
         cmd += ["--threads", str(threads)]
     if ready_file is not None:
         cmd += ["--ready-file", str(ready_file)]
+    if first_token_delay_s or token_delay_s:
+        cmd += ["--first-token-delay", str(first_token_delay_s), "--token-delay", str(token_delay_s)]
     return cmd
 
 
@@ -66,6 +70,8 @@ def start_reference_server(
     startup_timeout_s: float = 120.0,
     env: dict[str, str] | None = None,
     api_key: str | None = None,
+    first_token_delay_s: float = 0.0,
+    token_delay_s: float = 0.0,
 ) -> Iterator[ReferenceHandle]:
     """Run ``polar-hpc serve-reference`` until the block exits; yields once ``/health_generate`` answers 200.
     ``api_key``: the server requires it (passed in its environment, not its command line)."""
@@ -75,6 +81,7 @@ def start_reference_server(
         cmd = reference_command(
             model_dir, host=host, port=port, seed=seed, context_length=context_length,
             served_model_name=served_model_name, threads=threads, ready_file=ready,
+            first_token_delay_s=first_token_delay_s, token_delay_s=token_delay_s,
         )
         child_env = {**os.environ, **(env or {})}
         if api_key:

@@ -54,8 +54,14 @@ class Generation:
 
 
 class Scheduler:
-    def __init__(self, runner: ModelRunner, *, seed: int = 0, prefix_cache_tokens: int = 65536) -> None:
+    def __init__(self, runner: ModelRunner, *, seed: int = 0, prefix_cache_tokens: int = 65536,
+                 first_token_delay_s: float = 0.0, token_delay_s: float = 0.0) -> None:
+        """``first_token_delay_s`` / ``token_delay_s``: a deliberately slow engine (a request's first token comes
+        no sooner than that after it arrived, and each round of tokens takes at least ``token_delay_s``), to
+        test what clients do while a real GPU server queues, prefills and decodes."""
         self.runner = runner
+        self.first_token_delay_s = first_token_delay_s
+        self.token_delay_s = token_delay_s
         self.prefix = PrefixCache(prefix_cache_tokens)
         self._rng = random.Random(seed)
         self._cond = threading.Condition()
@@ -142,9 +148,28 @@ class Scheduler:
                     self._finish(gen, FinishAbort(message="Abort request", status_code=200, err_type=None))
             if admin_ready:
                 self._run_admin()
+            stepped = False
+            waiting: list[float] = []
             for gen in list(self._active):
                 if gen.finish is None and (not paused or gen.internal):
+                    due = gen.created + self.first_token_delay_s
+                    if not gen.output_ids and not gen.internal and due > time.monotonic():
+                        if gen.logits is None:  # prefill now; only the first token waits
+                            try:
+                                self._prefill(gen)
+                            except Exception as err:
+                                log.exception("generation %s failed", gen.rid)
+                                self._finish(gen, FinishAbort(message=f"{type(err).__name__}: {err}",
+                                                              status_code=500, err_type="InternalServerError"))
+                                continue
+                        waiting.append(due)
+                        continue
                     self._step(gen)
+                    stepped = True
+            delay = self.token_delay_s if stepped else (min(waiting) - time.monotonic() if waiting else 0.0)
+            if delay > 0:
+                with self._cond:
+                    self._cond.wait(timeout=delay)
 
     def _run_admin(self) -> None:
         with self._cond:
@@ -158,20 +183,23 @@ class Scheduler:
             gen.cache = None
             gen.logits = None
 
+    def _prefill(self, gen: Generation) -> None:
+        if gen.generator is None:
+            gen.generator = make_generator(gen.spec.seed, self._rng)
+        ids = gen.input_ids + gen.output_ids
+        cache, n = (None, 0) if gen.internal else self.prefix.take(ids)
+        if not gen.output_ids:
+            gen.cached_tokens = n
+        gen.logits, gen.cache = self.runner.forward(ids[n:], cache)
+        gen.cache_len = len(ids)
+
     def _step(self, gen: Generation) -> None:
         if gen.score_from is not None:
             self._score(gen, gen.score_from)
             return
         try:
             if gen.logits is None:
-                if gen.generator is None:
-                    gen.generator = make_generator(gen.spec.seed, self._rng)
-                ids = gen.input_ids + gen.output_ids
-                cache, n = (None, 0) if gen.internal else self.prefix.take(ids)
-                if not gen.output_ids:
-                    gen.cached_tokens = n
-                gen.logits, gen.cache = self.runner.forward(ids[n:], cache)
-                gen.cache_len = len(ids)
+                self._prefill(gen)
             tok, lp = self.runner.sample(gen.logits, gen.spec, gen.generator)  # type: ignore[arg-type]
             gen.output_ids.append(tok)
             gen.logprobs.append(lp)

@@ -31,6 +31,8 @@ def serve(
     ready_file: str | Path | None = None,
     logprob_mode: LogprobMode = "processed",
     api_key: str | None = None,
+    first_token_delay_s: float = 0.0,
+    token_delay_s: float = 0.0,
 ) -> int:
     """``api_key``: requests other than ``/health*`` need ``Authorization: Bearer <key>`` (SGLang's
     ``--api-key``); default: the ``POLAR_INFERENCE_API_KEY`` environment variable, none when unset."""
@@ -41,7 +43,8 @@ def serve(
     runner = ModelRunner(model_dir, context_length=context_length, logprob_mode=logprob_mode)
     api_key = api_key or os.environ.get(API_KEY_ENV) or None
     server = ReferenceServer(
-        runner, served_model_name=served_model_name or Path(model_dir).name, seed=seed, api_key=api_key
+        runner, served_model_name=served_model_name or Path(model_dir).name, seed=seed, api_key=api_key,
+        first_token_delay_s=first_token_delay_s, token_delay_s=token_delay_s,
     )
     asyncio.run(_run(server, host, port, ready_file))
     return 0

@@ -17,8 +17,16 @@ from polar_hpc.inference.engine import GenerateResult
 from polar_hpc.inference.forcing import ForcedResult
 from polar_hpc.log import get_logger
 from polar_hpc.proxy.oracle.render import tool_calls_text
-from polar_hpc.proxy.oracle.script import OracleError, OracleScript, Turn, turns
-from polar_hpc.proxy.oracle.tools import ShellTool, WriteTool, pick_tool
+from polar_hpc.proxy.oracle.script import (
+    SUBAGENT_MARKER,
+    OracleError,
+    OracleScript,
+    Turn,
+    delegate_turns,
+    summary,
+    turns,
+)
+from polar_hpc.proxy.oracle.tools import ShellTool, WriteTool, agent_tool, pick_tool
 from polar_hpc.proxy.parse import ToolParser
 from polar_hpc.proxy.side import is_side_request
 from polar_hpc.wire.records import CanonicalRequest, Provider
@@ -61,23 +69,52 @@ def accepts_parallel(raw_request: bytes, provider: Provider) -> bool:
     return not (provider == "anthropic" and isinstance(choice, dict) and choice.get("disable_parallel_tool_use"))
 
 
+def is_subagent(req: CanonicalRequest) -> bool:
+    """A request of the sub-agent the oracle started (its prompt opens with the marker)."""
+    return any(m.role == "user" and SUBAGENT_MARKER in m.content for m in req.messages)
+
+
 def tool_turns_done(req: CanonicalRequest) -> int:
     return sum(1 for m in req.messages if m.role == "assistant" and m.tool_calls)
 
 
 class OraclePolicy:
-    """Per session; ``script`` comes from the task (``oracle.script.script_from_task``)."""
+    """Per session; ``script`` comes from the task (``oracle.script.script_from_task``).
+
+    The turn is the number of tool-call turns in the request's history, per context (the main agent, or the
+    sub-agent it started): a retried request gets the same turn. When a history holds fewer tool-call turns than
+    the one before, the harness compacted it (earlier turns replaced by a summary): the turns it dropped are
+    carried over, so the script continues where it was instead of starting over."""
 
     def __init__(self, script: OracleScript, template: TemplateLike, tool_parser: ToolParser) -> None:
         self.script = script
         self.template = template
         self.tool_parser = tool_parser
         self.logged_tools = False
+        self.dropped = {False: 0, True: 0}
+        """Tool-call turns compacted away, per context (``is_subagent``)."""
+        self.seen = {False: 0, True: 0}
+        """Tool-call turns in the last history seen, per context."""
 
-    def turn(self, req: CanonicalRequest, raw_request: bytes, provider: Provider) -> tuple[Turn, ShellTool | WriteTool] | None:
-        """The script's turn for this request, with the tool it uses; None when the request is not the agent's."""
-        if not req.tools or is_side_request(req):
+    def _step(self, req: CanonicalRequest) -> int:
+        ctx, n = is_subagent(req), tool_turns_done(req)
+        if n < self.seen[ctx]:
+            self.dropped[ctx] += self.seen[ctx]
+        self.seen[ctx] = n
+        return self.dropped[ctx] + n
+
+    def turn(self, req: CanonicalRequest, raw_request: bytes, provider: Provider) -> tuple[Turn, ShellTool | WriteTool | None] | None:
+        """The script's turn for this request, with the tool it uses; None when the engine samples it (a side
+        request, or a tool-less one before the agent started). A tool-less agent request after that (Codex's
+        compaction) gets a plain summary of the progress."""
+        if is_side_request(req):
             return None
+        if not req.tools:
+            ctx = is_subagent(req)
+            if not self.dropped[ctx] + self.seen[ctx]:
+                return None
+            done = self._step(req)
+            return Turn(label="summary", answer=summary(self.script, done)), None
         tool = pick_tool(req.tools)
         if not self.logged_tools:
             self.logged_tools = True
@@ -87,13 +124,21 @@ class OraclePolicy:
             raise OracleError(f"the request offers no shell tool, only the file-writing tool {tool.name!r}; the oracle "
                               "applies patches and commands through a shell")
         plan = turns(self.script, parallel=accepts_parallel(raw_request, provider))
-        return plan[min(tool_turns_done(req), len(plan) - 1)], tool
+        if self.script.delegate and not is_subagent(req) and agent_tool(req.tools) is not None:
+            plan = delegate_turns()
+        return plan[min(self._step(req), len(plan) - 1)], tool
 
     def forced_text(self, req: CanonicalRequest, raw_request: bytes, provider: Provider) -> str | None:
         found = self.turn(req, raw_request, provider)
         if found is None:
             return None
         turn, tool = found
+        if turn.label == "delegate":
+            sub = agent_tool(req.tools)
+            assert sub is not None
+            task = next((m.content for m in reversed(req.messages) if m.role == "user"), "")
+            args = sub.arguments(f"{SUBAGENT_MARKER}\n{task}", "oracle: solve the task")
+            return tool_calls_text([(sub.name, args)], self.tool_parser)
         if not turn.commands:
             return turn.answer
         assert isinstance(tool, ShellTool)

@@ -36,6 +36,8 @@ class OracleScript(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     answer: str = DEFAULT_ANSWER
     noop: bool = False
     """Take the turns without applying anything (a grader must then give reward 0)."""
+    delegate: bool = False
+    """Hand the task to the harness's sub-agent tool first; the sub-agent's session runs the script."""
 
     def __post_init__(self) -> None:
         if not self.noop and not self.solution_patch and not self.solution_commands:
@@ -91,6 +93,24 @@ def load_script(path: str) -> OracleScript:
         raise ValueError(f"expected a JSON object with solution_patch or solution_commands: {err}") from None
 
 
+def summary(script: OracleScript, done: int) -> str:
+    """A plain progress summary (what a harness asks for when it compacts its history)."""
+    labels = [t.label for t in turns(script, parallel=False)]
+    did, left = labels[:done], labels[done:]
+    return (f"Summary: the steps done so far are {', '.join(did) or 'none'}; "
+            f"left to do: {', '.join(left) or 'nothing'}. Continue with the next step.")
+
+
+SUBAGENT_MARKER = "[oracle sub-agent task]"
+"""Opens the prompt the oracle gives a sub-agent: requests whose user turns hold it are the sub-agent's."""
+DELEGATED_ANSWER = "The sub-agent applied the fix and ran the tests; the task is done."
+
+
+def delegate_turns() -> list[Turn]:
+    """The main agent's turns when it delegates: call the sub-agent tool, then answer."""
+    return [Turn(label="delegate"), Turn(label="answer", answer=DELEGATED_ANSWER)]
+
+
 def script_from_task(metadata: dict[str, Any], *, policy: Policy, verify: str | None) -> OracleScript:
     """The script of a task (its metadata holds ``solution_patch`` or ``solution_commands``)."""
     patch = metadata.get(SOLUTION_PATCH)
@@ -102,4 +122,4 @@ def script_from_task(metadata: dict[str, Any], *, policy: Policy, verify: str | 
     if not isinstance(commands, list) or not all(isinstance(c, str) for c in commands):
         raise OracleError(f"task metadata {SOLUTION_COMMANDS}: expected a list of shell commands, got {commands!r:.200}")
     return OracleScript(solution_patch=patch or None, solution_commands=list(commands), verify=verify,
-                        noop=policy == "oracle_noop")
+                        noop=policy == "oracle_noop", delegate=policy == "oracle_subagent")

@@ -105,6 +105,27 @@ def write_tool(tools: list[ToolSpec]) -> WriteTool | None:
     return None
 
 
+class AgentTool(msgspec.Struct, kw_only=True, frozen=True):
+    """A sub-agent tool: a ``prompt`` string parameter on a tool named like an agent or a task."""
+
+    name: str
+    extra: dict[str, Any] = msgspec.field(default_factory=dict)
+
+    def arguments(self, prompt: str, label: str) -> dict[str, Any]:
+        return {"prompt": prompt, **{k: (label if v == "" else v) for k, v in self.extra.items()}}
+
+
+_AGENT_NAME = re.compile(r"^(agent|task)$", re.IGNORECASE)
+
+
+def agent_tool(tools: list[ToolSpec]) -> AgentTool | None:
+    for tool in tools:
+        props, required = _props(tool)
+        if _AGENT_NAME.match(tool.name) and _kind(props.get("prompt")) == "string":
+            return AgentTool(name=tool.name, extra=_extra(props, required, {"prompt"}))
+    return None
+
+
 def pick_tool(tools: list[ToolSpec]) -> ShellTool | WriteTool:
     """The harness's shell tool, else its file-writing tool; OracleError naming the tools seen otherwise."""
     found = shell_tool(tools) or write_tool(tools)

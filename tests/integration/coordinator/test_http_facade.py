@@ -84,6 +84,17 @@ async def test_paper_payload_submit_poll_and_callback(tmp_path: Path) -> None:
                 assert r.status == 401
             async with http.post(f"{ep.http_url}/rollout/task/submit", json={"task_id": "x"}, headers=auth) as r:
                 assert r.status == 400 and "instruction" in (await r.json())["error"]
+            bad = {**PAPER_PAYLOAD, "task_id": "bad-1", "agent": {"harness": "kodex"}}
+            async with http.post(f"{ep.http_url}/rollout/task/submit", json=bad, headers=auth) as r:
+                assert r.status == 400
+                assert (await r.json())["error"] == (
+                    "task 'bad-1': agent.harness = 'kodex': unknown harness "
+                    "(known: shell, codex, claude_code, gemini_cli, qwen_code, opencode, pi)")
+            bad = {**PAPER_PAYLOAD, "task_id": "bad-2", "num_samples": 0}
+            async with http.post(f"{ep.http_url}/rollout/task/submit", json=bad, headers=auth) as r:
+                assert r.status == 400
+                assert (await r.json())["error"] == "task 'bad-2': num_samples = 0: expected an integer >= 1"
+            assert "bad-1" not in coord.state.tasks and "bad-2" not in coord.state.tasks
             async with http.post(f"{ep.http_url}/rollout/task/submit", json=payload, headers=auth) as r:
                 assert r.status == 200, await r.text()
                 assert (await r.json())["num_sessions"] == 3

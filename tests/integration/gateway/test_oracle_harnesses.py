@@ -58,7 +58,7 @@ def test_harness_solves_the_task_under_the_oracle(harness: str, reference_server
 
 
 def test_noop_oracle_is_graded_zero(reference_server: Any, tmp_path: Path, no_leaked_children: None) -> None:
-    row = probe("shell", reference_server.url, tmp_path / "probe", "--noop")
+    row = probe("shell", reference_server.url, tmp_path / "probe", "--policy", "oracle_noop")
     why = msgspec.json.encode(row).decode()
     assert row.status == "completed" and row.returncode == 0 and row.calls >= 3, why
     assert row.reward == 0.0, why

@@ -140,6 +140,7 @@ def _needs_bwrap() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(480)  # run_gateway's own deadline is 400 s
 def test_shell_harness_end_to_end(tmp_path: Path, reference_server: Any, e2e_model: Path,
                                   no_leaked_children: None) -> None:
     _needs_bwrap()

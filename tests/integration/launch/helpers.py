@@ -35,3 +35,16 @@ def kill_run(run_dir: Path) -> None:
         for pid in (_controller_pid(run, job), _component_pid(run, job)):
             if pid is not None:
                 signal_tree(pid, signal.SIGKILL)
+
+
+def stop_run(run_dir: Path) -> None:
+    """Test teardown: end whatever a run launched, by its ledger (scancel its Slurm jobs; SIGKILL local pids)."""
+    run = RunDir(run_dir)
+    jobs = run.read_jobs() if run.jobs_path.is_file() else None
+    if jobs is None:
+        return
+    if jobs.backend == "slurm":
+        ids = sorted({j.job_id.split("_")[0] for j in jobs.jobs})
+        subprocess.run(["scancel", *ids], check=False, timeout=30, capture_output=True)
+    else:
+        kill_run(run_dir)

@@ -20,8 +20,8 @@ def _expected(samples: int = 2) -> set[str]:
     return {f"{t}/{i}" for t in ("calc-add", "fizzbuzz-15", "words-reverse") for i in range(samples)}
 
 
-def test_local_run_completes_and_status_reports_it(tmp_path: Path) -> None:
-    run_dir = tmp_path / "run"
+@pytest.mark.timeout(600)
+def test_local_run_completes_and_status_reports_it(run_dir: Path) -> None:
     out = polar("launch", RECIPE, "--run-dir", str(run_dir), "--wait", "--timeout", "500", timeout=560)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "tail -F" in out.stdout and "polar-hpc status" in out.stdout
@@ -35,8 +35,8 @@ def test_local_run_completes_and_status_reports_it(tmp_path: Path) -> None:
     assert '"coordinator"' in st.stdout and '"pid"' in st.stdout
 
 
-def test_resume_after_sigkill_of_every_component(tmp_path: Path) -> None:
-    run_dir = tmp_path / "run"
+@pytest.mark.timeout(1000)
+def test_resume_after_sigkill_of_every_component(run_dir: Path) -> None:
     out = polar("launch", RECIPE, "--run-dir", str(run_dir), "--set", "shards.max_sessions=1",
                 "--set", "tasks.num_samples=5", "--set", "gateway.run_pool=1")
     assert out.returncode == 0, out.stderr
@@ -59,9 +59,9 @@ def test_resume_after_sigkill_of_every_component(tmp_path: Path) -> None:
 
 
 @pytest.mark.harness
-def test_embedded_default_demo_completes_with_valid_shards(tmp_path: Path) -> None:
+@pytest.mark.timeout(1000)
+def test_embedded_default_demo_completes_with_valid_shards(run_dir: Path) -> None:
     """The README's first command: recipes/local-demo.toml (SmolLM2 on the reference server, real pi CLI, bwrap)."""
-    run_dir = tmp_path / "demo"
     out = polar("launch", str(ROOT / "recipes" / "local-demo.toml"), "--run-dir", str(run_dir), "--wait",
                 "--timeout", "900", timeout=960)
     assert out.returncode == 0, out.stdout + out.stderr

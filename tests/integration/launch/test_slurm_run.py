@@ -1,4 +1,6 @@
-"""The launcher on the real single-node Slurm cluster that .ci/slurm.sh starts (SLURM_CONF set by tools/test.sh)."""
+"""The launcher on the real single-node Slurm cluster that .ci/slurm.sh starts (SLURM_CONF set by tools/test.sh).
+
+Every test gets its run dir from the ``run_dir`` fixture, which scancels the run's jobs when the test ends."""
 
 from __future__ import annotations
 
@@ -6,13 +8,15 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from polar_hpc.launch.monitor import sacct_states
+from polar_hpc.launch.monitor import read_status, sacct_states, wait_run
 from polar_hpc.launch.rundir import RunDir
+from polar_hpc.wire.waits import read_waits
 from tests.integration.launch.helpers import ROOT, committed_keys, polar
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
@@ -27,6 +31,8 @@ SLURM_SETS = [
     "--set", "coordinator.resources.cpus_per_task=1",
     "--set", "gateway.resources.time_min=20",
 ]
+HELD = ["--set", 'inference.resources.extra={begin="now+3600"}']
+"""The inference job waits in the queue (BeginTime) until the test lets it start."""
 
 
 @pytest.fixture(autouse=True)
@@ -56,8 +62,16 @@ def _wait_for(pred, timeout: float, what: str) -> None:  # type: ignore[no-untyp
     pytest.fail(f"timed out after {timeout:.0f}s waiting for {what}")
 
 
-def test_slurm_run_completes_with_a_gateway_array(tmp_path: Path) -> None:
-    run_dir = tmp_path / "run"
+def _scontrol(*args: str) -> None:
+    subprocess.run(["scontrol", *args], check=True, timeout=30)
+
+
+def _logs(run_dir: Path, component: str, job_id: str) -> str:
+    return "".join(p.read_text(errors="replace") for p in (run_dir / "logs" / component / job_id).glob("*.out"))
+
+
+@pytest.mark.timeout(800)
+def test_slurm_run_completes_with_a_gateway_array_and_resume_submits_nothing(run_dir: Path) -> None:
     out = polar("launch", RECIPE, "--run-dir", str(run_dir), *SLURM_SETS, "--wait", "--timeout", "600", timeout=660)
     assert out.returncode == 0, out.stdout + out.stderr
     jobs = _jobs(run_dir)
@@ -65,19 +79,84 @@ def test_slurm_run_completes_with_a_gateway_array(tmp_path: Path) -> None:
     assert jobs["gateway-0"].split("_")[0] == jobs["gateway-1"].split("_")[0], "gateway ranks are one array job"
     keys, dups = committed_keys(run_dir)
     assert sorted(keys) == sorted(_expected(2)) and dups == 0
-    ranks = {p.name.split("-")[1] for p in (run_dir / "shards").glob("rank-*.h5")}
-    assert ranks, "no shards"
     _wait_for(lambda: all(s == "COMPLETED" for s in sacct_states(list(jobs.values())).values()), 60,
               "every job COMPLETED in sacct")
     st = polar("status", str(run_dir), "--json")
     doc = json.loads(st.stdout)
-    assert doc["status"]["finished"] is True
+    assert doc["status"]["finished"] is True and doc["state"] == "finished"
     assert {c["job_id"] for c in doc["components"]} == set(jobs.values())
-    assert all(c["state"] == "COMPLETED" for c in doc["components"])
+    assert all(c["state"] == "COMPLETED" and c["node"] and c["time_limit"] for c in doc["components"])
+    ledger = (run_dir / "jobs.json").read_bytes()
+    out = polar("resume", str(run_dir))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith(f"{run_dir} already finished (sessions 6/6 ") and "nothing submitted" in out.stdout
+    assert (run_dir / "jobs.json").read_bytes() == ledger
+    mine = subprocess.run(["squeue", "-h", "-n", "local-shell-gateway,local-shell-inference,local-shell-coordinator",
+                           "-o", "%i"], capture_output=True, text=True, timeout=30).stdout.split()
+    assert mine == [], f"resume of a finished run left jobs in the queue: {mine}"
 
 
-def test_cancel_drains_and_commits(tmp_path: Path) -> None:
-    run_dir = tmp_path / "run"
+@pytest.mark.timeout(700)
+def test_gateways_wait_for_a_held_inference_job_report_it_then_run(run_dir: Path) -> None:
+    out = polar("launch", RECIPE, "--run-dir", str(run_dir), *SLURM_SETS, *HELD, "--set", "tasks.num_samples=1",
+                "--set", "launch.wait_timeout_s=15")
+    assert out.returncode == 0, out.stderr
+    jobs = _jobs(run_dir)
+    inference = jobs["inference-0"]
+    _scontrol("hold", inference)
+    held = f"waiting for inference-0: job {inference} PENDING (JobHeld"  # JobHeldAdmin when root holds it
+
+    def reported() -> bool:
+        waits = read_waits(run_dir)
+        return all(w in waits and waits[w].detail.startswith(held) for w in ("gateway-0", "gateway-1"))
+
+    _wait_for(reported, 180, f"both gateways to report {held!r}")
+    # the wait deadline (15 s) counts only time the job is not queued: still waiting well past it
+    _wait_for(lambda: time.time() - read_waits(run_dir)["gateway-0"].since > 25, 60, "25 s of waiting")
+    assert all(sacct_states([jobs[g]])[jobs[g]] == "RUNNING" for g in ("gateway-0", "gateway-1"))
+    st = polar("status", str(run_dir))
+    assert f"gateway-0 {held}" in st.stdout, st.stdout
+    assert held in _logs(run_dir, "gateway", jobs["gateway-0"])
+    _scontrol("release", inference)
+    _scontrol("update", f"JobId={inference}", "StartTime=now")
+    assert wait_run(RunDir(run_dir), timeout_s=400) == 0
+    keys, dups = committed_keys(run_dir)
+    assert sorted(keys) == sorted(_expected(1)) and dups == 0
+    assert read_waits(run_dir) == {}
+
+
+@pytest.mark.timeout(600)
+def test_wait_exits_nonzero_when_every_gateway_is_gone_and_cancel_is_quick(run_dir: Path) -> None:
+    waiter = subprocess.Popen(
+        [sys.executable, "-m", "polar_hpc", "launch", RECIPE, "--run-dir", str(run_dir), *SLURM_SETS, *HELD,
+         "--wait", "--timeout", "300"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for(lambda: (run_dir / "jobs.json").is_file(), 60, "jobs.json")
+        jobs = _jobs(run_dir)
+        gateways = [jobs["gateway-0"], jobs["gateway-1"]]
+        _wait_for(lambda: all(s == "RUNNING" for s in sacct_states(gateways).values()), 120, "gateways RUNNING")
+        subprocess.run(["scancel", gateways[0].split("_")[0]], check=True, timeout=30)
+        out, err = waiter.communicate(timeout=120)
+    finally:
+        if waiter.poll() is None:
+            waiter.kill()
+            waiter.communicate()
+    assert waiter.returncode == 1, out + err
+    assert "every gateway rank ended (gateway-0 CANCELLED, gateway-1 CANCELLED) before the run finished" in err
+    started = time.monotonic()
+    out2 = polar("cancel", str(run_dir), timeout=200)
+    took = time.monotonic() - started
+    assert out2.returncode == 0, out2.stderr
+    assert took < 60, f"cancel of a run with nothing to drain took {took:.0f}s"
+    _wait_for(lambda: not any(s in ("RUNNING", "PENDING") for s in sacct_states(list(jobs.values())).values()), 60,
+              "every job to leave RUNNING/PENDING")
+    st = polar("status", str(run_dir))
+    assert st.stdout.splitlines()[-1].startswith("cancelled at "), st.stdout
+    assert "recent errors" not in st.stdout
+
+
+@pytest.mark.timeout(700)
+def test_cancel_drains_and_commits(run_dir: Path) -> None:
     out = polar("launch", RECIPE, "--run-dir", str(run_dir), *SLURM_SETS, "--set", "tasks.num_samples=6",
                 "--set", "shards.max_sessions=100")
     assert out.returncode == 0, out.stderr
@@ -98,26 +177,41 @@ def test_cancel_drains_and_commits(tmp_path: Path) -> None:
               "every job to leave RUNNING/PENDING")
     keys, dups = committed_keys(run_dir)
     assert len(keys) >= 2 and dups == 0, "sessions done before the cancel were not committed"
+    assert out.stdout == f"cancelled {run_dir}: {len(keys)} sessions committed in " \
+                         f"{len(list((run_dir / 'shards').glob('*.h5')))} shard(s)\n"
     assert not list((run_dir / "shards").glob("*.tmp")), "a shard was left half-written"
     val = polar("shards", "validate", str(run_dir / "shards"))
     assert val.returncode == 0, val.stdout
+    assert all(s != "FAILED" for s in sacct_states(list(jobs.values())).values()), "a cancel is not a failure"
 
 
-def test_requeued_gateway_rank_still_completes_exactly_once(tmp_path: Path) -> None:
-    run_dir = tmp_path / "run"
-    out = polar("launch", RECIPE, "--run-dir", str(run_dir), *SLURM_SETS, "--set", "tasks.num_samples=4")
+@pytest.mark.timeout(1200)
+def test_preempted_gateway_checkpoints_through_submitit_returns_and_rejoins(run_dir: Path) -> None:
+    """The real path: USR2 (what ``--signal=USR2@N`` and a preemption deliver) -> submitit's handler ->
+    ComponentJob.checkpoint() (drain, commit) -> submitit requeues -> the rank comes back and registers again."""
+    out = polar("launch", RECIPE, "--run-dir", str(run_dir), *SLURM_SETS, "--set", "tasks.num_samples=4",
+                "--set", "gateway.drain_grace_s=10")
     assert out.returncode == 0, out.stderr
     jobs = _jobs(run_dir)
     victim = jobs["gateway-1"]
-    _wait_for(lambda: sacct_states([victim]).get(victim) == "RUNNING", 120, f"{victim} RUNNING")
-    _wait_for(lambda: (run_dir / "status.json").exists(), 120, "status.json")
-    time.sleep(5)  # let it take sessions
-    subprocess.run(["scontrol", "requeue", victim], check=True, timeout=30)
-    _wait_for(lambda: sacct_states([victim]).get(victim) in ("PENDING", "REQUEUED"), 120, f"{victim} requeued")
-    subprocess.run(["scontrol", "update", f"JobId={victim}", "StartTime=now"], check=True, timeout=30)
-    from polar_hpc.launch.monitor import wait_run
 
-    assert wait_run(RunDir(run_dir), timeout_s=600) == 0
+    def victim_busy() -> bool:
+        status = read_status(RunDir(run_dir))
+        return status is not None and any(r.rank == 1 and r.alive and r.in_flight > 0 for r in status.ranks)
+
+    _wait_for(victim_busy, 300, "gateway-1 holding sessions")
+    subprocess.run(["scancel", "--signal=USR2", victim], check=True, timeout=30)
+    _wait_for(lambda: sacct_states([victim]).get(victim) == "PENDING", 180, f"{victim} requeued by submitit")
+    _scontrol("update", f"JobId={victim}", "StartTime=now")  # Slurm holds a requeued job ~2 min (BeginTime)
+    coordinator_log = lambda: _logs(run_dir, "coordinator", jobs["coordinator-0"])  # noqa: E731
+    _wait_for(lambda: coordinator_log().count("gateway rank 1 registered") >= 2, 300,
+              "gateway-1 to come back and register again")
+    assert wait_run(RunDir(run_dir), timeout_s=400) == 0
+    victim_log = _logs(run_dir, "gateway", victim)
+    assert "Caught signal SIGUSR2" in victim_log and "Calling checkpoint method" in victim_log, victim_log[-3000:]
+    # the checkpoint drained the rank (SIGTERM), which committed or released what it held, before the requeue
+    hit = victim_log.index("Calling checkpoint method")
+    assert victim_log.index("rank 1: signal received, draining", hit) < victim_log.index("Requeued job", hit)
     keys, dups = committed_keys(run_dir)
     assert sorted(keys) == sorted(_expected(4))
     assert dups == 0

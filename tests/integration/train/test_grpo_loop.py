@@ -14,10 +14,16 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).parents[3]
 
 
+@pytest.mark.timeout(600)  # the loop's own deadline is 540 s
 def test_grpo_loop_advances_weight_version(tmp_path: Path) -> None:
-    out = subprocess.run([sys.executable, str(ROOT / "tools" / "grpo_loop.py"), "--steps", "3", "--run-dir",
-                          str(tmp_path / "run")], capture_output=True, text=True, timeout=540, cwd=ROOT,
-                         stdin=subprocess.DEVNULL)
+    from tests.integration.launch.helpers import stop_run
+
+    try:
+        out = subprocess.run([sys.executable, str(ROOT / "tools" / "grpo_loop.py"), "--steps", "3", "--run-dir",
+                              str(tmp_path / "run")], capture_output=True, text=True, timeout=540, cwd=ROOT,
+                             stdin=subprocess.DEVNULL)
+    finally:
+        stop_run(tmp_path / "run")  # whatever the loop launched, even when it timed out
     assert out.returncode == 0, out.stdout + out.stderr[-3000:]
     steps = re.findall(r"step (\d): .*reward ([\d.]+)\s+loss (\S+)\s+weight_version in records \[(.*?)\]",
                        out.stdout)

@@ -83,3 +83,44 @@ def test_server_job_requires_the_run_token(tmp_path: Path) -> None:
     assert ref.env(tmp_path / "scratch")[API_KEY_ENV] == "s3cret"
     bare = ServerJob(InferenceConfig(engine="sglang"), index=0, run_dir=tmp_path / "none", model_path="/m")
     assert "--api-key" not in bare.command(1) and API_KEY_ENV not in bare.env(tmp_path / "scratch2")
+
+
+def test_sglang_in_its_own_venv_and_in_a_container() -> None:
+    cfg = InferenceConfig(engine="sglang", model="/m", python="/sw/sglang/bin/python")
+    job = ServerJob(cfg, index=0, run_dir="/run", model_path="/m", topology=Topology(), host="gpu1")
+    cmd = job.command(30000)
+    assert cmd[:3] == ["/sw/sglang/bin/python", "-m", "polar_hpc.inference.sglang_launch"]
+    img = InferenceConfig(engine="sglang", model="/m", container="/sw/sglang.sif")
+    job = ServerJob(img, index=0, run_dir="/run", model_path="/m", topology=Topology(), host="gpu1")
+    import os
+
+    from polar_hpc.inference import server
+
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = "/run/code"
+    try:
+        cmd = job.command(30000)
+    finally:
+        if old is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = old
+    assert cmd[1:] == ["exec", "--nv", "--bind", "/m:/m:ro", "--bind", "/run/code:/run/code:ro", "/sw/sglang.sif",
+                       "python3", "-m", "polar_hpc.inference.sglang_launch", "--model-path", "/m", "--host", "gpu1",
+                       "--port", "30000", "--served-model-name", "policy", "--tp-size", "1", "--dp-size", "1",
+                       "--context-length", "32768"]
+    assert cmd[0].endswith(("apptainer", "singularity"))
+    assert server.container_prefix("docker://lmsysorg/sglang:v0.5", "/m", env={}, binary="apptainer") == [
+        "apptainer", "exec", "--nv", "--bind", "/m:/m:ro", "docker://lmsysorg/sglang:v0.5"]
+    ref = InferenceConfig(engine="reference", python="/opt/torch-env/bin/python")
+    assert ServerJob(ref, index=0, run_dir="/r", model_path="/m", topology=Topology(), host="h").command(1)[0] == \
+        "/opt/torch-env/bin/python"
+
+
+def test_the_api_key_never_reaches_a_container_command_line(tmp_path: Path) -> None:
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "run_token").write_text("s3cret")
+    job = ServerJob(InferenceConfig(engine="sglang", model="/m", container="/i.sif"), index=0, run_dir=tmp_path,
+                    model_path="/m", topology=Topology(), host="h")
+    assert not any("s3cret" in a for a in job.command(1))
+    assert job.env(tmp_path)["POLAR_INFERENCE_API_KEY"] == "s3cret"

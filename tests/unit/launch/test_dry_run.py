@@ -80,3 +80,23 @@ def test_signal_delay_covers_drain_commit_and_requeue() -> None:
     assert signal_delay_s(cfg) >= stop_grace_s(cfg) + REQUEUE_MARGIN_S
     for script in render_sbatch(cfg, RunDir(RUN)).values():
         assert f"#SBATCH --signal=USR2@{signal_delay_s(cfg)}" in script
+
+
+def test_launch_requeue_reaches_sbatch_and_the_job_body() -> None:
+    from polar_hpc.launch.jobs import ComponentJob
+
+    cfg = load_recipe(ROOT / "recipes" / "swegym-offline-sft.toml", ["launch.requeue=false"])
+    for script in render_sbatch(cfg, RunDir(RUN)).values():
+        assert "#SBATCH --no-requeue" in script and "#SBATCH --requeue" not in script
+    job = ComponentJob(RUN, "gateway", 0, requeue=False)
+    assert job.checkpoint() is None  # submitit: "checkpoint function returned None" -> the job ends
+    again = ComponentJob(RUN, "gateway", 0).checkpoint()
+    assert isinstance(again.function, ComponentJob) and again.function.requeue
+
+
+def test_trainer_section_is_what_async_rollouts_uses(tmp_path: Path) -> None:
+    from polar_hpc.train.async_client import AsyncConfig
+
+    (tmp_path / "config.toml").write_text("[trainer]\nmax_off_policy_steps = 3\nmin_group_fraction = 0.5\n")
+    assert AsyncConfig.from_run(tmp_path) == AsyncConfig(max_off_policy_steps=3, min_group_fraction=0.5)
+    assert AsyncConfig.from_run(tmp_path / "none") == AsyncConfig()

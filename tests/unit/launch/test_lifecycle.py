@@ -125,3 +125,52 @@ def test_cli_wait_prints_progress_to_stderr(tmp_path: Path) -> None:
               f"sys.exit(wait_run(RunDir({str(tmp_path)!r}), timeout_s=0.05, interval_s=0.01, report=cli._report))")
     res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert res.returncode == 124 and "gave up waiting" in res.stderr
+
+
+def test_wait_run_exits_1_naming_the_cause_when_every_gateway_is_gone(tmp_path: Path) -> None:
+    coordinator = _sleeper()
+    try:
+        run = _local_run(tmp_path, [_job("coordinator", 0, 2**22 + 9, tmp_path),
+                                    _job("gateway", 0, 2**22 + 11, tmp_path), _job("gateway", 1, 2**22 + 13, tmp_path)])
+        write_pid_file(run.logs("coordinator") / "coordinator-0.pid", coordinator.pid)
+        lines: list[str] = []
+        assert wait_run(run, timeout_s=30, interval_s=0.01, report=lines.append, confirm_s=0.05) == 1
+        assert lines[-1] == (f"every gateway rank ended (gateway-0 ENDED, gateway-1 ENDED) before the run finished; "
+                             f"logs: {tmp_path.parent}")
+        run.mark_cancelled(5.0)
+        assert wait_run(run, timeout_s=30, interval_s=0.01, report=lines.append) == 1
+        assert lines[-1].startswith("the run was cancelled at ") and lines[-1].endswith(f"(polar-hpc resume {run.root} to go on)")
+    finally:
+        coordinator.kill()
+        coordinator.wait()
+
+
+def _polar(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "polar_hpc", *args], capture_output=True, text=True, timeout=60,
+                          cwd=ROOT)
+
+
+def test_resume_of_a_finished_run_submits_nothing(tmp_path: Path) -> None:
+    import msgspec
+
+    from polar_hpc.wire.control import RunStatus
+
+    run = create_run_dir(load_recipe(ROOT / "recipes" / "local-shell.toml"), tmp_path / "run")
+    run.write_jobs(JobsFile(backend="local", jobs=[_job("coordinator", 0, 2**22 + 9, tmp_path)]))
+    run.status_path.write_bytes(msgspec.json.encode(RunStatus(sessions={"committed": 6}, finished=True)))
+    before = run.jobs_path.read_bytes()
+    out = _polar("resume", str(run.root))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith(f"{run.root} already finished (sessions 6/6 ") and out.stdout.endswith(
+        "; nothing submitted\n")
+    assert run.jobs_path.read_bytes() == before
+
+
+def test_status_after_cancel_says_cancelled_with_what_was_committed(tmp_path: Path) -> None:
+    run = create_run_dir(load_recipe(ROOT / "recipes" / "local-shell.toml"), tmp_path / "run")
+    run.write_jobs(JobsFile(backend="local", jobs=[_job("coordinator", 0, 2**22 + 9, tmp_path)]))
+    out = _polar("cancel", str(run.root), "--grace", "5")
+    assert (out.returncode, out.stdout) == (0, f"cancelled {run.root}: 0 sessions committed in 0 shard(s)\n")
+    out = _polar("status", str(run.root))
+    last = out.stdout.splitlines()[-1]
+    assert last.startswith("cancelled at ") and last.endswith(": 0 sessions committed in 0 shard(s)"), out.stdout

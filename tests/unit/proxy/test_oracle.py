@@ -133,6 +133,49 @@ def test_turn_follows_the_history(qwen3_template: Any) -> None:
         msgs += [ChatMessage(role="assistant", tool_calls=[ToolCall(id="c", name="bash", arguments="{}")]),
                  ChatMessage(role="tool", content="ok", tool_call_id="c")]
     assert labels == ["look", "apply", "verify", "answer", "answer"]
-    assert policy.turn(CanonicalRequest(messages=msgs[:1]), b"{}", "openai_chat") is None  # no tools: sampled
+    fresh = OraclePolicy(OracleScript(solution_patch=PATCH), qwen3_template, "qwen")
+    assert fresh.turn(CanonicalRequest(messages=msgs[:1]), b"{}", "openai_chat") is None  # no tools yet: sampled
+    compact = policy.turn(CanonicalRequest(messages=[ChatMessage(role="user", content="Summarize the work.")]),
+                          b"{}", "openai_chat")
+    assert compact is not None and compact[0].label == "summary" and "left to do: nothing" in compact[0].answer
+
+
+def test_a_compacted_history_continues_where_the_script_was(qwen3_template: Any) -> None:
+    policy = OraclePolicy(OracleScript(solution_patch=PATCH, verify="pytest -q"), qwen3_template, "qwen")
+    look = [ChatMessage(role="user", content="fix calc"),
+            ChatMessage(role="assistant", tool_calls=[ToolCall(id="c", name="bash", arguments="{}")]),
+            ChatMessage(role="tool", content="ok", tool_call_id="c")]
+    first = policy.turn(CanonicalRequest(messages=look, tools=[SHELLS["pi"]]), b"{}", "openai_chat")
+    assert first is not None and first[0].label == "apply"
+    summary = policy.forced_text(CanonicalRequest(messages=[*look, ChatMessage(role="user", content="compact")]),
+                                 b"{}", "openai_chat")
+    assert summary is not None and "done so far are look" in summary
+    compacted = [ChatMessage(role="user", content="fix calc"), ChatMessage(role="user", content=summary)]
+    again = policy.turn(CanonicalRequest(messages=compacted, tools=[SHELLS["pi"]]), b"{}", "openai_chat")
+    assert again is not None and again[0].label == "apply"  # not "look" again
+    compacted += [ChatMessage(role="assistant", tool_calls=[ToolCall(id="d", name="bash", arguments="{}")]),
+                  ChatMessage(role="tool", content="applied", tool_call_id="d")]
+    after = policy.turn(CanonicalRequest(messages=compacted, tools=[SHELLS["pi"]]), b"{}", "openai_chat")
+    assert after is not None and after[0].label == "verify"
     ids = policy.forced_ids("done", in_think=True)
     assert ids[-1] == qwen3_template.end_of_turn_id and qwen3_template.decode(ids).startswith("</think>")
+
+
+def test_delegating_oracle_calls_the_subagent_tool_then_answers(qwen3_template: Any) -> None:
+    from polar_hpc.proxy.oracle.script import SUBAGENT_MARKER
+
+    agent = ToolSpec(name="Agent", parameters=obj({"description": S, "prompt": S, "subagent_type": S}, ["description", "prompt"]))
+    script = OracleScript(solution_patch=PATCH, verify="pytest -q", delegate=True)
+    policy = OraclePolicy(script, qwen3_template, "qwen")
+    main = [ChatMessage(role="user", content="fix calc")]
+    text = policy.forced_text(CanonicalRequest(messages=main, tools=[agent, SHELLS["claude_code"]]), b"{}", "anthropic")
+    assert text is not None
+    call = parse_reply(text, "qwen").tool_calls[0]
+    args = json.loads(call.arguments)
+    assert call.name == "Agent" and args["prompt"] == f"{SUBAGENT_MARKER}\nfix calc" and args["description"]
+    sub = [ChatMessage(role="user", content=args["prompt"])]
+    sub_turn = policy.turn(CanonicalRequest(messages=sub, tools=[SHELLS["claude_code"]]), b"{}", "anthropic")
+    assert sub_turn is not None and sub_turn[0].label == "look"  # the sub-agent runs the script
+    main += [ChatMessage(role="assistant", tool_calls=[call]), ChatMessage(role="tool", content="done")]
+    last = policy.turn(CanonicalRequest(messages=main, tools=[agent, SHELLS["claude_code"]]), b"{}", "anthropic")
+    assert last is not None and last[0].label == "answer"

@@ -84,6 +84,32 @@ async def test_slow_engine_stream_starts_with_keepalive(scripted_proxy: ProxyHan
     assert r.status == 200 and body.startswith(": keep-alive") and "event: error" in body and "overloaded_error" in body
 
 
+async def test_slow_google_stream_keepalive_is_a_blank_line(scripted_proxy: ProxyHandle) -> None:
+    """google-genai's JS parser (Gemini CLI) reads only ``data:`` frames at its buffer's head, leading whitespace
+    allowed: a comment keep-alive there made every slow call fail and be retried. The keep-alive is a blank line."""
+    from google import genai
+    from google.genai import types as gtypes
+
+    h = scripted_proxy
+    h.server.sse_keepalive_s = 0.05  # type: ignore[attr-defined]
+    real = h.engine.generate
+
+    async def slow(*a, **kw):  # type: ignore[no-untyped-def]
+        await asyncio.sleep(0.3)
+        return await real(*a, **kw)
+
+    h.engine.generate = slow  # type: ignore[method-assign]
+    path = "/v1beta/models/m:streamGenerateContent?alt=sse"
+    async with aiohttp.ClientSession() as s, s.post(h.base_url + path, headers={"x-goog-api-key": h.api_key},
+                                                    json={"contents": [{"role": "user", "parts": [{"text": "x"}]}]}) as r:
+        body = await r.text()
+    assert r.status == 200 and body.startswith("\n") and ": keep-alive" not in body
+    assert body.lstrip().startswith("data: ")
+    client = genai.Client(api_key=h.api_key, http_options=gtypes.HttpOptions(base_url=h.base_url, api_version="v1beta"))
+    text = "".join([c.text or "" async for c in await client.aio.models.generate_content_stream(model="m", contents="hi")])
+    assert text == "Hello from the scripted engine."
+
+
 async def test_client_gone_mid_stream_keeps_later_records(scripted_proxy: ProxyHandle) -> None:
     """A client that disconnects during the keep-alives: its engine call is cancelled, its index finished, and
     the session's next call is still recorded (the log releases records in index order)."""

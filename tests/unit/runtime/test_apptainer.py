@@ -102,6 +102,8 @@ async def test_missing_binary_is_reported(tmp_path: Path, monkeypatch: pytest.Mo
     await rt.stop()
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(700)  # the image pull alone may take 600 s
 async def test_real_instance(tmp_path: Path) -> None:
     binary = shutil.which("apptainer")
     if binary is None:

@@ -160,3 +160,74 @@ def test_torch_dataset_tensors(run: Path) -> None:
     items = list(DataLoader(ds, batch_size=None))
     assert items and all(i["input_ids"].dtype == torch.long and i["input_ids"].shape[0] <= 800 for i in items)
     assert ds.cursor.epoch == 1 and ds.cursor.position == 0
+
+
+def _keys(items: list[dict[str, Any]], reader: TraceReader) -> Counter[str]:
+    """Traces of packed items, identified by their leading token ids (the fixture's ids are random)."""
+    out: Counter[str] = Counter()
+    for it in items:
+        ids, cu = it["input_ids"].numpy(), it["cu_seqlens"].numpy()
+        out.update(ids[cu[k]:cu[k + 1]].tobytes().hex()[:64] for k in range(len(cu) - 1))
+    return out
+
+
+def test_torch_dataset_parts_by_rank_and_worker(run: Path) -> None:
+    from torch.utils.data import DataLoader
+
+    from polar_hpc.train.torch_data import PackedTraceDataset
+
+    reader = TraceReader(run, None, ReaderConfig(token_budget=800, seed=5))
+    every = _keys(list(DataLoader(PackedTraceDataset(reader), batch_size=None)), reader)
+    assert sum(every.values()) == len(reader) - reader.stats.skipped_oversize
+    per_rank = []
+    for rank in range(2):
+        ds = PackedTraceDataset(reader, rank=rank, world_size=2, epochs=2)
+        items = list(DataLoader(ds, batch_size=None, num_workers=2))
+        per_rank.append(_keys(items, reader))
+        parts = {int(msgspec.json.decode(it["cursor"], type=Cursor).shard) for it in items}
+        assert parts == {2 * rank, 2 * rank + 1}  # rank r's workers read parts 2r and 2r+1
+    assert per_rank[0] + per_rank[1] == Counter({k: 2 * v for k, v in every.items()})  # once per epoch
+    one = [_keys(list(DataLoader(PackedTraceDataset(reader, rank=r, world_size=2), batch_size=None,
+                                 num_workers=2)), reader) for r in range(2)]
+    assert one[0] + one[1] == every and not set(one[0]) & set(one[1])  # one epoch: disjoint parts
+
+
+def test_torch_dataset_resumes_every_worker(run: Path) -> None:
+    from torch.utils.data import DataLoader
+
+    from polar_hpc.train.reader import CursorMismatch
+    from polar_hpc.train.torch_data import PackedTraceDataset, part_of
+
+    reader = TraceReader(run, None, ReaderConfig(token_budget=700, seed=2))
+    full = list(DataLoader(PackedTraceDataset(reader, epochs=1), batch_size=None, num_workers=2))
+    saved: dict[int, str] = {}
+    first = []
+    for item in DataLoader(PackedTraceDataset(reader, epochs=1), batch_size=None, num_workers=2):
+        first.append(item)
+        saved[part_of(item["cursor"])] = item["cursor"]
+        if len(first) == 3:
+            break
+    rest = list(DataLoader(PackedTraceDataset(TraceReader(run, None, ReaderConfig(token_budget=700, seed=2)),
+                                              cursors=saved.values()), batch_size=None, num_workers=2))
+    assert _keys(first, reader) + _keys(rest, reader) == _keys(full, reader)
+    with pytest.raises(CursorMismatch, match="same world size and num_workers"):
+        next(iter(PackedTraceDataset(reader, cursors=saved.values())))
+
+
+def test_reader_errors_name_what_is_wrong(tmp_path: Path, run: Path) -> None:
+    from polar_hpc.store.reader import MissingShards
+
+    with pytest.raises(MissingShards, match="no such file or directory: .*typo"):
+        TraceReader(tmp_path / "typo")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(MissingShards, match="no committed shards"):
+        TraceReader(tmp_path / "empty")
+    with pytest.raises(TypeError, match=r"TraceSelect.harness: expected a tuple .* got str 'pi' \(write harness=\('pi',\)\)"):
+        TraceSelect(harness="pi")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="unknown trace status 'DONE'; expected one of COMPLETED, TIMEOUT, ERROR"):
+        TraceSelect(status=("DONE",))  # type: ignore[arg-type]
+    named = TraceSelect(status=("COMPLETED", "timeout"))  # type: ignore[arg-type]
+    assert named.status == (TraceStatus.COMPLETED, TraceStatus.TIMEOUT)
+    assert len(TraceReader(run, named)) == len(TraceReader(run, TraceSelect(status=(TraceStatus.COMPLETED,
+                                                                                     TraceStatus.TIMEOUT))))
+    assert len(TraceReader(run, TraceSelect(harness=["pi"]))) > 0  # type: ignore[arg-type]

@@ -24,7 +24,7 @@ def test_report_tables_and_plots(tmp_path: Path, session_result_factory: Any) ->
     assert "| psf/requests | 5 | 10 | 4 | 40.0% | 4 |" in text  # sample 1 (reward 1) timed out
     assert "| pallets/flask | 10 | 10 | 5 | 50.0% | 5 |" in text
     assert "timeout: agent timed out after 1200 s | 1 |" in text
-    assert "n/a" not in text.split("GPU-side throughput:")[1].splitlines()[0]
+    assert "n/a" not in text.split("Engine throughput:")[1].splitlines()[0] and "GPU" not in text
     for png in ("acceptance_by_repo", "reward_hist", "turns_tokens", "stage_durations"):
         data = (tmp_path / "rep" / f"{png}.png").read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 2000
@@ -36,4 +36,28 @@ def test_report_cli_without_engine_timings(tmp_path: Path, session_result_factor
     run = write_run(tmp_path / "run", [session_result_factory() for _ in range(4)])
     assert main(["report", str(run), "--no-plots"]) == 0
     out = capsys.readouterr().out
-    assert "GPU-side throughput: n/a" in out and (run / "report/report.md").exists()
+    assert "Engine throughput: n/a" in out and (run / "report/report.md").exists()
+
+
+async def test_report_on_recorded_sdk_run(sdk_run: Path, tmp_path: Path) -> None:
+    text = write_report([sdk_run], tmp_path / "rep")
+    assert "| tests still failing: test_add.py::test_add | 2 |" in text  # sessions 2 and 5 fail their test
+    assert "reward below threshold" not in text
+    stages = text.split("## Stages (pipeline order)")[1].split("\n\n")[1]
+    assert [line.split("`")[1] for line in stages.splitlines()[2:]] == ["init", "run", "build", "evaluate"]
+    assert "| `init` | 4 ms | 4 ms | 4 ms |" in stages and "e-0" not in text
+    assert "| openai-sdk | 6 | 4 | 66.7% | 0.667 | 3 |" in text  # per-harness: median 3 turns
+    rep = json.loads((tmp_path / "rep/report.json").read_text())
+    assert list(rep["stages"]) == ["init", "run", "build", "evaluate"]
+    import matplotlib.image as mpimg
+
+    assert mpimg.imread(tmp_path / "rep/stage_durations.png").shape[0] > 300
+
+
+def test_report_missing_or_empty_run_fails(tmp_path: Path, capsys: Any) -> None:
+    assert main(["report", str(tmp_path / "typo"), "--out", str(tmp_path / "rep")]) == 2
+    err = capsys.readouterr().err
+    assert "no such file or directory" in err and "typo" in err and not (tmp_path / "rep").exists()
+    (tmp_path / "run" / "shards").mkdir(parents=True)
+    assert main(["report", str(tmp_path / "run")]) == 2
+    assert "no committed shards" in capsys.readouterr().err

@@ -92,3 +92,17 @@ def test_end_of_turn_inferred_from_the_first_stopped_reply() -> None:
     traj = get_builder(BuilderSpec()).build(records)
     assert traj.stats.chains == chains > 1 and set(traj.stats.breaks) == {"retokenized"}
     assert np.all(traj.traces[0].response_logprobs[traj.traces[0].loss_mask == 0] == 0.0)
+
+
+def test_a_retried_request_breaks_as_prompt_repeated() -> None:
+    """A client that sends the same request again (Gemini CLI retries a stream it could not parse): the copy starts
+    a chain of its own, named for what happened."""
+    import msgspec
+
+    records, _ = make_records(5, SynthSpec(agents=1, turns=3))
+    retry = msgspec.structs.replace(records[0], completion_id="retry", index=1)
+    later = [msgspec.structs.replace(r, index=r.index + 1) for r in records[1:]]
+    traj = get_builder(BuilderSpec(), end_of_turn_id=EOT).build([records[0], retry, *later])
+    assert traj.stats.breaks == {"prompt_repeated": 1}
+    repeated = next(t for t in traj.traces if t.metadata["break_reason"])
+    assert repeated.metadata["completion_ids"][0] == "retry" and repeated.metadata["parent_chain"] == 0

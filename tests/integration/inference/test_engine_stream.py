@@ -1,0 +1,71 @@
+"""SGLangEngine.open_stream against the real reference server: the streamed result equals the non-streamed one
+for the same seed, the request satisfies SGLang's schema, an abort stops the server's work and keeps the tokens
+sampled until then."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import numpy as np
+
+from polar_hpc.inference.engine import SGLangEngine
+from polar_hpc.inference.reference.process import ReferenceHandle
+from polar_hpc.inference.sglang_schema import validate_generate_request
+from polar_hpc.wire.records import SamplingParams
+
+PROMPT = [151644, 872, 198, 6023, 151645, 198, 151644, 77091, 198]
+CASES = [
+    SamplingParams(max_new_tokens=24, temperature=0.0),
+    SamplingParams(max_new_tokens=30, temperature=1.0, top_p=0.9, seed=11),
+    SamplingParams(max_new_tokens=30, temperature=1.0, stop=["e"], seed=3),
+]
+
+
+async def test_streamed_result_equals_generate(reference_server: ReferenceHandle) -> None:
+    sent: list[bytes] = []
+    async with SGLangEngine([reference_server.url], context_length=32768, request_hook=sent.append) as engine:
+        for sampling in CASES:
+            plain = await engine.generate(PROMPT, sampling, stop_token_ids=[151645])
+            stream = await engine.open_stream(PROMPT, sampling, stop_token_ids=[151645])
+            deltas: list[list[int]] = []
+            try:
+                async for ids, lps in stream:
+                    assert len(ids) == len(lps) > 0
+                    deltas.append(ids)
+            finally:
+                await stream.close()
+            res = stream.result
+            assert res is not None
+            assert [t for d in deltas for t in d] == res.output_ids.tolist()
+            assert deltas  # (chunks that arrive together come as one delta)
+            assert np.array_equal(res.output_ids, plain.output_ids)
+            assert np.array_equal(res.output_logprobs, plain.output_logprobs)
+            assert (res.finish_reason, res.matched_stop) == (plain.finish_reason, plain.matched_stop)
+            assert res.prompt_tokens == plain.prompt_tokens == len(PROMPT)
+            assert res.weight_version == plain.weight_version
+    assert len(sent) == 2 * len(CASES)
+    for body in sent:
+        assert validate_generate_request(body).stream in (True, False)
+    assert [validate_generate_request(b).stream for b in sent] == [False, True] * len(CASES)
+
+
+async def test_abort_stops_the_server_and_keeps_the_sampled_tokens(reference_server: ReferenceHandle) -> None:
+    async with SGLangEngine([reference_server.url]) as engine:
+        stream = await engine.open_stream(PROMPT, SamplingParams(max_new_tokens=4000, temperature=1.0, seed=5))
+        seen = 0
+        started = time.monotonic()
+        try:
+            async for ids, _ in stream:
+                seen += len(ids)
+                if seen >= 3 and stream.result is None:
+                    stream.abort()
+        finally:
+            await stream.close()
+        assert time.monotonic() - started < 10
+        res = stream.result
+        assert res is not None and res.finish_reason == "abort"
+        assert len(res.output_ids) == len(res.output_logprobs) == seen < 4000
+        # the server is free again: a new call completes at once
+        after = await asyncio.wait_for(engine.generate(PROMPT, SamplingParams(max_new_tokens=2)), 30)
+        assert len(after.output_ids) == 2

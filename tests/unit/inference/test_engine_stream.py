@@ -1,0 +1,68 @@
+"""SGLangEngine.open_stream against the FAKE StubServer (failures and chunk kinds a real server won't produce on
+demand): delta and cumulative chunks give the same result, an abort ends the stream with what was sent, a 5xx
+before the stream starts is retried on the next server."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from polar_hpc.inference.engine import SGLangEngine
+from polar_hpc.inference.stub import StubServer, error_response
+from polar_hpc.wire.records import SamplingParams
+
+PROMPT = [5, 6, 7]
+
+
+async def _run(stub: StubServer, n: int = 40) -> tuple[list[list[int]], object]:
+    async with SGLangEngine([await stub.start()]) as engine:
+        stream = await engine.open_stream(PROMPT, SamplingParams(max_new_tokens=n), stop_token_ids=[999])
+        try:
+            deltas = [ids async for ids, _ in stream]
+        finally:
+            await stream.close()
+    await stub.stop()
+    return deltas, stream.result
+
+
+async def test_delta_and_cumulative_chunks_give_the_same_result() -> None:
+    d_deltas, d = await _run(StubServer(stop_at_end=True))
+    c_deltas, c = await _run(StubServer(stop_at_end=True, cumulative=True))
+    flat = [t for x in d_deltas for t in x]
+    assert flat == [t for x in c_deltas for t in x] and len(flat) == 40
+    for r in (d, c):
+        assert r.finish_reason == "stop" and r.matched_stop == 999  # type: ignore[attr-defined]
+        assert r.output_ids.tolist() == flat  # type: ignore[attr-defined]
+        assert np.all(r.output_logprobs == -0.5)  # type: ignore[attr-defined]
+
+
+async def test_abort_keeps_what_was_sampled() -> None:
+    stub = StubServer(token_delay_s=0.02, n_tokens=500)
+    async with SGLangEngine([await stub.start()]) as engine:
+        stream = await engine.open_stream(PROMPT, SamplingParams(max_new_tokens=500))
+        got = 0
+        try:
+            async for ids, _ in stream:
+                got += len(ids)
+                if got == 5:
+                    stream.abort()
+        finally:
+            await stream.close()
+    await stub.stop()
+    res = stream.result
+    assert res is not None and res.finish_reason == "abort"
+    assert stub.aborted == [stream.rid] and 5 <= len(res.output_ids) == got < 50
+
+
+async def test_5xx_before_the_stream_is_retried_elsewhere() -> None:
+    async def fail(_: object) -> object:
+        return error_response(503, "overloaded")
+
+    bad, good = StubServer(fail), StubServer(n_tokens=3)  # type: ignore[arg-type]
+    async with SGLangEngine([await bad.start(), await good.start()], backoff_s=0.01) as engine:
+        stream = await engine.open_stream(PROMPT, SamplingParams(max_new_tokens=3), session_id="s")
+        res = await stream.drain()
+        await stream.close()
+    await bad.stop()
+    await good.stop()
+    assert res.output_ids.tolist() == [8, 9, 10] and res.server == good.url
+    assert len(bad.requests) + len(good.requests) >= 2

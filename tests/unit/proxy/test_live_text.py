@@ -1,0 +1,58 @@
+"""The live Shaper releases only what the final parse keeps: for every way of cutting a reply into deltas,
+what it sent is a prefix of the parsed reasoning and content, and tool-call syntax is never sent as text when
+it parses. The Detokenizer's pieces add up to the whole decode."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from polar_hpc.proxy.live.text import Detokenizer, Shaper
+from polar_hpc.proxy.parse import parse_reply
+
+TEXTS = [
+    "Hello there,  friend.\n\n",
+    "<think>\nLet me think.\n\n</think>\n\nThe answer is 4.",
+    '<think>\nI should list files.\n</think>\n\nLet me look.\n<tool_call>\n{"name": "bash", "arguments": {"command": "ls"}}\n</tool_call>',
+    'Sure. <tool_call>\n{"name": "bash", "arguments": {"command": </tool_call>',
+    "<think>unclosed reasoning then a call <tool_call>\n{\"name\": \"x\", \"arguments\": {}}\n</tool_call>",
+    "a < b and c <tool but not a call <toolbox>",
+    "<thinking is not think> text",
+    "<function=bash>\n<parameter=command>\nls\n</parameter>\n</function>",
+]
+
+
+@pytest.mark.parametrize("text", TEXTS)
+@pytest.mark.parametrize("parser", ["qwen", "qwen3_coder", "none"])
+def test_sent_is_a_prefix_of_the_parse(text: str, parser: str) -> None:
+    final = parse_reply(text, parser)  # type: ignore[arg-type]
+    rng = random.Random(0)
+    for trial in range(30):
+        sh = Shaper(parser, in_think=False)  # type: ignore[arg-type]
+        pos = 0
+        while pos < len(text):
+            step = 1 if trial == 0 else rng.randint(1, 6)
+            sh.feed(text[pos : pos + step])
+            pos += step
+            assert (final.reasoning or "").startswith(sh.sent_reasoning)
+            assert final.content.startswith(sh.sent_content), (sh.sent_content, final.content)
+            if final.tool_calls:
+                assert "<tool_call>" not in sh.sent_content and "<function=" not in sh.sent_content
+
+
+def test_in_think_prompt() -> None:
+    text = "still thinking\n</think>\n\nDone."
+    sh = Shaper("qwen", in_think=True)
+    for ch in text:
+        sh.feed(ch)
+    final = parse_reply(text, "qwen", in_think=True)
+    assert sh.sent_reasoning == final.reasoning == "still thinking"
+    assert sh.sent_content == final.content == "Done."
+
+
+def test_detokenizer_pieces_add_up(qwen3_template) -> None:  # type: ignore[no-untyped-def]
+    text = "Grüße, 世界! 🤖 emoji and <tool_call> text\n\n  spaced"
+    ids = qwen3_template.encode(text)
+    d = Detokenizer(qwen3_template)
+    assert "".join(d.feed([i]) for i in ids) == qwen3_template.decode(ids) == text

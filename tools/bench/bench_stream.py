@@ -1,0 +1,291 @@
+"""Streaming from the engine as it samples (``proxy.stream_upstream``) beside today's synthesized stream, in one run.
+
+Processes: the FAKE engine (``inference.stub.StubServer``, SGLang's streaming ``/generate`` with deltas, one
+token per chunk) and the load generator on CPU 0; two proxies on CPU 1 (tiny-qwen3 template): ``live``
+(stream_upstream) and ``synth`` (one non-streaming engine call, then a synthesized stream).
+
+Reports:
+  1. time to first content byte of a 1,000-token reply (the engine streams a token every ``--token-ms``):
+     direct to the engine (its first-token time), through ``live``, through ``synth``; p50 over ``--reps``;
+  2. proxy CPU-ms per completion of a 1,000-token reply from an instant engine: live stream, synthesized
+     stream, non-streaming JSON (the goal: live ≤ 2× JSON);
+  3. ``--sessions`` concurrent streaming sessions held through ``live`` (a token every 0.5 s per session):
+     how many finish cleanly, proxy CPU % and RSS while they stream;
+  4. the records of the same call on both paths compared (prompt ids, sampled ids, logprobs, finish reason).
+
+    python tools/bench/bench_stream.py            # ≈1.5 min on 2 cores
+    python tools/bench/bench_stream.py --quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import resource
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+KEY = "sk-bench"
+REPLY = 1000
+TOKEN_BASE = 9707
+"""The stub's tokens are 9707, 9708, ...: words ("Hello", ...), so the first token is visible text."""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def raise_nofile() -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+# ---------------------------------------------------------------------------------------------- processes
+def serve_stub(port: int, first_s: float, token_s: float, n_tokens: int) -> None:
+    from polar_hpc.inference.stub import StubServer
+
+    async def main() -> None:
+        stub = StubServer(n_tokens=n_tokens, first_token_delay_s=first_s, token_delay_s=token_s,
+                          token_base=TOKEN_BASE)
+        await stub.start("127.0.0.1", port)
+        await asyncio.Event().wait()
+
+    asyncio.run(main())
+
+
+def serve_proxy(port: int, upstream: str, live: bool, records: str) -> None:
+    from polar_hpc.assets import asset_path
+    from polar_hpc.inference.engine import SGLangEngine
+    from polar_hpc.inference.template import ChatTemplate
+    from polar_hpc.proxy.server import ProxyServer
+
+    async def main() -> None:
+        template = ChatTemplate.from_model_dir(asset_path("tiny-qwen3"))
+        engine = SGLangEngine([upstream], request_timeout_s=600, context_length=40000)
+        server = ProxyServer(template, engine, model_name="policy", context_length=40000, max_new_tokens=REPLY,
+                             sse_keepalive_s=10.0, stream_upstream=live, records_dir=records,
+                             session_memory_bytes=64 * 1024 * 1024)
+        server.open_session("bench", api_key=KEY)
+        for i in range(2000):
+            server.open_session(f"s{i}", api_key=f"{KEY}-{i}")
+        await server.start("127.0.0.1", port)
+        await asyncio.Event().wait()
+
+    asyncio.run(main())
+
+
+def spawn(role: str, *args: str, cpu: int) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, __file__, f"_{role}", *args], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, preexec_fn=lambda: (os.sched_setaffinity(0, {cpu}), raise_nofile()))
+
+
+def wait_up(url: str, proc: subprocess.Popen[bytes], timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            urllib.request.urlopen(url + "/health", timeout=2).read()
+            return
+        except OSError as err:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                tail = proc.stderr.read().decode()[-2000:] if proc.stderr else ""
+                raise RuntimeError(f"{url} did not start ({err}): {tail}") from None
+            time.sleep(0.1)
+
+
+def cpu_s(pid: int) -> float:
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def rss_mb(pid: int) -> float:
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def chat_body(stream: bool, seed: int = 1) -> bytes:
+    return msgspec.json.encode({"model": "policy", "stream": stream, "max_tokens": REPLY, "seed": seed,
+                                "messages": [{"role": "user", "content": "Write a long story."}]})
+
+
+def gen_body() -> bytes:
+    return msgspec.json.encode({"input_ids": list(range(1000, 1020)), "stream": True, "return_logprob": True,
+                                "sampling_params": {"max_new_tokens": REPLY}})
+
+
+# ---------------------------------------------------------------------------------------------- measurements
+async def first_byte(http: Any, url: str, body: bytes, key: str = KEY) -> tuple[float, float]:
+    """(seconds to the first body byte, seconds to the end)."""
+    hdr = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+    t0 = time.perf_counter()
+    first = 0.0
+    async with http.post(url, data=body, headers=hdr) as resp:
+        assert resp.status == 200, await resp.text()
+        async for _ in resp.content.iter_any():
+            if not first:
+                first = time.perf_counter() - t0
+    return first, time.perf_counter() - t0
+
+
+async def ttfb(urls: dict[str, str], reps: int) -> dict[str, tuple[float, float]]:
+    import aiohttp
+
+    targets = {"engine (direct)": (urls["slow_stub"] + "/generate", gen_body()),
+               "live": (urls["live_slow"] + "/v1/chat/completions", chat_body(True)),
+               "synth": (urls["synth_slow"] + "/v1/chat/completions", chat_body(True))}
+    out: dict[str, list[tuple[float, float]]] = {k: [] for k in targets}
+    async with aiohttp.ClientSession() as http:
+        for _ in range(reps):  # interleaved
+            for name, (url, body) in targets.items():
+                out[name].append(await first_byte(http, url, body))
+    return {k: (statistics.median(x[0] for x in v), statistics.median(x[1] for x in v)) for k, v in out.items()}
+
+
+async def cpu_per_completion(urls: dict[str, str], pids: dict[str, int], n: int) -> dict[str, float]:
+    import aiohttp
+
+    cells = {"live stream": ("live_fast", True), "synthesized stream": ("synth_fast", True),
+             "non-streaming JSON": ("live_fast", False)}
+    res = {}
+    async with aiohttp.ClientSession() as http:
+        for name, (target, stream) in cells.items():
+            url = urls[target] + "/v1/chat/completions"
+            for _ in range(3):
+                await first_byte(http, url, chat_body(stream))
+            c0 = cpu_s(pids[target])
+            for _ in range(n):
+                await first_byte(http, url, chat_body(stream))
+            res[name] = (cpu_s(pids[target]) - c0) / n * 1000
+    return res
+
+
+async def held_sessions(url: str, pid: int, n: int) -> dict[str, Any]:
+    import aiohttp
+
+    body = msgspec.json.encode({"model": "policy", "stream": True, "max_tokens": 10,
+                                "messages": [{"role": "user", "content": "hi"}]})
+    ok = 0
+    conn = aiohttp.TCPConnector(limit=0)
+    async with aiohttp.ClientSession(connector=conn, timeout=aiohttp.ClientTimeout(total=120)) as http:
+        async def one(i: int) -> None:
+            nonlocal ok
+            hdr = {"Authorization": f"Bearer {KEY}-{i}", "Content-Type": "application/json"}
+            async with http.post(url + "/v1/chat/completions", data=body, headers=hdr) as resp:
+                raw = await resp.read()
+            ok += resp.status == 200 and raw.endswith(b"data: [DONE]\n\n")
+
+        c0, t0 = cpu_s(pid), time.monotonic()
+        tasks = [asyncio.create_task(one(i)) for i in range(n)]
+        await asyncio.sleep(2.0)
+        rss = rss_mb(pid)
+        results = await asyncio.gather(*tasks, return_exceptions=True)
+        wall = time.monotonic() - t0
+        cpu = cpu_s(pid) - c0
+    errors = [r for r in results if isinstance(r, BaseException)]
+    return {"sessions": n, "finished_ok": ok, "errors": len(errors), "first_error": repr(errors[0]) if errors else None,
+            "wall_s": round(wall, 2), "proxy_cpu_pct": round(100 * cpu / wall, 1), "proxy_rss_mb": round(rss, 1)}
+
+
+def compare_records(live_dir: Path, synth_dir: Path) -> str:
+    from polar_hpc.wire import codec
+    from polar_hpc.wire.records import CompletionRecord
+
+    def first(d: Path) -> CompletionRecord:
+        return codec.from_json((d / "bench.jsonl").read_bytes().splitlines()[0], CompletionRecord)
+
+    a, b = first(live_dir), first(synth_dir)
+    same = (a.prompt_ids.tolist() == b.prompt_ids.tolist() and a.output_ids.tolist() == b.output_ids.tolist()
+            and a.output_logprobs.tolist() == b.output_logprobs.tolist() and a.finish_reason == b.finish_reason
+            and a.response.content == b.response.content)
+    return f"identical: {same} ({len(a.output_ids)} sampled tokens, finish {a.finish_reason})"
+
+
+async def main_async(args: argparse.Namespace, urls: dict[str, str], pids: dict[str, int], dirs: dict[str, Path]) -> None:
+    print(f"\n## 1. time to first content byte, {REPLY}-token reply, engine token every {args.token_ms} ms "
+          f"(p50 of {args.reps}; seconds)")
+    t = await ttfb(urls, args.reps)
+    print("| target | first byte | whole reply |\n|---|---|---|")
+    for k, (f, w) in t.items():
+        print(f"| {k} | {f * 1000:.2f} ms | {w:.3f} s |")
+    added = (t["live"][0] - t["engine (direct)"][0]) * 1000
+    print(f"live adds {added:.2f} ms to the engine's first-token time (goal ≤ 2 ms); synthesized: first byte after "
+          f"{t['synth'][0]:.3f} s (the whole reply)")
+    print(f"\n## 2. proxy CPU-ms per completion, {REPLY}-token reply, instant engine ({args.n} calls each)")
+    c = await cpu_per_completion(urls, pids, args.n)
+    print("| path | CPU-ms |\n|---|---|")
+    for k, v in c.items():
+        print(f"| {k} | {v:.2f} |")
+    print(f"live / JSON = {c['live stream'] / c['non-streaming JSON']:.2f}× (goal ≤ 2×); "
+          f"live / synthesized = {c['live stream'] / c['synthesized stream']:.2f}×")
+    print("\n## 4. records of the same call on both paths")
+    print(compare_records(dirs["live_fast"], dirs["synth_fast"]))
+    print(f"\n## 3. {args.sessions:,} concurrent streaming sessions through live (10 tokens, one every 0.5 s)")
+    print(msgspec.json.encode(await held_sessions(urls["live_held"], pids["live_held"], args.sessions)).decode())
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--token-ms", type=float, default=1.0)
+    ap.add_argument("--n", type=int, default=30, help="completions per CPU cell")
+    ap.add_argument("--sessions", type=int, default=1000)
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    if args.quick:
+        args.reps, args.n, args.sessions = 3, 5, 200
+    raise_nofile()
+    tmp = Path(tempfile.mkdtemp(prefix="bench-stream-"))
+    ports = {k: free_port() for k in ("slow_stub", "fast_stub", "held_stub", "live_slow", "synth_slow", "live_fast",
+                                       "synth_fast", "live_held")}
+    urls = {k: f"http://127.0.0.1:{p}" for k, p in ports.items()}
+    procs = {
+        "slow_stub": spawn("stub", str(ports["slow_stub"]), "0", str(args.token_ms / 1000), str(REPLY), cpu=0),
+        "fast_stub": spawn("stub", str(ports["fast_stub"]), "0", "0", str(REPLY), cpu=0),
+        "held_stub": spawn("stub", str(ports["held_stub"]), "0.5", "0.5", "10", cpu=0),
+    }
+    dirs = {k: tmp / k for k in ("live_slow", "synth_slow", "live_fast", "synth_fast", "live_held")}
+    try:
+        for k in ("slow_stub", "fast_stub", "held_stub"):
+            wait_up(urls[k], procs[k])
+        for k in dirs:
+            stub = urls["slow_stub" if k.endswith("slow") else "held_stub" if k.endswith("held") else "fast_stub"]
+            procs[k] = spawn("proxy", str(ports[k]), stub, "1" if k.startswith("live") else "0", str(dirs[k]), cpu=1)
+        for k in dirs:
+            wait_up(urls[k], procs[k])
+        os.sched_setaffinity(0, {0})
+        print("# bench_stream: live (stream_upstream) vs synthesized stream, FAKE streaming engine stub")
+        print(f"host: {os.cpu_count()} cores; proxies pinned to CPU 1, stubs + load generator to CPU 0")
+        asyncio.run(main_async(args, urls, {k: p.pid for k, p in procs.items()}, dirs))
+    finally:
+        for p in procs.values():
+            p.terminate()
+        for p in procs.values():
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1].startswith("_"):
+        role, rest = sys.argv[1][1:], sys.argv[2:]
+        if role == "stub":
+            serve_stub(int(rest[0]), float(rest[1]), float(rest[2]), int(rest[3]))
+        elif role == "proxy":
+            serve_proxy(int(rest[0]), rest[1], rest[2] == "1", rest[3])
+        sys.exit(0)
+    sys.exit(main())
