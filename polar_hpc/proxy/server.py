@@ -233,7 +233,7 @@ class ProxyServer:
         if route.op == "count_tokens":
             return self._count(route.provider, session, norm)
         index = session.log.reserve()
-        if norm.canonical.stream and self.stream_upstream:
+        if norm.canonical.stream and self.stream_upstream and session.oracle is None:  # forced replies: one SSE body
             return await self._stream_live(request, route.provider, session, index, norm, raw, received)
         call = self.gen.complete(
             norm,

@@ -62,3 +62,27 @@ def test_noop_oracle_is_graded_zero(reference_server: Any, tmp_path: Path, no_le
     why = msgspec.json.encode(row).decode()
     assert row.status == "completed" and row.returncode == 0 and row.calls >= 3, why
     assert row.reward == 0.0, why
+
+
+@pytest.mark.harness
+def test_codex_compaction_is_its_own_chain(reference_server: Any, tmp_path: Path, no_leaked_children: None) -> None:
+    """Codex past its auto-compaction limit: its compaction prompt (no tools) gets the oracle's summary, the history
+    it continues with replaces the earlier turns; each is a chain of its own, and the task is still solved."""
+    row = probe("codex", reference_server.url, tmp_path / "probe", "--harness-arg=-c",
+                "--harness-arg=model_auto_compact_token_limit=9000")
+    why = msgspec.json.encode(row).decode()
+    assert row.status == "completed" and row.returncode == 0 and row.reward == 1.0, why
+    assert row.calls >= 5 and row.chains == 3, why
+    details = [b.detail for b in row.breaks]
+    assert details[0].startswith("a request without the tools") and details[1].startswith("compaction:"), why
+
+
+@pytest.mark.harness
+def test_claude_code_sub_agent_is_its_own_chain(reference_server: Any, tmp_path: Path, no_leaked_children: None) -> None:
+    """The oracle hands the task to Claude Code's Agent tool; the sub-agent solves it in its own context."""
+    row = probe("claude_code", reference_server.url, tmp_path / "probe", "--policy", "oracle_subagent")
+    why = msgspec.json.encode(row).decode()
+    assert row.status == "completed" and row.returncode == 0 and row.reward == 1.0, why
+    assert row.calls == 6 and row.chains == 2, why
+    assert row.breaks[0].detail == "a sub-agent's own context, started by the parent's Agent tool call", why
+    validate(tmp_path / "probe")
