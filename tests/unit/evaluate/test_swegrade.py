@@ -55,3 +55,15 @@ def test_grading_agrees(tmp_path: Path, parser: str, log: str, fail_only: bool) 
     assert theirs.grader == "swebench 4.1.0" and ours.grader == "polar-hpc"
     mine = (ours.resolved, ours.found, ours.fail_to_pass, ours.pass_to_pass, ours.statuses)
     assert mine == (theirs.resolved, theirs.found, theirs.fail_to_pass, theirs.pass_to_pass, theirs.statuses)
+
+
+def test_concurrent_first_loads_in_threads() -> None:
+    """Gradings run in worker threads: concurrent first loads of swebench must all succeed (a race once failed
+    with `swebench.__spec__ is None`)."""
+    import subprocess
+    import sys
+
+    code = ("import concurrent.futures as f\nfrom polar_hpc.tasks.upstream import load\n"
+            "with f.ThreadPoolExecutor(4) as p:\n    print({r.version for r in p.map(lambda _: load(), range(4))})\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "{'4.1.0'}", out.stderr[-2000:]
