@@ -44,12 +44,12 @@ fi
 polar-hpc assets fetch
 
 # Containers (runtime.backend = "podman"): podman with runc (crun cannot run on this machine kind's hybrid
-# cgroups; podman's dependency "crun | runc" would pull crun), debootstrap for the local base image (no registry
+# cgroups; podman's dependency "crun | runc" would pull crun), mmdebstrap for the local base image (no registry
 # is reachable). The config is written only where none exists: runc, and no default rlimits (podman's
 # nofile=1048576 is above what root may set here).
 if [ -z "${POLAR_SKIP_CONTAINERS:-}" ]; then
   need_apt=()
-  for bin in podman runc debootstrap; do command -v "$bin" >/dev/null || need_apt+=("$bin"); done
+  for bin in podman runc mmdebstrap; do command -v "$bin" >/dev/null || need_apt+=("$bin"); done
   apt_install "the podman runtime and its tests need them" "${need_apt[@]}"
   if ! command -v podman >/dev/null; then
     echo "setup: no podman: skipping the container images (runtime.backend = podman unavailable)" >&2

@@ -2,7 +2,8 @@
 
 A task imported by ``polar-hpc tasks import`` carries its grading spec (task metadata ``swe_spec``): the patch is
 applied and graded exactly as the official SWE-bench harness does (:mod:`polar_hpc.evaluate.swegrade`), and the
-result holds the per-test report and the log's tail. Otherwise, options: ``repo_dir`` (the repository inside the
+result holds the per-test report and the log's tail (option ``use_swebench``, default true: grade with the installed
+swebench package, else with polar-hpc's mirror of it). Otherwise, options: ``repo_dir`` (the repository inside the
 runtimes; default: the runtime's working dir), ``base_commit`` (diff against it instead of HEAD, so commits the
 agent made are kept), ``test_command`` (default ``evaluator.command``), ``apply_timeout_s`` (60). FAIL_TO_PASS /
 PASS_TO_PASS come from the spec or the task metadata; without them the test command's exit code decides.
@@ -10,6 +11,7 @@ PASS_TO_PASS come from the spec or the task metadata; without them the test comm
 
 from __future__ import annotations
 
+import asyncio
 import shlex
 import uuid
 from typing import Any
@@ -150,8 +152,9 @@ class SWEBenchEvaluator(Evaluator):
             details["log_tail"] = log_text[-LOG_TAIL_CHARS:]
             if res.timed_out:
                 return zero("timeout", timeout_s=self.spec.timeout_s, **details)
-            report = grade_log(spec, f2p, p2p, str(log_path),
-                               prefer_upstream=bool(self.spec.options.get("use_swebench", True)))
+            # off the event loop: the first grading imports swebench's harness (and datasets), seconds
+            report = await asyncio.to_thread(grade_log, spec, f2p, p2p, str(log_path),
+                                             prefer_upstream=bool(self.spec.options.get("use_swebench", True)))
         finally:
             if owned:
                 await rt.stop()

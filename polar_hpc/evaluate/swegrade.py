@@ -153,10 +153,11 @@ def _upstream_grade(spec: GradingSpec, f2p: list[str], p2p: list[str], log_path:
 
     up = load()
     c = up.constants
-    # get_logs_eval looks the parser and test command up by repo+version: register an instance that swebench's
-    # tables lack (SWE-Gym's repos, real-repo task sets) under its own spec, leaving known ones as they are
-    c.MAP_REPO_VERSION_TO_SPECS.setdefault(spec.repo, {}).setdefault(spec.version, {"test_cmd": spec.test_cmd})
-    up.log_parsers.MAP_REPO_TO_PARSER.setdefault(spec.repo, up.parser(spec.log_parser))
+    # get_logs_eval looks the parser and test command up by repo+version: an instance of a repository swebench's
+    # tables lack (SWE-Gym's, real-repo task sets) is registered under its own spec first; known ones stay
+    if spec.repo not in up.native_repos:
+        c.MAP_REPO_VERSION_TO_SPECS.setdefault(spec.repo, {})[spec.version] = {"test_cmd": spec.test_cmd}
+        up.log_parsers.MAP_REPO_TO_PARSER[spec.repo] = up.parser(spec.log_parser)
     test_spec: Any = up.test_spec_cls(
         instance_id=spec.instance_id, repo=spec.repo, version=spec.version, repo_script_list=[],
         eval_script_list=[], env_script_list=[], arch="x86_64", FAIL_TO_PASS=list(f2p), PASS_TO_PASS=list(p2p),

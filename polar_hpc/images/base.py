@@ -1,5 +1,6 @@
-"""A local base image built without any registry: ``debootstrap --variant=minbase`` of Debian plus the packages an
-offline SWE task needs (python3, pytest, git, patch), imported into podman or docker.
+"""A local base image built without any registry: a ``minbase`` Debian (``mmdebstrap``, which writes the tarball
+itself at half debootstrap's CPU; ``debootstrap`` where it is missing) plus the packages an offline SWE task needs
+(python3, pytest, git, patch), imported into podman or docker.
 
 The root filesystem tarball is cached (``<cache>/<name>.tar``), so a rebuild for another engine or after the
 engine's storage was wiped costs only the import."""
@@ -50,14 +51,21 @@ def _run(argv: list[str], what: str, **kw: object) -> None:
 
 def rootfs_tarball(cache_dir: Path, packages: tuple[str, ...] = SWE_BASE_PACKAGES, *, suite: str = DEBIAN_SUITE,
                    mirror: str = DEBIAN_MIRROR) -> Path:
-    """The cached minbase root filesystem with ``packages``, built once (needs root and ``debootstrap``)."""
+    """The cached minbase root filesystem with ``packages``, built once (needs root, and mmdebstrap or debootstrap)."""
     key = hashlib.sha256(f"{suite} {' '.join(sorted(packages))}".encode()).hexdigest()[:12]
     tar = cache_dir / f"rootfs-{suite}-{key}.tar"
     if tar.is_file():
         return tar
-    if shutil.which("debootstrap") is None:
-        raise ImageBuildError("building a base image needs debootstrap (apt-get install debootstrap)")
     cache_dir.mkdir(parents=True, exist_ok=True)
+    part = tar.with_suffix(".tar.part")
+    if shutil.which("mmdebstrap") is not None:
+        log.info("mmdebstrap %s (%s) into %s", suite, ", ".join(packages), part)
+        _run(["mmdebstrap", "--variant=minbase", f"--include={','.join(packages)}", "--format=tar", "--quiet", suite,
+              str(part), mirror], "mmdebstrap")
+        part.rename(tar)
+        return tar
+    if shutil.which("debootstrap") is None:
+        raise ImageBuildError("building a base image needs mmdebstrap or debootstrap (apt-get install mmdebstrap)")
     with tempfile.TemporaryDirectory(dir=cache_dir, prefix="rootfs-") as tmp:
         root = Path(tmp) / "root"
         log.info("debootstrap %s (%s) into %s", suite, ", ".join(packages), root)
@@ -68,7 +76,6 @@ def rootfs_tarball(cache_dir: Path, packages: tuple[str, ...] = SWE_BASE_PACKAGE
             for p in (root / junk).glob("*"):
                 if p.is_file():
                     p.unlink()
-        part = tar.with_suffix(".tar.part")
         _run(["tar", "-C", str(root), "-cf", str(part), "."], "tar")
         part.rename(tar)
     return tar

@@ -6,9 +6,9 @@ session's scratch dir, CPU/memory/pids limits, a small capability set, no new pr
 run, rank and session. With ``network = "none"`` it has only ``lo`` and reaches the proxy through its Unix socket
 bound in, behind the same in-sandbox forwarder as bwrap.
 
-Nothing outlives the gateway: the container's PID 1 waits on an ``flock`` of a file in the session dir that the
-gateway holds for the container's life. When the gateway dies, SIGKILL included, the kernel drops the lock, PID 1
-exits, and ``--rm`` removes the container. A restarted rank also removes its run+rank's containers by label
+Nothing outlives the gateway: the container's PID 1 (a shell, which also reaps the orphans of killed commands)
+waits on an ``flock`` of a file in the session dir that the gateway holds for the container's life. When the
+gateway dies, SIGKILL included, the kernel drops the lock, PID 1 exits, and ``--rm`` removes the container. A restarted rank also removes its run+rank's containers by label
 (:func:`remove_stale_containers`). Killing a ``podman exec`` client does not kill what it started in the
 container, so every command carries a marker variable, and a timed-out or cancelled command's processes are found
 by it in the container's pid namespace and killed.
@@ -59,10 +59,12 @@ argv; every other one goes by name (``-e NAME``), its value in the client's envi
 RM_TIMEOUT_S = 60
 
 _PID1 = f"""lock={SANDBOX_SESSION_DIR}/{ALIVE_FILE}
-command -v flock >/dev/null 2>&1 && exec flock "$lock" true
-command -v python3 >/dev/null 2>&1 && exec python3 -c 'import fcntl, sys; fcntl.flock(open(sys.argv[1]), fcntl.LOCK_EX)' "$lock"
+if command -v flock >/dev/null 2>&1; then flock "$lock" true & wait $!; exit 0; fi
+if command -v python3 >/dev/null 2>&1; then
+  python3 -c 'import fcntl, sys; fcntl.flock(open(sys.argv[1]), fcntl.LOCK_EX)' "$lock" & wait $!; exit 0
+fi
 echo "polar-hpc: neither flock nor python3 in the image: the container outlives a killed gateway until its rank restarts" >&2
-while :; do sleep 3600; done
+while :; do sleep 3600 & wait $!; done
 """
 
 

@@ -15,7 +15,8 @@ from typing import Any, Literal
 import msgspec
 
 from polar_hpc.tasks.images import docker_uri, swebench_image, swegym_image
-from polar_hpc.tasks.specs import SOLUTION_KEY, SPEC_KEY, GradingSpec, SpecError, swebench_spec, swegym_spec
+from polar_hpc.tasks.specs import SPEC_KEY, GradingSpec, SpecError, swebench_spec, swegym_spec
+from polar_hpc.wire.records import SOLUTION_PATCH
 
 Dataset = Literal["swe-bench", "swe-gym"]
 DATASETS: tuple[Dataset, ...] = ("swe-bench", "swe-gym")
@@ -89,7 +90,7 @@ def make_task_row(row: dict[str, Any], spec: GradingSpec, image: str, *, dataset
         "version": spec.version,
         "FAIL_TO_PASS": _tests(row["FAIL_TO_PASS"], where, "FAIL_TO_PASS"),
         "PASS_TO_PASS": _tests(row["PASS_TO_PASS"], where, "PASS_TO_PASS"),
-        SOLUTION_KEY: str(row["patch"]),
+        SOLUTION_PATCH: str(row["patch"]),  # what the oracle policy applies
         SPEC_KEY: msgspec.to_builtins(spec),
         "dataset": dataset,
     }

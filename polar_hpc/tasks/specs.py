@@ -16,8 +16,6 @@ import msgspec
 
 SPEC_KEY = "swe_spec"
 """Task metadata key (and imported row field) holding a :class:`GradingSpec` as JSON."""
-SOLUTION_KEY = "solution_patch"
-"""Row field the oracle policy reads: the gold ``patch`` (issue 13 defines the policy; the name is shared)."""
 TESTBED = "/testbed"
 CONDA_ACTIVATE = ["source /opt/miniconda3/bin/activate", "conda activate testbed"]
 """How every SWE-bench / SWE-Gym image enters the instance's environment (swebench ``make_eval_script_list_py``)."""

@@ -12,8 +12,10 @@ and ``datasets``. So it is installed with ``pip install --no-deps swebench==4.1.
 from __future__ import annotations
 
 import importlib
+import importlib.machinery
 import importlib.util
 import sys
+import threading
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,6 +40,8 @@ class Upstream:
     grading: types.ModuleType
     test_spec_python: types.ModuleType
     test_spec_cls: type
+    native_repos: frozenset[str]
+    """Repositories swebench itself has specs and parsers for (others are registered per grading)."""
 
     def specs(self, repo: str, version: str) -> dict[str, Any] | None:
         spec: dict[str, Any] | None = self.constants.MAP_REPO_VERSION_TO_SPECS.get(repo, {}).get(version)
@@ -63,13 +67,24 @@ def _placeholder(name: str, path: str) -> None:
     if name not in sys.modules:
         mod = types.ModuleType(name)
         mod.__path__ = [path]
+        mod.__spec__ = importlib.machinery.ModuleSpec(name, None, is_package=True)
+        mod.__spec__.submodule_search_locations = [path]
         mod.__polar_placeholder__ = True  # type: ignore[attr-defined]
         sys.modules[name] = mod
 
 
-@cache
+_LOCK = threading.Lock()
+
+
 def load() -> Upstream:
-    """The swebench harness modules; raises :class:`UpstreamUnavailable` naming what to install."""
+    """The swebench harness modules; raises :class:`UpstreamUnavailable` naming what to install. Thread-safe
+    (gradings run in worker threads, and the first import takes seconds)."""
+    with _LOCK:
+        return _load()
+
+
+@cache
+def _load() -> Upstream:
     found = importlib.util.find_spec("swebench")
     if found is None or not found.submodule_search_locations:
         raise UpstreamUnavailable(f"the swebench package is not installed ({INSTALL_HINT})")
@@ -93,8 +108,9 @@ def load() -> Upstream:
         installed = version("swebench")
     except Exception:
         installed = "unknown"
+    native = frozenset(constants.MAP_REPO_VERSION_TO_SPECS) & frozenset(log_parsers.MAP_REPO_TO_PARSER)
     return Upstream(version=installed, constants=constants, log_parsers=log_parsers, grading=grading,
-                    test_spec_python=test_spec_python, test_spec_cls=test_spec.TestSpec)
+                    test_spec_python=test_spec_python, test_spec_cls=test_spec.TestSpec, native_repos=native)
 
 
 def available() -> bool:

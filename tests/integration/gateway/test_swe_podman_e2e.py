@@ -20,20 +20,22 @@ from polar_hpc.store.reader import ShardReader
 from tests.integration.gateway.test_rank_e2e import _server_url, run_gateway
 
 REPO = Path(__file__).resolve().parents[3]
-NODE_MODULES = "/usr/lib/node_modules"
 SANDBOX_BIN = "/opt/polar-bin"
 
 
 def harness_binds(tmp: Path, cli: str) -> tuple[list[str], dict[str, str]]:
     """The host's Node and the harness's npm package, read-only, with the harness's command on PATH."""
-    node, exe = shutil.which("node"), shutil.which(cli)
-    assert node and exe, f"`node` and `{cli}` must be on PATH (tools/setup.sh installs the harness CLIs)"
+    import subprocess
+
+    node, exe, npm = shutil.which("node"), shutil.which(cli), shutil.which("npm")
+    assert node and exe and npm, f"`node`, `npm` and `{cli}` must be on PATH (tools/setup.sh installs them)"
+    modules = subprocess.run([npm, "root", "-g"], capture_output=True, text=True, timeout=60, check=True).stdout.strip()
     target = Path(exe).resolve()
-    assert str(target).startswith(NODE_MODULES), f"{cli} resolves to {target}, outside {NODE_MODULES}"
+    assert target.is_relative_to(modules), f"{cli} resolves to {target}, outside npm's global root {modules}"
     bindir = tmp / "bin"
     bindir.mkdir()
     (bindir / cli).symlink_to(target)
-    binds = [f"{Path(node).resolve()}:/usr/local/bin/node", f"{NODE_MODULES}:{NODE_MODULES}", f"{bindir}:{SANDBOX_BIN}"]
+    binds = [f"{Path(node).resolve()}:/usr/local/bin/node", f"{modules}:{modules}", f"{bindir}:{SANDBOX_BIN}"]
     return binds, {"PATH": f"{SANDBOX_BIN}:/usr/local/bin:/usr/bin:/bin"}
 
 
@@ -87,4 +89,6 @@ def test_real_harness_on_real_repo_in_podman(harness: str, policy: str, tmp_path
         assert details["grader"] == "swebench 4.1.0" and details["failed_tests"] == [], why
     else:  # no fix from the tiny model (empty patch), or a patch the official grading rejected
         assert details.get("reason") == "empty_patch" or details.get("grader") == "swebench 4.1.0", why
-    assert container_leftovers("podman", "polar-hpc=1") == []
+    from polar_hpc.runtime.naming import owner_tag
+
+    assert container_leftovers("podman", f"polar-hpc.owner={owner_tag(run_dir, 0)}") == []  # this run's only

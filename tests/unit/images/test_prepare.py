@@ -97,6 +97,7 @@ def test_cli_plans_first_and_refuses_an_estimate_over_the_free_disk(tmp_path: Pa
 
 
 @pytest.mark.container
+@pytest.mark.slow
 def test_podman_prepare_rebuilds_a_missing_image_and_records_a_pull_failure(
         tmp_path: Path, offline_swe_tasks: list[dict]) -> None:  # type: ignore[type-arg]
     row = offline_swe_tasks[-1]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import textwrap
@@ -44,7 +45,7 @@ def test_run_argv_golden() -> None:
         "-v", "/data:/data:ro",
         "--entrypoint", "/bin/sh", "swebench/sweb.eval.x86_64.a_1776_b-1:latest", "-c",
     ]  # fmt: skip
-    assert 'exec flock "$lock" true' in argv[-1] and "/polar/session/.polar-alive" in argv[-1]
+    assert 'flock "$lock" true & wait $!' in argv[-1] and "/polar/session/.polar-alive" in argv[-1]
     shared = run_argv(RuntimeSpec(backend="docker", image="img", gpus=1), engine="docker", name="n",
                       session_dir=Path("/s"), tmp_dir=Path("/t"), owner=None)
     assert shared[shared.index("--network") + 1] == "host" and "polar-hpc.owner=none" in shared
@@ -177,3 +178,20 @@ async def test_session_container_is_labelled_and_gone_after_stop(tmp_path: Path,
     await rt.stop()
     assert container_leftovers("podman", owner) == []
     assert not (session / ".polar-alive").exists()
+
+
+@pytest.mark.container
+async def test_killed_commands_leave_no_zombies(tmp_path: Path, podman_image: str, marker: str) -> None:
+    """PID 1 reaps what a timed-out command orphaned (zombies would count against the pids limit)."""
+    rt = make_runtime(RuntimeSpec(backend="podman", image=podman_image), tmp_path / "s")
+    await rt.start()
+    try:
+        res = await rt.exec(f"(sleep {marker} &); (sleep {marker} &); sleep {marker}", timeout_s=0.5)
+        assert res.timed_out
+        zombies = "grep -l '^State:.*Z' /proc/[0-9]*/status 2>/dev/null | wc -l"
+        deadline = time.monotonic() + 10
+        while (count := (await rt.exec(zombies)).stdout.strip()) != "0" and time.monotonic() < deadline:
+            await asyncio.sleep(0.2)
+        assert count == "0"
+    finally:
+        await rt.stop()
