@@ -1,6 +1,7 @@
 """The live progress display of ``launch --wait`` / ``resume --wait`` on a terminal (rich).
 
-Sessions done / total, in flight per stage (summed over the live ranks), accepted, tokens/s, elapsed, ETA. In a
+Sessions done / total, in flight per stage (summed over the live ranks), accepted, tokens/s, elapsed, ETA (failed
+sessions count in the total; the final line says how many). In a
 batch log (stderr not a terminal) the CLI prints one line per change instead (:func:`monitor.progress_line`).
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 import time
 from typing import IO
 
+from rich import box
 from rich.console import Console
 from rich.live import Live
 from rich.table import Table
@@ -41,18 +43,20 @@ class TokenRate:
 
 
 def progress_table(status: RunStatus | None, tokens_per_s: float, now: float | None = None) -> Table:
-    table = Table(title="polar-hpc run", show_header=True, header_style="bold")
-    for col in ("sessions", *STAGES, "accepted", "failed", "tokens/s", "elapsed", "ETA"):
-        table.add_column(col, justify="right")
+    table = Table(title="polar-hpc run: sessions done, in flight per stage", box=box.SIMPLE_HEAD, show_edge=False,
+                  header_style="bold", pad_edge=False, collapse_padding=True)
+    for col in ("done", *STAGES, "accepted", "tok/s", "elapsed", "ETA"):  # fits 80 columns
+        table.add_column(col, justify="right", no_wrap=True, min_width=len(col))
     if status is None:
-        table.add_row("waiting for the coordinator's first status...", *[""] * (len(STAGES) + 5))
+        table.add_row("-", *["-"] * (len(STAGES) + 4))
+        table.caption = "waiting for the coordinator's first status..."
         return table
     s = {k.lower(): v for k, v in status.sessions.items()}
     occupancy = {stage: sum(r.occupancy.get(stage, 0) for r in status.ranks if r.alive) for stage in STAGES}
     now = time.time() if now is None else now
     elapsed = now - status.started if status.started else None
     table.add_row(f"{s.get('committed', 0)}/{sum(s.values())}", *(str(occupancy[st]) for st in STAGES),
-                  str(status.accepted), str(s.get("error", 0)), f"{tokens_per_s:.0f}", _clock(elapsed),
+                  str(status.accepted), f"{tokens_per_s:.0f}", _clock(elapsed),
                   _clock(status.eta_s))
     return table
 
