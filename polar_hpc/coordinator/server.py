@@ -373,7 +373,7 @@ class Coordinator:
             self._rehello(peer)
             return
         first = self.state.done(peer, msg.key, msg.attempt, reward=msg.summary.reward,
-                                accepted=msg.summary.accepted, error=msg.summary.error)
+                                accepted=msg.summary.accepted, error=msg.summary.error, tokens=msg.summary.tokens)
         if first and msg.result is not None:
             self._remember(msg.result)
             seq = self.subs.next_seq()

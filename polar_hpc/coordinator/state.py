@@ -104,6 +104,8 @@ class DispatchState:
         self.duplicates = 0
         self.accepted = 0
         self.reward_sum = 0.0
+        self.tokens = 0
+        """Tokens of the sessions done (first result per key), for tokens/s."""
         self.tasks_completed = 0
         self.completed_tasks: list[str] = []
         """Tasks that became complete since the server last drained this list."""
@@ -350,7 +352,7 @@ class DispatchState:
             s.stage = stage
 
     def done(self, peer: bytes, key: str, attempt: int, *, reward: float = 0.0, accepted: bool = False,
-             error: str | None = None) -> bool:
+             error: str | None = None, tokens: int = 0) -> bool:
         """A rank finished a session. True when this is the first result for the key (stream it)."""
         rank = self.by_peer.get(peer)
         s = self.sessions.get(key)
@@ -367,6 +369,7 @@ class DispatchState:
         if s.state == SessionState.PENDING:
             self._remove_pending(key)
         s.rank, s.attempt, s.reward, s.accepted, s.error = rank, attempt, reward, accepted, error
+        self.tokens += tokens
         r.uncommitted.add(key)
         self._set_state(key, s, SessionState.DONE)
         return True

@@ -47,7 +47,7 @@ def build_status(state: DispatchState, progress: Progress, now: float, *, run_na
         reward_mean=state.reward_sum / committed if committed else 0.0,
         duplicates=state.duplicates, ranks_alive=sum(r.alive for r in state.ranks.values()), ranks=ranks,
         throughput_per_min=rate * 60.0, eta_s=(remaining / rate) if rate > 0 and remaining else None,
-        subscribers=subscribers, finished=ends_when_done and state.finished,
+        subscribers=subscribers, finished=ends_when_done and state.finished, tokens=state.tokens,
     )
 
 

@@ -110,12 +110,22 @@ def run_launch(args: argparse.Namespace) -> int:
     ]
     sys.stdout.write("\n".join(lines) + "\n")
     if args.wait:
-        from polar_hpc.launch.monitor import wait_run
-
-        code = wait_run(run, timeout_s=args.timeout, report=_report)
+        code = _follow(run, args.timeout)
         _print_summary(run)
         return code
     return 0
+
+
+def _follow(run: Any, timeout_s: float | None) -> int:
+    """``--wait``: a live display on a terminal, one line per change in a batch log."""
+    from polar_hpc.launch.monitor import wait_run
+
+    if sys.stderr.isatty():
+        from polar_hpc.launch.live import LiveDisplay
+
+        with LiveDisplay(sys.stderr) as live:
+            return wait_run(run, timeout_s=timeout_s, report=live.say, on_status=live.update)
+    return wait_run(run, timeout_s=timeout_s, report=_report)
 
 
 def _report(line: str) -> None:
@@ -196,7 +206,7 @@ def run_cancel(args: argparse.Namespace) -> int:
 
 
 def run_resume(args: argparse.Namespace) -> int:
-    from polar_hpc.launch.monitor import dead_components, progress_line, read_status, wait_run
+    from polar_hpc.launch.monitor import dead_components, progress_line, read_status
     from polar_hpc.launch.submit import submit_run
 
     run = _open_run(args.run_dir)
@@ -214,7 +224,7 @@ def run_resume(args: argparse.Namespace) -> int:
         submit_run(cfg, run, only=dead)  # type: ignore[arg-type]
         sys.stdout.write(f"resumed {run.root}: resubmitted {len(dead) if dead is not None else 'all'} component(s)\n")
     if args.wait:
-        code = wait_run(run, timeout_s=args.timeout, report=_report)
+        code = _follow(run, args.timeout)
         _print_summary(run)
         return code
     return 0

@@ -161,11 +161,13 @@ def wait_run(
     interval_s: float = 2.0,
     report: Callable[[str], None] | None = None,
     confirm_s: float = DEAD_CONFIRM_S,
+    on_status: Callable[[RunStatus | None], None] | None = None,
 ) -> int:
     """Follow the run until the coordinator reports it finished. 0: finished; 1: the run cannot finish (the
     coordinator or every gateway rank ended, or it was cancelled); 124: timeout.
 
-    ``report`` gets each new progress line and the reason for stopping (the CLI prints them)."""
+    ``report`` gets each new progress line and the reason for stopping (the CLI prints them); with ``on_status``
+    (a live display) that gets every status instead of the progress lines."""
     say = report or (lambda _line: None)
     jobs = run.read_jobs()
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
@@ -174,7 +176,9 @@ def wait_run(
     while True:
         status = read_status(run)
         line = progress_line(status)
-        if line != last:
+        if on_status is not None:
+            on_status(status)
+        elif line != last:
             say(line)
             last = line
         if status is not None and status.finished:

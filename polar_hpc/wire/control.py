@@ -253,6 +253,8 @@ class RunStatus(Msg):
     eta_s: float | None = None
     subscribers: int = 0
     finished: bool = False
+    tokens: int = 0
+    """Tokens of the sessions done so far (their traces' token counts); tokens/s is its rate."""
 
 
 class CancelTask(Msg):

@@ -1,0 +1,44 @@
+"""The terminal display of --wait: what it shows for a status (rendered by rich into a string)."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from polar_hpc.launch.live import LiveDisplay, TokenRate, progress_table
+from polar_hpc.wire.control import RankInfo, RunStatus
+
+
+def _status(updated: float, tokens: int) -> RunStatus:
+    ranks = [RankInfo(rank=0, host="n1", alive=True, capacity=4, in_flight=3, uncommitted=0,
+                      occupancy={"queued": 1, "init": 1, "run": 2, "postrun": 1}),
+             RankInfo(rank=1, host="n2", alive=False, capacity=4, in_flight=0, uncommitted=0,
+                      occupancy={"run": 9})]
+    return RunStatus(sessions={"pending": 2, "running": 3, "committed": 5, "error": 1}, accepted=4,
+                     ranks=ranks, started=1000.0, updated=updated, tokens=tokens, eta_s=125.0)
+
+
+def test_table_shows_progress_stages_tokens_elapsed_and_eta() -> None:
+    rate = TokenRate()
+    rate.update(_status(1000.0, 0))
+    tps = rate.update(_status(1010.0, 5000))
+    assert tps == 500.0
+    out = io.StringIO()
+    Console(file=out, width=80, force_terminal=False).print(progress_table(_status(1010.0, 5000), tps, now=1725.0))
+    header = [line for line in out.getvalue().splitlines() if "done" in line and "ETA" in line][0]
+    assert header.split() == ["done", "queued", "init", "ready", "run", "postrun", "accepted", "tok/s",
+                              "elapsed", "ETA"]  # nothing cut at 80 columns
+    row = [line for line in out.getvalue().splitlines() if "5/11" in line][0]
+    cells = row.split()
+    assert cells == ["5/11", "1", "1", "0", "2", "1", "4", "500", "0:12:05", "0:02:05"]
+
+
+def test_live_display_prints_messages_and_final_table() -> None:
+    out = io.StringIO()
+    with LiveDisplay(out) as live:
+        live.update(None)
+        live.update(_status(1000.0, 10))
+        live.say("every gateway rank ended (gateway-0 FAILED) before the run finished")
+    text = out.getvalue()
+    assert "every gateway rank ended" in text and "5/11" in text
