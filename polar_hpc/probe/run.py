@@ -5,7 +5,6 @@ task's tests as the grader. Returns the :class:`~polar_hpc.probe.report.ProbeRow
 from __future__ import annotations
 
 import contextlib
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -90,13 +89,17 @@ def probe_config(spec: ProbeSpec, url: str) -> RunConfig:
 
 
 def harness_version(harness: str) -> str:
-    from polar_hpc.harness import get_adapter
+    from polar_hpc.harness import HarnessError, get_adapter
+    from polar_hpc.harness.toolchain import resolve_harness
 
-    binary = get_adapter(harness).binary
-    if harness == "shell" or shutil.which(binary) is None:
+    if harness == "shell":
         return ""
     try:
-        done = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=VERSION_TIMEOUT_S,
+        launch = resolve_harness(get_adapter(harness).binary)
+    except HarnessError:
+        return ""
+    try:
+        done = subprocess.run([*launch.argv, "--version"], capture_output=True, text=True, timeout=VERSION_TIMEOUT_S,
                               stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired):
         return ""

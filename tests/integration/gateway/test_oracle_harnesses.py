@@ -15,6 +15,8 @@ from typing import Any
 import msgspec
 import pytest
 
+from polar_hpc.harness import HarnessError
+from polar_hpc.harness.toolchain import resolve_harness
 from polar_hpc.probe.report import ProbeRow
 
 pytestmark = [pytest.mark.slow]
@@ -30,8 +32,11 @@ def probe(harness: str, url: str, out: Path, *extra: str) -> ProbeRow:
     if shutil.which("bwrap") is None:
         pytest.fail("bwrap is not installed (apt-get install bubblewrap); the harness e2e needs it", pytrace=False)
     cli = CLI[harness]
-    if cli is not None and shutil.which(cli) is None:
-        pytest.fail(f"harness CLI `{cli}` is not on PATH (tools/setup.sh installs it with npm)", pytrace=False)
+    if cli is not None:
+        try:
+            resolve_harness(cli)
+        except HarnessError as err:
+            pytest.fail(f"{err} (tools/setup.sh installs it with npm)", pytrace=False)
     cmd = [sys.executable, "-m", "polar_hpc", "probe", harness, "--engine", url, "--out", str(out), "--json", *extra]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, cwd=REPO)
     assert done.returncode == 0, f"probe {harness} exited {done.returncode}:\n{done.stderr[-4000:]}"
@@ -79,10 +84,12 @@ def test_codex_compaction_is_its_own_chain(reference_server: Any, tmp_path: Path
 
 @pytest.mark.harness
 def test_claude_code_sub_agent_is_its_own_chain(reference_server: Any, tmp_path: Path, no_leaked_children: None) -> None:
-    """The oracle hands the task to Claude Code's Agent tool; the sub-agent solves it in its own context."""
+    """The oracle hands the task to Claude Code's Agent tool; the sub-agent solves it in its own context. Since
+    2.1.3xx the sub-agent runs in the background: the parent answers the "async agent launched" result, then once
+    more after the sub-agent's completion notification (7 calls: 3 main, 4 sub-agent; 2.1.197 made 6)."""
     row = probe("claude_code", reference_server.url, tmp_path / "probe", "--policy", "oracle_subagent")
     why = msgspec.json.encode(row).decode()
     assert row.status == "completed" and row.returncode == 0 and row.reward == 1.0, why
-    assert row.calls == 6 and row.chains == 2, why
+    assert row.calls in (6, 7) and row.chains == 2, why
     assert row.breaks[0].detail == "a sub-agent's own context, started by the parent's Agent tool call", why
     validate(tmp_path / "probe")

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,8 @@ import pytest
 
 from polar_hpc.assets import AssetError, asset_path
 from polar_hpc.config.run import AgentSpec
-from polar_hpc.harness import HarnessContext, get_adapter
+from polar_hpc.harness import HarnessContext, HarnessError, get_adapter
+from polar_hpc.harness.toolchain import resolve_harness
 from polar_hpc.inference.engine import SGLangEngine
 from polar_hpc.inference.stub import StubServer
 from polar_hpc.inference.template import ChatTemplate
@@ -66,7 +66,8 @@ async def _launch(key: str, base: str, work: Path) -> asyncio.subprocess.Process
         config = Path(cmd.files[0])
         config.write_text(config.read_text().replace('wire_api = "responses"', CODEX_WATCHDOG))
     full_env = {"PATH": os.environ["PATH"], "LANG": "C.UTF-8", **cmd.env}
-    return await asyncio.create_subprocess_exec(*cmd.argv, env=full_env, cwd=cmd.cwd, stdin=asyncio.subprocess.DEVNULL,
+    argv = [*resolve_harness(cmd.argv[0]).argv, *cmd.argv[1:]]
+    return await asyncio.create_subprocess_exec(*argv, env=full_env, cwd=cmd.cwd, stdin=asyncio.subprocess.DEVNULL,
                                                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
 
 
@@ -81,9 +82,10 @@ async def _finish(proc: asyncio.subprocess.Process) -> tuple[int | None, str, st
 
 async def test_every_cli_streams_through_a_slow_engine(tmp_path: Path) -> None:
     for adapter, *_ in HARNESSES.values():
-        binary = get_adapter(adapter).binary
-        if shutil.which(binary) is None:
-            pytest.fail(f"{binary} is not installed (the harness CLIs from npm: tools/setup.sh)", pytrace=False)
+        try:
+            resolve_harness(get_adapter(adapter).binary)
+        except HarnessError as err:
+            pytest.fail(f"{err} (the harness CLIs from npm: tools/setup.sh)", pytrace=False)
     try:
         template = ChatTemplate.from_model_dir(asset_path("tiny-qwen3"))
     except AssetError as err:

@@ -1,8 +1,7 @@
 """`<cli> --version` of each real harness CLI inside a bwrap sandbox, with the adapter's env.
 
-Needs the CLIs from npm (the line in .ci/run):
-npm install -g @openai/codex@0.171.0 @anthropic-ai/claude-code@2.1.197 @google/gemini-cli@0.61.0 \
-  @qwen-code/qwen-code@0.15.10 opencode-ai@1.18.33 @mariozechner/pi-coding-agent@0.73.1
+Needs the CLIs from npm: ``bash tools/install_harnesses.sh`` (Claude Code and Qwen Code go into the Node-22 prefix
+of ``polar_hpc.harness.toolchain`` when the system Node is older; that prefix is bound into the sandbox).
 """
 
 from __future__ import annotations
@@ -14,14 +13,15 @@ from pathlib import Path
 import pytest
 
 from polar_hpc.config.run import AgentSpec, RuntimeSpec
-from polar_hpc.harness import HarnessContext, get_adapter
+from polar_hpc.harness import HarnessContext, HarnessError, get_adapter
+from polar_hpc.harness.toolchain import resolve_harness
 from polar_hpc.runtime import make_runtime
 
 VERSIONS = {
     "codex": "0.171.0",
-    "claude_code": "2.1.197",
+    "claude_code": "2.1.332",
     "gemini_cli": "0.61.0",
-    "qwen_code": "0.15.10",
+    "qwen_code": "0.24.4",
     "opencode": "1.18.33",
     "pi": "0.73.1",
 }
@@ -33,9 +33,11 @@ async def test_version_in_bwrap(tmp_path: Path, name: str) -> None:
     adapter = get_adapter(name)
     if shutil.which("bwrap") is None:
         pytest.fail("bwrap not on PATH (apt-get install bubblewrap)")
-    if shutil.which(adapter.binary) is None:
-        pytest.fail(f"{adapter.binary} not on PATH: install the harness CLIs (see this module's docstring)")
-    rt = make_runtime(RuntimeSpec(backend="bwrap", network="none"), tmp_path / "s")
+    try:
+        launch = resolve_harness(adapter.binary)
+    except HarnessError as err:
+        pytest.fail(f"{err} (see this module's docstring)")
+    rt = make_runtime(RuntimeSpec(backend="bwrap", network="none", binds=launch.binds), tmp_path / "s")
     await rt.start()
     try:
         ctx = HarnessContext(
@@ -44,7 +46,8 @@ async def test_version_in_bwrap(tmp_path: Path, name: str) -> None:
             sandbox_session_dir=rt.sandbox_session_dir, is_root=rt.is_root,
         )  # fmt: skip
         cmd = adapter.prepare(ctx)
-        res = await rt.exec([cmd.argv[0], "--version"], env=cmd.env, timeout_s=120, log_path=Path(cmd.log_path))
+        assert cmd.argv[0] == adapter.binary
+        res = await rt.exec([*launch.argv, "--version"], env=cmd.env, timeout_s=120, log_path=Path(cmd.log_path))
     finally:
         await rt.stop()
     assert res.ok, f"{name}: exit {res.returncode}\n{res.stdout}\n{res.stderr}"

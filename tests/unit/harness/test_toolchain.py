@@ -1,0 +1,45 @@
+"""Where a harness CLI and its Node are found (``resolve_harness``), on a prefix laid out like the installer's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from polar_hpc.harness import HarnessError
+from polar_hpc.harness.toolchain import prefix_node, resolve_harness
+
+
+def _script(prefix: Path, name: str, head: bytes) -> Path:
+    pkg = prefix / "npm" / "lib" / "node_modules" / name / "cli.js"
+    pkg.parent.mkdir(parents=True)
+    pkg.write_bytes(head + b"\n")
+    (prefix / "npm" / "bin").mkdir(parents=True, exist_ok=True)
+    (prefix / "npm" / "bin" / name).symlink_to(pkg)
+    return pkg
+
+
+def test_a_js_cli_in_the_prefix_runs_under_the_prefix_node(tmp_path: Path) -> None:
+    script = _script(tmp_path, "qwen", b"#!/usr/bin/env node")
+    node = prefix_node(tmp_path)
+    node.parent.mkdir(parents=True)
+    node.write_bytes(b"\x7fELF")
+    launch = resolve_harness("qwen", tmp_path)
+    assert launch.argv == [str(node), str(script)] and launch.binds == [str(tmp_path)]
+
+
+def test_a_native_cli_in_the_prefix_runs_as_itself(tmp_path: Path) -> None:
+    script = _script(tmp_path, "claude", b"\x7fELF")
+    assert resolve_harness("claude", tmp_path).argv == [str(script)]
+
+
+def test_a_js_cli_without_its_node_is_a_clear_error(tmp_path: Path) -> None:
+    _script(tmp_path, "qwen", b"#!/usr/bin/env node")
+    with pytest.raises(HarnessError, match="needs Node 22, expected at .*install_harnesses.sh"):
+        resolve_harness("qwen", tmp_path)
+
+
+def test_outside_the_prefix_the_cli_on_path_is_used(tmp_path: Path) -> None:
+    assert resolve_harness("sh", tmp_path).argv == ["sh"]
+    with pytest.raises(HarnessError, match="`no-such-cli`: not in .* nor on PATH"):
+        resolve_harness("no-such-cli", tmp_path)
