@@ -230,10 +230,12 @@ def test_preempted_gateway_checkpoints_through_submitit_returns_and_rejoins(run_
     subprocess.run(["scancel", "--signal=USR2", victim], check=True, timeout=30)
     _wait_for(lambda: sacct_states([victim]).get(victim) == "PENDING", 180, f"{victim} requeued by submitit")
     coordinator_log = lambda: _logs(run_dir, "coordinator", jobs["coordinator-0"])  # noqa: E731
-    released = [0.0]
+    # Not at once: a requeued job restarted within the second its old credential was revoked is refused by slurmd
+    # ("Killing non-startable batch JobId: Job credential revoked") and ends FAILED, never to come back.
+    released = [time.monotonic() - 10.0]
 
     def returned() -> bool:
-        # Slurm holds a requeued job ~2 min (BeginTime): let it start now (again, if a first update came too early)
+        # Slurm holds a requeued job ~2 min (BeginTime): let it start 5 s after the requeue (again, if one came too early)
         if time.monotonic() - released[0] > 15 and sacct_states([victim]).get(victim) == "PENDING":
             subprocess.run(["scontrol", "update", f"JobId={victim}", "StartTime=now"], check=False, timeout=30)
             released[0] = time.monotonic()
