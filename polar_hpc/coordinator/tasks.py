@@ -10,6 +10,7 @@ from typing import Any
 import msgspec
 
 from polar_hpc.config import ConfigError, RunConfig
+from polar_hpc.util.jsonl import json_objects
 from polar_hpc.wire.records import SOLUTION_COMMANDS, SOLUTION_PATCH, Task
 
 ORACLE_FIELDS = (SOLUTION_PATCH, SOLUTION_COMMANDS)
@@ -91,22 +92,12 @@ def iter_tasks(cfg: RunConfig) -> Iterator[Task]:
         raise ConfigError(f"tasks.path: no such task file {path}")
     seen: set[str] = set()
     count = 0
-    with path.open() as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise ConfigError(f"{where}: not valid JSON ({err.msg} at column {err.colno})") from None
-            if not isinstance(row, dict):
-                raise ConfigError(f"{where}: expected a JSON object per line, got {type(row).__name__}")
-            task = task_from_row(cfg, row, where)
-            if task.task_id in seen:
-                raise ConfigError(f"{where}: duplicate task id {task.task_id!r}")
-            seen.add(task.task_id)
-            yield task
-            count += 1
-            if cfg.tasks.limit is not None and count >= cfg.tasks.limit:
-                return
+    for where, row in json_objects(path, ConfigError):
+        task = task_from_row(cfg, row, where)
+        if task.task_id in seen:
+            raise ConfigError(f"{where}: duplicate task id {task.task_id!r}")
+        seen.add(task.task_id)
+        yield task
+        count += 1
+        if cfg.tasks.limit is not None and count >= cfg.tasks.limit:
+            return

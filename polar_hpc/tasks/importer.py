@@ -16,6 +16,7 @@ import msgspec
 
 from polar_hpc.tasks.images import docker_uri, swebench_image, swegym_image
 from polar_hpc.tasks.specs import SPEC_KEY, GradingSpec, SpecError, swebench_spec, swegym_spec
+from polar_hpc.util.jsonl import json_objects
 from polar_hpc.wire.records import SOLUTION_PATCH
 
 Dataset = Literal["swe-bench", "swe-gym"]
@@ -40,18 +41,7 @@ def read_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
         for i, row in enumerate(pq.read_table(path).to_pylist()):
             yield f"{path}: row {i}", row
         return
-    with path.open() as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise TaskImportError(f"{where}: not valid JSON ({err.msg} at column {err.colno})") from None
-            if not isinstance(row, dict):
-                raise TaskImportError(f"{where}: expected a JSON object per line, got {type(row).__name__}")
-            yield where, row
+    yield from json_objects(path, TaskImportError)
 
 
 def _tests(value: Any, where: str, key: str) -> list[str]:
