@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 import msgspec
 import zmq
@@ -129,7 +129,7 @@ class GatewayControl:
 
     def _released(self, key: str, attempt: int) -> None:
         """The session ended without a result the rank keeps: tell the coordinator why, free its slot."""
-        cause: Literal["cancelled", "drained", "failed"]
+        cause: c.ReleaseCause
         if self.active.get(key) == attempt:
             del self.active[key]
             if key in self._cancelling:

@@ -9,10 +9,12 @@ from typing import TYPE_CHECKING, Protocol
 import msgspec
 import numpy as np
 
+from polar_hpc.config.run import ToolParser
 from polar_hpc.inference.errors import ContextOverflow, EngineError, EngineTimeout, EngineUnavailable
+from polar_hpc.inference.limits import new_token_limit
 from polar_hpc.proxy.errors import ProxyError, bad_request, context_overflow
 from polar_hpc.proxy.normalize.common import Normalized
-from polar_hpc.proxy.parse import ParsedReply, ToolParser, parse_reply
+from polar_hpc.proxy.parse import ParsedReply, parse_reply
 from polar_hpc.proxy.respond.common import Reply
 from polar_hpc.proxy.side import is_side_request
 from polar_hpc.wire.records import (
@@ -111,7 +113,6 @@ class Generator:
             raise bad_request(f"the model's chat template cannot render this conversation: {err}") from None
         ids = prompt.ids
         n = len(ids)
-        room = self.context_length - n
         record = CompletionRecord(
             completion_id=uuid.uuid4().hex,
             session_id=session_id,
@@ -134,13 +135,15 @@ class Generator:
         forced = self._oracle_ids(oracle, req, raw_request, provider, ids) if oracle is not None else None
         if forced is not None:
             record.policy = "oracle"
-            room -= len(forced) - 1
-        if room < 1:
+        asked = req.sampling.max_new_tokens
+        try:  # a forced reply's tokens but its last are prompt tokens of the scoring call
+            limit = new_token_limit(n + len(forced or (0,)) - 1, self.context_length,
+                                    None if asked is None else max(1, asked), self.max_new_tokens)
+        except ContextOverflow:
             overflow = context_overflow(n + len(forced or ()), self.context_length)
             record.parse_error = overflow.message
-            raise Failed(overflow, record)
-        limits = [x for x in (req.sampling.max_new_tokens, self.max_new_tokens, room) if x is not None]
-        sampling = msgspec.structs.replace(req.sampling, max_new_tokens=max(1, min(limits)))
+            raise Failed(overflow, record) from None
+        sampling = msgspec.structs.replace(req.sampling, max_new_tokens=limit)
         deadline = time.monotonic() + self.request_timeout_s if self.request_timeout_s else None
         record.timings.engine_start = time.time()
         try:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from aiohttp import web
 
-from polar_hpc.config.run import ProxyConfig
+from polar_hpc.config.run import ProxyConfig, RenderMode, ToolParser
 from polar_hpc.log import get_logger
 from polar_hpc.proxy import respond
 from polar_hpc.proxy.capture import SessionLog, safe_name
@@ -30,7 +30,6 @@ from polar_hpc.proxy.generate import Engine, Failed, Generator
 from polar_hpc.proxy.live.respond import DisconnectWatch, LiveSink, StreamingEngine, answer_live
 from polar_hpc.proxy.normalize import normalize
 from polar_hpc.proxy.normalize.common import Normalized
-from polar_hpc.proxy.parse import ToolParser
 from polar_hpc.proxy.respond.common import SSE_HEADERS, bare_keepalive
 from polar_hpc.wire.records import CompletionRecord, Provider
 
@@ -88,7 +87,7 @@ class ProxyServer:
         *,
         model_name: str,
         tool_parser: ToolParser = "qwen",
-        render_mode: str = "canonical",
+        render_mode: RenderMode = "canonical",
         context_length: int = 32768,
         max_new_tokens: int = 1024,
         records_dir: str | Path | None = None,
@@ -148,7 +147,7 @@ class ProxyServer:
         slog = SessionLog(
             session_id, memory_limit_bytes=self.session_memory_bytes, spill_dir=self._spill_dir, jsonl_path=jsonl
         )
-        builder = PromptBuilder(self.template, self.render_mode, measure_divergence=self.measure_divergence)  # type: ignore[arg-type]
+        builder = PromptBuilder(self.template, self.render_mode, measure_divergence=self.measure_divergence)
         policy = OraclePolicy(oracle, self.template, self.gen.tool_parser) if oracle is not None else None
         self._sessions[key] = _Session(session_id, slog, builder, policy)
         return key
