@@ -69,7 +69,7 @@ class SessionExecutor:
         return state
 
     def _spec(self, job: SessionJob) -> Any:
-        return job.session.task.runtime or self.config.runtime
+        return job.session.task.runtime
 
     def _with_harness(self, job: SessionJob, spec: Any) -> Any:
         """The host's CLI for the session's harness (maybe under a Node of its own) and the binds it needs."""
@@ -78,7 +78,7 @@ class SessionExecutor:
         from polar_hpc.harness import get_adapter
         from polar_hpc.harness.toolchain import resolve_harness
 
-        agent = job.session.task.agent or self.config.agent
+        agent = job.session.task.agent
         if agent.harness == "shell":
             return spec
         launch = resolve_harness(get_adapter(agent.harness).binary)
@@ -124,7 +124,7 @@ class SessionExecutor:
         """A fresh evaluation runtime has its own budget: the session's may be spent by the time it is needed."""
         from polar_hpc.evaluate.base import fresh_runtime_budget_s
 
-        return fresh_runtime_budget_s(job.session.task.evaluator or self.config.evaluator)
+        return fresh_runtime_budget_s(job.session.task.evaluator)
 
     async def start(self, job: SessionJob) -> None:
         st = self._state(job)
@@ -135,12 +135,12 @@ class SessionExecutor:
     def _oracle_script(self, job: SessionJob) -> OracleScript | None:
         """The session's oracle script when its agent runs under the oracle policy (``agent.policy``), else None."""
         task = job.session.task
-        agent = task.agent or self.config.agent
+        agent = task.agent
         if agent.policy == "sample":
             return None
         from polar_hpc.proxy.oracle.script import script_from_task
 
-        evaluator = task.evaluator or self.config.evaluator
+        evaluator = task.evaluator
         return script_from_task(task.metadata, policy=agent.policy, verify=evaluator.command)
 
     async def prepare(self, job: SessionJob) -> None:
@@ -149,7 +149,7 @@ class SessionExecutor:
         await self._prepare(job, st.runtime)
 
     def wants_prewarm(self, job: SessionJob) -> bool:
-        ev = job.session.task.evaluator or self.config.evaluator
+        ev = job.session.task.evaluator
         return bool(ev.fresh_runtime)
 
     async def prewarm(self, job: SessionJob) -> None:
@@ -166,7 +166,7 @@ class SessionExecutor:
         rt = st.runtime
         assert rt is not None and st.api_key is not None
         task = job.session.task
-        agent = task.agent or self.config.agent
+        agent = task.agent
         adapter = get_adapter(agent.harness)
         ctx = HarnessContext(
             instruction=task.instruction,
@@ -205,7 +205,7 @@ class SessionExecutor:
 
         st = self._state(job)
         records = self._close_proxy_session(st)
-        spec = job.session.task.builder or self.config.builder
+        spec = job.session.task.builder
         builder = get_builder(spec, end_of_turn_id=self.end_of_turn_id)
         return await asyncio.to_thread(builder.build, records, status)
 
@@ -214,7 +214,7 @@ class SessionExecutor:
         from polar_hpc.evaluate.registry import get_evaluator
 
         st = self._state(job)
-        spec = job.session.task.evaluator or self.config.evaluator
+        spec = job.session.task.evaluator
         evaluator = get_evaluator(spec)
 
         async def new_runtime() -> Runtime:

@@ -18,14 +18,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
 from polar_hpc import __version__
 from polar_hpc.config.run import RunConfig
 from polar_hpc.gateway.pools import StagePools
 from polar_hpc.gateway.stages import SessionExecutor, Stage
 from polar_hpc.log import get_logger
 from polar_hpc.wire.records import Session, SessionResult
+from polar_hpc.wire.resolved import resolve_session
 
 log = get_logger("gateway.rank")
 
@@ -160,17 +159,8 @@ class GatewayRank:
         return self._pools
 
     async def submit(self, session: Session) -> None:
-        """Take one session (raises ``DrainingError`` once draining)."""
-        self.pools.submit(self._resolve(session))
-
-    def _resolve(self, session: Session) -> Session:
-        """Fill the task's unset specs from the recipe, so every stage sees concrete ones."""
-        t, c = session.task, self.config
-        task = msgspec.structs.replace(
-            t, runtime=t.runtime or c.runtime, agent=t.agent or c.agent, builder=t.builder or c.builder,
-            evaluator=t.evaluator or c.evaluator,
-        )
-        return msgspec.structs.replace(session, task=task)
+        """Take one session, its task resolved against the recipe (raises ``DrainingError`` once draining)."""
+        self.pools.submit(resolve_session(session, self.config))
 
     async def cancel(self, session_id: str) -> bool:
         return await self.pools.cancel(session_id)

@@ -9,7 +9,8 @@ from typing import Any, Literal, Protocol
 
 import msgspec
 
-from polar_hpc.wire.records import EvalResult, Session, TraceStatus, Trajectory
+from polar_hpc.wire.records import EvalResult, TraceStatus, Trajectory
+from polar_hpc.wire.resolved import ResolvedSession
 
 TIMING_ORDER = ("queue", "start", "prepare", "init", "ready_wait", "run", "prewarm", "postrun_wait", "build",
                 "prewarm_wait", "evaluate", "teardown", "total")
@@ -45,7 +46,7 @@ class AgentOutcome(msgspec.Struct, kw_only=True, omit_defaults=True):
 class SessionJob:
     """One session's life inside a rank (in-process only; never crosses a process boundary)."""
 
-    def __init__(self, session: Session, submitted_at: float) -> None:
+    def __init__(self, session: ResolvedSession, submitted_at: float) -> None:
         self.session = session
         self.stage = Stage.QUEUED
         self.submitted_at = submitted_at
