@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import math
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 import msgspec
 
@@ -56,14 +56,14 @@ class SessionJob:
         self.failure: tuple[TraceStatus, str] | None = None
         """INIT/READY failure: no harness ran, POSTRUN reports it without building."""
         self.agent: AgentOutcome | None = None
-        self.state: Any = None
-        """The executor's per-session state (runtime, proxy key, ...)."""
+        self.state: object | None = None
+        """The executor's per-session state (runtime, proxy key, ...): its own type, which the pools never read."""
         self.prewarm: asyncio.Task[None] | None = None
         self.run_timeout: asyncio.Timeout | None = None
         self.task: asyncio.Task[None] | None = None
         self.teardown_task: asyncio.Task[None] | None = None
         self.torn_down = False
-        self.notes: dict[str, Any] = {}
+        self.notes: dict[str, object] = {}
         """Added to the result's metadata (e.g. the tail of the harness log)."""
 
     @property
