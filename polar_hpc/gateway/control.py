@@ -102,6 +102,8 @@ class GatewayControl:
         self.draining = False
         self._outbox: asyncio.Queue[c.Msg] = asyncio.Queue()
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: int | None = None
+        """The event loop's thread (set by :meth:`run`)."""
         self._stop = asyncio.Event()
         self._decoder = c.gateway_decoder()
         self._drain_task: asyncio.Task[None] | None = None
@@ -117,7 +119,7 @@ class GatewayControl:
         loop = self._loop
         if loop is None:
             return
-        if threading.get_ident() == getattr(self, "_thread", None):
+        if threading.get_ident() == self._thread:
             fn(*args)
         else:
             loop.call_soon_threadsafe(fn, *args)

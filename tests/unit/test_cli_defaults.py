@@ -17,6 +17,7 @@ import pytest
 
 from polar_hpc.cli import build_parser
 from polar_hpc.config.run import (
+    Backend,
     BuilderSpec,
     GatewayConfig,
     InferenceConfig,
@@ -103,7 +104,34 @@ def test_every_flag_named_like_a_config_field_is_classified() -> None:
     assert all(key in FLAGS for key in NOT_MIRRORED), [k for k in NOT_MIRRORED if k not in FLAGS]
 
 
-def test_proxy_choices_are_the_config_literals() -> None:
-    assert set(FLAGS["proxy", "render"].choices or ()) == set(typing.get_args(typing.get_type_hints(GatewayConfig)["render"]))
-    assert set(FLAGS["proxy", "tool_parser"].choices or ()) == set(
-        typing.get_args(typing.get_type_hints(InferenceConfig)["tool_parser"]))
+def _positionals(parser: argparse.ArgumentParser, command: str = "") -> Iterator[tuple[str, argparse.Action]]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _positionals(sub, f"{command} {name}".strip())
+        elif not action.option_strings:
+            yield command, action
+
+
+def test_choices_are_the_owners_values() -> None:
+    """CLI modules stay light (no numpy at ``--help``), so they spell some owners' values out: here they are
+    compared with the owner (the reference server's ``--logprob-mode`` is left out: its owner imports torch)."""
+    from polar_hpc.tasks.importer import Dataset
+    from polar_hpc.train.sft_files import Format
+    from polar_hpc.wire.records import TraceStatus
+
+    statuses = {s.name.lower() for s in TraceStatus}
+    owners: dict[tuple[str, str], set[str]] = {
+        ("proxy", "render"): set(typing.get_args(typing.get_type_hints(GatewayConfig)["render"])),
+        ("proxy", "tool_parser"): set(typing.get_args(typing.get_type_hints(InferenceConfig)["tool_parser"])),
+        ("launch", "backend"): set(typing.get_args(Backend)),
+        ("build", "status"): statuses,
+        ("export sft", "status"): statuses,
+        ("export sft", "format"): set(typing.get_args(Format)),
+        ("tasks import", "dataset"): set(typing.get_args(Dataset)),
+    }
+    flags = {**FLAGS, **{(cmd, a.dest): a for cmd, a in _positionals(build_parser())}}
+    for (cmd, dest), values in owners.items():
+        assert set(flags[cmd, dest].choices or ()) == values, f"polar-hpc {cmd} {dest}"
+    shards_status = next(a for (cmd, dest), a in FLAGS.items() if cmd.startswith("shards") and dest == "status")
+    assert set(shards_status.choices or ()) == statuses
