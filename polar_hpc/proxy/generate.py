@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from polar_hpc.inference.template import ChatTemplate
     from polar_hpc.proxy.live.respond import LiveSink
     from polar_hpc.proxy.oracle.policy import OraclePolicy
-    from polar_hpc.trajectory.continuation import PromptBuilder
+    from polar_hpc.proxy.prompt import PromptBuilder
 
 _EMPTY_I = np.zeros(0, dtype=np.int32)
 _EMPTY_F = np.zeros(0, dtype=np.float32)

@@ -137,7 +137,7 @@ class ProxyServer:
         ``oracle``: the session's agent calls are answered by the oracle policy with this script (forced and
         scored by the engine) instead of being sampled."""
         from polar_hpc.proxy.oracle.policy import OraclePolicy
-        from polar_hpc.trajectory.continuation import PromptBuilder
+        from polar_hpc.proxy.prompt import PromptBuilder
 
         key = api_key or f"sk-polar-{secrets.token_urlsafe(24)}"
         if key in self._sessions:
