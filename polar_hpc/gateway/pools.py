@@ -12,7 +12,7 @@ Each session is one task that takes a slot of each stage in turn (FIFO semaphore
   session budget (which may be spent), so a timed-out session still yields its trajectory.
 
 Teardown always runs, exactly once, also on cancellation and crashes; it runs before the result is reported so
-a reported session holds nothing. Time is the event loop's (a :mod:`simclock` loop simulates it).
+a reported session holds nothing. Time is the event loop's (a :mod:`polar_hpc.sim.clock` loop simulates it).
 """
 
 from __future__ import annotations

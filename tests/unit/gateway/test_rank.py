@@ -8,8 +8,8 @@ from pathlib import Path
 from polar_hpc.config.run import GatewayConfig, RunConfig, ShardConfig
 from polar_hpc.gateway.main import expand_sessions, run_local
 from polar_hpc.gateway.rank import GatewayRank
-from polar_hpc.gateway.simulate import SimulatedExecutor
 from polar_hpc.gateway.stages import Stage
+from polar_hpc.sim.executor import SimulatedExecutor
 from polar_hpc.store.reader import ShardReader
 from polar_hpc.wire.records import SessionResult, Task, TraceStatus
 
