@@ -41,7 +41,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 ALLOWED: frozenset[tuple[str, str]] = frozenset({
     # Moves in progress (issue 14); each entry names who removes it. Empty when the redesign is done.
     # 14a: versions, grading specs, task expansion, offline rebuild move down/out.
-    ("polar_hpc.assets.catalog", "polar_hpc.inference.versions"),
+    ("polar_hpc.assets.catalog", "polar_hpc.assets.versions"),
     ("polar_hpc.evaluate.patch", "polar_hpc.tasks.specs"),
     ("polar_hpc.evaluate.swegrade", "polar_hpc.tasks.specs"),
     ("polar_hpc.evaluate.swegrade", "polar_hpc.tasks.upstream"),
