@@ -64,7 +64,7 @@ def check_inference(cfg: RunConfig) -> list[str]:
 
 def check_tasks(cfg: RunConfig) -> list[str]:
     """The task file parses and every row fills the template (the tasks inherit the recipe's checked specs)."""
-    from polar_hpc.coordinator.tasks import iter_tasks
+    from polar_hpc.tasks.source import iter_tasks
 
     try:
         n = sum(1 for _ in iter_tasks(cfg))

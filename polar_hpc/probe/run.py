@@ -122,7 +122,7 @@ def _engine(spec: ProbeSpec) -> Iterator[str]:
 
 def _only_task(cfg: RunConfig, spec: ProbeSpec) -> RunConfig:
     """The first task of the file, or ``task_id``, as a one-row task file in the run dir."""
-    from polar_hpc.coordinator.tasks import iter_tasks
+    from polar_hpc.tasks.source import iter_tasks
 
     tasks = list(iter_tasks(cfg))
     chosen = [t for t in tasks if spec.task_id in (None, t.task_id)][:1]
@@ -139,8 +139,8 @@ def _only_task(cfg: RunConfig, spec: ProbeSpec) -> RunConfig:
 async def _run_one_session(cfg: RunConfig, run_dir: Path) -> None:
     """The probe's one session straight onto one in-process rank: a fresh run dir has nothing to dispatch or
     resume, so no coordinator."""
-    from polar_hpc.coordinator.tasks import iter_tasks
     from polar_hpc.gateway.rank import GatewayRank
+    from polar_hpc.tasks.source import iter_tasks
     from polar_hpc.wire.records import Session
 
     (task,) = iter_tasks(cfg)

@@ -41,11 +41,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 ALLOWED: frozenset[tuple[str, str]] = frozenset({
     # Moves in progress (issue 14); each entry names who removes it. Empty when the redesign is done.
     # 14a: versions, grading specs, task expansion, offline rebuild move down/out.
-    ("polar_hpc.assets.catalog", "polar_hpc.assets.versions"),
-    ("polar_hpc.evaluate.patch", "polar_hpc.tasks.specs"),
-    ("polar_hpc.evaluate.swegrade", "polar_hpc.tasks.specs"),
-    ("polar_hpc.evaluate.swegrade", "polar_hpc.tasks.upstream"),
-    ("polar_hpc.tasks.preflight", "polar_hpc.coordinator.tasks"),
     ("polar_hpc.trajectory.offline", "polar_hpc.evaluate.base"),
     ("polar_hpc.trajectory.offline", "polar_hpc.evaluate.registry"),
     # 14b: the run dir spelled once (status.json, endpoints) in a low-layer module.
