@@ -18,8 +18,8 @@ PACKAGE = Path(__file__).resolve().parents[2] / "polar_hpc"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("log",),
-    ("util",),
     ("config",),
+    ("util",),
     ("wire",),
     ("assets", "harness"),
     ("images",),
