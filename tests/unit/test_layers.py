@@ -28,6 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("proxy", "evaluate"),
     ("tasks",),
     ("store",),
+    ("postrun",),
     ("coordinator", "gateway"),
     ("launch",),
     ("client",),
@@ -41,8 +42,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 ALLOWED: frozenset[tuple[str, str]] = frozenset({
     # Moves in progress (issue 14); each entry names who removes it. Empty when the redesign is done.
     # 14a: versions, grading specs, task expansion, offline rebuild move down/out.
-    ("polar_hpc.trajectory.offline", "polar_hpc.evaluate.base"),
-    ("polar_hpc.trajectory.offline", "polar_hpc.evaluate.registry"),
     # 14b: the run dir spelled once (status.json, endpoints) in a low-layer module.
     ("polar_hpc.gateway.control", "polar_hpc.coordinator.status"),
     ("polar_hpc.gateway.waits", "polar_hpc.launch.rundir"),
