@@ -19,8 +19,8 @@ import msgspec
 from aiohttp import web
 
 from polar_hpc.config.run import AgentSpec, BuilderSpec, EvaluatorSpec, RuntimeSpec
-from polar_hpc.coordinator.validate import task_problems
 from polar_hpc.log import get_logger
+from polar_hpc.tasks.validate import task_problems
 from polar_hpc.wire.codec import to_json
 from polar_hpc.wire.control import SessionInfo
 from polar_hpc.wire.records import SessionResult, Task

@@ -15,7 +15,7 @@ from polar_hpc.tasks.preflight import task_set_problems
 
 def check_names(cfg: RunConfig) -> list[str]:
     """Builder, evaluator, harness, runtime and tool-parser names, looked up in their registries."""
-    from polar_hpc.coordinator.validate import config_problems
+    from polar_hpc.tasks.validate import config_problems
 
     return config_problems(cfg)
 
