@@ -46,12 +46,9 @@ ALLOWED: frozenset[tuple[str, str]] = frozenset({
     ("polar_hpc.gateway.control", "polar_hpc.coordinator.status"),
     ("polar_hpc.gateway.waits", "polar_hpc.launch.rundir"),
     # Module cycles (a function-level import back into the importer); 14a breaks them.
-    ("polar_hpc.coordinator.http", "polar_hpc.coordinator.server"),
     ("polar_hpc.inference.stream", "polar_hpc.inference.engine"),
     ("polar_hpc.proxy.live.respond", "polar_hpc.proxy.generate"),
     ("polar_hpc.launch.monitor", "polar_hpc.launch.jobs"),
-    ("polar_hpc.train.plots", "polar_hpc.train.report"),
-    ("polar_hpc.train.export", "polar_hpc.train.card"),
 })
 
 
