@@ -25,8 +25,8 @@ from polar_hpc.log import get_logger
 from polar_hpc.proxy import respond
 from polar_hpc.proxy.capture import SessionLog, safe_name
 from polar_hpc.proxy.detect import Route, body_provider, header_provider, request_key, route_by_path
-from polar_hpc.proxy.errors import ProxyError, bad_request, error_body, error_bytes
-from polar_hpc.proxy.generate import Engine, Failed, Generator
+from polar_hpc.proxy.errors import Failed, ProxyError, bad_request, error_body, error_bytes
+from polar_hpc.proxy.generate import Engine, Generator
 from polar_hpc.proxy.live.respond import DisconnectWatch, LiveSink, StreamingEngine, answer_live
 from polar_hpc.proxy.normalize import normalize
 from polar_hpc.proxy.normalize.common import Normalized
