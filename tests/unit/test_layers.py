@@ -155,12 +155,6 @@ def test_no_import_cycles_between_modules() -> None:
     assert not cycles, "import cycles:\n  " + "\n  ".join(" -> ".join(c) for c in cycles)
 
 
-def test_allowlist_entries_are_still_imports() -> None:
-    graph = import_graph()
-    stale = sorted(f"{m} -> {t}" for m, t in ALLOWED if t not in graph.get(m, {}))
-    assert not stale, "ALLOWED names imports that are gone (remove them):\n  " + "\n  ".join(stale)
-
-
 if __name__ == "__main__":  # python3 tests/unit/test_layers.py: the package graph these tests check, by layer
     edges: dict[str, set[str]] = {}
     for mod, targets in import_graph().items():
@@ -169,5 +163,7 @@ if __name__ == "__main__":  # python3 tests/unit/test_layers.py: the package gra
     for i, names in reversed(list(enumerate(LAYERS))):
         for name in names:
             print(f"{i:2d} {name:12s} -> {' '.join(sorted(edges.get(name, set()), key=layer_of, reverse=True))}")
-    allowed = "\n  ".join(f"{m} -> {t}" for m, t in sorted(ALLOWED))
+    graph = import_graph()
+    allowed = "\n  ".join(f"{m} -> {t}" + ("" if t in graph.get(m, {}) else "  (no longer imported: remove it)")
+                           for m, t in sorted(ALLOWED))
     print(f"allowlisted: {len(ALLOWED)}" + (f"\n  {allowed}" if ALLOWED else ""))
