@@ -11,17 +11,16 @@ from pathlib import Path
 import msgspec
 
 from polar_hpc.config.run import RunConfig, RuntimeSpec
-from polar_hpc.evaluate.base import EvalContext, apply_rewards, evaluate_safely, fresh_runtime_budget_s
-from polar_hpc.evaluate.registry import get_evaluator
+from polar_hpc.evaluate.base import EvalContext, fresh_runtime_budget_s
 from polar_hpc.gateway.stages import AgentOutcome, SessionJob
 from polar_hpc.harness import HarnessContext, get_adapter
 from polar_hpc.harness.toolchain import HarnessLaunch, resolve_harness
 from polar_hpc.log import get_logger
+from polar_hpc.postrun.session import build_trajectory, evaluate_trajectory
 from polar_hpc.proxy.oracle.script import OracleScript, script_from_task
 from polar_hpc.proxy.server import ProxyServer
 from polar_hpc.runtime import Runtime, make_runtime
 from polar_hpc.runtime.prepare import run_prepare
-from polar_hpc.trajectory.registry import get_builder
 from polar_hpc.wire.records import CompletionRecord, EvalResult, TraceStatus, Trajectory
 
 log = get_logger("gateway.executor")
@@ -194,13 +193,11 @@ class SessionExecutor:
         st = self._state(job)
         records = self._close_proxy_session(st)
         spec = job.session.task.builder
-        builder = get_builder(spec, end_of_turn_id=self.end_of_turn_id)
-        return await asyncio.to_thread(builder.build, records, status)
+        return await asyncio.to_thread(build_trajectory, records, spec, status, end_of_turn_id=self.end_of_turn_id)
 
     async def evaluate(self, job: SessionJob, trajectory: Trajectory) -> EvalResult | None:
         st = self._state(job)
         spec = job.session.task.evaluator
-        evaluator = get_evaluator(spec)
 
         async def new_runtime() -> Runtime:
             if st.prewarmed is not None:
@@ -212,9 +209,7 @@ class SessionExecutor:
 
         ctx = EvalContext(session=job.session, runtime=st.runtime, new_runtime=new_runtime,
                           metadata=dict(job.session.task.metadata))
-        result = await evaluate_safely(evaluator, trajectory, ctx)
-        apply_rewards(trajectory, result)
-        return result
+        return await evaluate_trajectory(spec, trajectory, ctx)
 
     async def teardown(self, job: SessionJob) -> None:
         if job.state is None:

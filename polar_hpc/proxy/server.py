@@ -27,15 +27,15 @@ from polar_hpc.log import get_logger
 from polar_hpc.proxy import respond
 from polar_hpc.proxy.capture import SessionLog, safe_name
 from polar_hpc.proxy.detect import Route, body_provider, header_provider, request_key, route_by_path
-from polar_hpc.proxy.errors import ProxyError, bad_request, error_body, error_bytes
-from polar_hpc.proxy.generate import Engine, Failed, Generator
+from polar_hpc.proxy.errors import Failed, ProxyError, bad_request, error_body, error_bytes
+from polar_hpc.proxy.generate import Engine, Generator
 from polar_hpc.proxy.live.respond import DisconnectWatch, LiveSink, StreamingEngine, answer_live
 from polar_hpc.proxy.normalize import normalize
 from polar_hpc.proxy.normalize.common import Normalized
 from polar_hpc.proxy.oracle.policy import OraclePolicy
 from polar_hpc.proxy.oracle.script import OracleScript
+from polar_hpc.proxy.prompt import PromptBuilder
 from polar_hpc.proxy.respond.common import SSE_HEADERS, Reply, bare_keepalive
-from polar_hpc.trajectory.continuation import PromptBuilder
 from polar_hpc.wire.records import CompletionRecord, Provider
 
 log = get_logger("proxy")

@@ -26,7 +26,7 @@ from polar_hpc.config.run import RenderMode
 from polar_hpc.log import get_logger
 from polar_hpc.wire.records import CanonicalRequest, ChatMessage, ToolCall, ToolSpec
 
-log = get_logger("trajectory.continuation")
+log = get_logger("proxy.prompt")
 
 
 class TemplateLike(Protocol):
