@@ -88,11 +88,7 @@ async def evaluate_safely(evaluator: Evaluator, trajectory: Trajectory, ctx: Eva
 def mark_not_trainable(trajectory: Trajectory, reason: str) -> None:
     """Add a training filter reason to every trace (see ``trajectory.base.mark_training_filter``)."""
     for tr in trajectory.traces:
-        reasons = list(tr.metadata.get("filter") or [])
-        if reason not in reasons:
-            reasons.append(reason)
-        tr.metadata["filter"] = reasons
-        tr.metadata["trainable"] = False
+        tr.mark_not_trainable(reason)
 
 
 def apply_rewards(trajectory: Trajectory, result: EvalResult) -> None:

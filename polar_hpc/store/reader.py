@@ -19,6 +19,8 @@ from polar_hpc.store.encode import (
     blob_items,
     decode_session_blob,
     decode_trace_blob,
+    filter_reasons,
+    legacy_marks,
     rebuild_session,
     rebuild_trace,
     token_policy,
@@ -30,7 +32,9 @@ from polar_hpc.store.shardfile import (
     ShardError,
     Tokens,
     TraceTable,
+    has_marks,
     open_shard,
+    read_session_blobs,
     read_sessions,
     read_tokens,
     read_traces,
@@ -145,6 +149,9 @@ class TraceView(msgspec.Struct, kw_only=True):
     finish_reason: str
     policy: str
     """``sample`` | ``oracle``: whether the trace's trainable tokens were sampled or forced by the oracle."""
+    trainable: bool
+    filter: list[str]
+    """Why the trace is not trainable (``Trace.filter``)."""
     harness: str
     model: str
     policy_version: int
@@ -259,7 +266,7 @@ class ShardReader:
             t = s.table
             po, ro, to = tr.prompt_offsets.tolist(), tr.response_offsets.tolist(), t.trace_offsets.tolist()
             tblobs = blob_items(tr.blob, tr.blob_offsets) if blobs else None
-            rewards = tr.reward.tolist()
+            rewards, trainable = tr.reward.tolist(), tr.trainable.tolist()
             for row in rows.tolist():
                 status = TraceStatus(int(t.status[row]))
                 for j, ti in enumerate(range(to[row], to[row + 1])):
@@ -276,6 +283,8 @@ class ShardReader:
                         reward=rewards[ti],
                         finish_reason=tr.finish_reason[ti],
                         policy=tr.policy[ti],
+                        trainable=bool(trainable[ti]),
+                        filter=filter_reasons(tr.filter[ti]),
                         harness=t.harness[row],
                         model=t.model[row],
                         policy_version=int(t.policy_version[row]),
@@ -314,6 +323,8 @@ class _Loaded(msgspec.Struct):
     po: list[int]
     ro: list[int]
     rewards: list[float]
+    legacy: bool
+    """Schema < 3: the training marks are (also) in the trace blobs' metadata, taken out when rebuilt."""
 
     @classmethod
     def read(cls, f: Shard) -> _Loaded:
@@ -322,10 +333,11 @@ class _Loaded(msgspec.Struct):
             tr,
             read_tokens(f),
             blob_items(tr.blob, tr.blob_offsets),
-            blob_items(f.read("sessions/blob"), f.read("sessions/blob_offsets")),
+            read_session_blobs(f),
             tr.prompt_offsets.tolist(),
             tr.response_offsets.tolist(),
             tr.reward.tolist(),
+            not has_marks(f),
         )
 
     def rebuild(self, t: SessionTable, row: int) -> SessionResult:
@@ -333,9 +345,12 @@ class _Loaded(msgspec.Struct):
         traces = []
         for ti in range(int(t.trace_offsets[row]), int(t.trace_offsets[row + 1])):
             a, b, c, d = po[ti], po[ti + 1], ro[ti], ro[ti + 1]
+            tb = decode_trace_blob(self.tblobs[ti])
+            if self.legacy:
+                legacy_marks(tb)
             traces.append(
                 rebuild_trace(
-                    decode_trace_blob(self.tblobs[ti]),
+                    tb,
                     tok.prompt_ids[a:b].copy(),
                     tok.response_ids[c:d].copy(),
                     tok.loss_mask[c:d].copy(),
@@ -343,6 +358,8 @@ class _Loaded(msgspec.Struct):
                     self.tr.finish_reason[ti],
                     self.rewards[ti],
                     token_policy(self.tr.policy[ti]),
+                    bool(self.tr.trainable[ti]),
+                    filter_reasons(self.tr.filter[ti]),
                 )
             )
         return rebuild_session(

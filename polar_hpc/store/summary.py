@@ -8,7 +8,8 @@ import msgspec
 import numpy as np
 
 from polar_hpc.store.reader import ShardFilter, ShardReader
-from polar_hpc.store.shardfile import ShardError, open_shard
+from polar_hpc.store.schema import LOSS_MASK
+from polar_hpc.store.shardfile import ShardError, open_shard, read_offsets
 from polar_hpc.wire.records import TraceStatus
 
 
@@ -42,9 +43,8 @@ def summarize(reader: ShardReader, flt: ShardFilter | None = None, bins: int = 1
             continue
         try:
             with open_shard(path) as f:
-                po = f.read("traces/prompt_offsets")
-                ro = f.read("traces/response_offsets")
-                mask = f.read("tokens/loss_mask")
+                po, ro = read_offsets(f)
+                mask = f.read(LOSS_MASK)
         except (ShardError, OSError, KeyError) as err:
             reader.report(f"{path}: unreadable offsets: {err}")
             continue

@@ -18,9 +18,18 @@ import numpy as np
 
 from polar_hpc.config.run import TokenPolicy
 from polar_hpc.log import get_logger
-from polar_hpc.store.encode import blob_items, decode_session_blob, decode_trace_blob
+from polar_hpc.store.encode import decode_session_blob
 from polar_hpc.store.reader import ShardFilter, ShardReader, normalize_filter, require_shards
-from polar_hpc.store.shardfile import ShardError, open_shard, read_policies, read_tokens
+from polar_hpc.store.shardfile import (
+    ShardError,
+    open_shard,
+    read_offsets,
+    read_policies,
+    read_session_blobs,
+    read_tokens,
+    read_trace_rewards,
+    read_trainable,
+)
 from polar_hpc.train.repo import repo_of
 from polar_hpc.wire.records import TraceStatus
 
@@ -46,7 +55,7 @@ class TraceSelect(msgspec.Struct, kw_only=True, frozen=True):
     metadata: dict[str, Any] | None = None
     """Session metadata (the task's) must hold these key/value pairs."""
     trainable_only: bool = False
-    """Drop traces the builder marked ``trainable: false`` (unfinished session, unparsed tool call)."""
+    """Drop traces marked not trainable (``Trace.trainable``: unfinished session, unparsed tool call...)."""
     policies: tuple[TokenPolicy, ...] | None = None
     """Keep traces whose tokens these policies produced (``sample``, ``oracle``); RL readers default to sample."""
 
@@ -182,13 +191,10 @@ def build_index(
                 continue
             try:
                 with open_shard(path, check=False) as f:
-                    po = f.read("traces/prompt_offsets")
-                    ro = f.read("traces/response_offsets")
-                    treward = f.read("traces/reward")
-                    sblobs = (blob_items(f.read("sessions/blob"), f.read("sessions/blob_offsets"))
-                              if need_meta else None)
-                    tblobs = (blob_items(f.read("traces/blob"), f.read("traces/blob_offsets"))
-                              if select.trainable_only else None)
+                    po, ro = read_offsets(f)
+                    treward = read_trace_rewards(f)
+                    sblobs = read_session_blobs(f) if need_meta else None
+                    trainable = read_trainable(f) if select.trainable_only else None
                     tok = read_tokens(f) if dedup == "content" else None
                     tpolicy = read_policies(f) if select.policies is not None else None
             except (ShardError, OSError, KeyError, ValueError) as err:
@@ -205,7 +211,7 @@ def build_index(
                 if select.repos is not None and repo not in select.repos:
                     continue
                 for j, ti in enumerate(range(to[row], to[row + 1])):
-                    if tblobs is not None and decode_trace_blob(tblobs[ti]).metadata.get("trainable") is False:
+                    if trainable is not None and not trainable[ti]:
                         continue
                     if tpolicy is not None and select.policies is not None and tpolicy[ti] not in select.policies:
                         continue

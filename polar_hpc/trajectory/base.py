@@ -103,8 +103,8 @@ def mark_training_filter(trace: Trace, status: TraceStatus) -> None:
         reasons.append(f"session_{status.name.lower()}")
     if trace.metadata.get("unparsed_tool_calls"):
         reasons.append("unparsed_tool_call")
-    trace.metadata["filter"] = reasons
-    trace.metadata["trainable"] = not reasons
+    trace.filter = reasons
+    trace.trainable = not reasons
 
 
 def sampled_part(rec: CompletionRecord) -> tuple[np.ndarray, np.ndarray]:

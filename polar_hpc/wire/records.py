@@ -180,6 +180,16 @@ class Trace(msgspec.Struct, kw_only=True):
     metadata: dict[str, Any] = msgspec.field(default_factory=dict)
     policy: TokenPolicy = "sample"
     """``oracle`` when any of its completions was forced: gold demonstrations, not behaviour-policy samples."""
+    trainable: bool = True
+    """False when a trainer should leave the trace out (kept, never dropped); ``filter`` says why."""
+    filter: list[str] = msgspec.field(default_factory=list)
+    """Why the trace is not trainable: ``session_<status>``, ``unparsed_tool_call``, ``evaluation_error``."""
+
+    def mark_not_trainable(self, reason: str) -> None:
+        """Add a training filter reason (once) and mark the trace not trainable."""
+        if reason not in self.filter:
+            self.filter = [*self.filter, reason]
+        self.trainable = False
 
 
 class ReconstructionStats(msgspec.Struct, kw_only=True):
