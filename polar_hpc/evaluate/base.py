@@ -91,6 +91,18 @@ def mark_not_trainable(trajectory: Trajectory, reason: str) -> None:
         tr.mark_not_trainable(reason)
 
 
+def failure_text(result: EvalResult) -> str:
+    """``Trajectory.error`` of a session whose evaluation failed (:func:`evaluation_failed`)."""
+    return f"evaluation failed: {result.details.get('error', 'unknown error')}"
+
+
+def evaluation_crashed(trajectory: Trajectory, err: BaseException) -> str:
+    """An evaluation call that raised instead of returning a result: every trace is marked not trainable
+    (``evaluation_error``, as for a failed result); returns the ``Trajectory.error`` text."""
+    mark_not_trainable(trajectory, EVALUATION_ERROR)
+    return f"evaluation failed: {err!r}"
+
+
 def apply_rewards(trajectory: Trajectory, result: EvalResult) -> None:
     """Broadcast the outcome reward to every trace, or set per-trace rewards when the evaluator gave them.
 
