@@ -27,10 +27,11 @@ import numpy as np
 from polar_hpc.log import get_logger
 from polar_hpc.store.encode import decode_trace_blob
 from polar_hpc.store.reader import EmptySelection
+from polar_hpc.store.select import TraceSelect
 from polar_hpc.store.shardfile import open_shard, read_policies, read_tokens, read_trace_blobs
 from polar_hpc.train.card import render_card
 from polar_hpc.train.chat import chat_message, chat_tools
-from polar_hpc.train.index import TraceIndex, TraceSelect, build_index
+from polar_hpc.train.index import TraceIndex, build_index
 from polar_hpc.train.sft_files import DEFAULT_SHARD_BYTES, SPLITS, VARIANTS, Format, SplitFiles, save_hf
 from polar_hpc.train.split import split_tasks
 from polar_hpc.wire.records import TraceStatus, trace_status

@@ -18,6 +18,7 @@ import numpy as np
 from polar_hpc.gateway.stages import TIMING_ORDER
 from polar_hpc.store.encode import decode_session_blob, decode_trace_blob
 from polar_hpc.store.reader import EmptySelection, ShardReader
+from polar_hpc.store.repo import repo_of
 from polar_hpc.store.shardfile import (
     ShardError,
     open_shard,
@@ -27,7 +28,6 @@ from polar_hpc.store.shardfile import (
     read_trace_blobs,
 )
 from polar_hpc.train.outcome import failure_reason
-from polar_hpc.train.repo import repo_of
 from polar_hpc.util.units import count, duration
 from polar_hpc.wire.records import TraceStatus
 

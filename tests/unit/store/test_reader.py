@@ -9,9 +9,10 @@ import numpy as np
 
 from polar_hpc.config.run import ShardConfig
 from polar_hpc.store import schema as S
-from polar_hpc.store.reader import ShardFilter, ShardReader
+from polar_hpc.store.reader import ShardReader
 from polar_hpc.store.resume import resume_index
 from polar_hpc.store.schema import offsets_name
+from polar_hpc.store.select import TraceSelect
 from polar_hpc.store.writer import ShardWriter
 from polar_hpc.wire.codec import to_msgpack
 from polar_hpc.wire.records import SessionResult, TraceStatus
@@ -132,7 +133,7 @@ def test_filters(tmp_path: Path, session_result_factory: Any) -> None:
     reader = ShardReader(tmp_path)
 
     def keys(**kw: Any) -> list[str]:
-        return [r.key for r in reader.results(ShardFilter(**kw))]
+        return [r.key for r in reader.results(TraceSelect(**kw))]
 
     assert keys(status=(TraceStatus.COMPLETED,)) == [rs[0].key, rs[2].key]
     assert keys(min_reward=0.5) == [rs[0].key, rs[2].key, rs[3].key]

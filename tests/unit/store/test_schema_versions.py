@@ -19,9 +19,10 @@ from polar_hpc.config.run import ShardConfig
 from polar_hpc.store.encode import encode_session
 from polar_hpc.store.reader import ShardReader
 from polar_hpc.store.schema import SCHEMA_VERSION, dataset_names
+from polar_hpc.store.select import TraceSelect
 from polar_hpc.store.validate import validate_paths
 from polar_hpc.store.writer import ShardWriter
-from polar_hpc.train.index import TraceSelect, build_index
+from polar_hpc.train.index import build_index
 from polar_hpc.wire.records import SessionResult
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "shards"
