@@ -147,7 +147,7 @@ def group_samples(group: Group, *, include_oracle: bool = False) -> list[TrainSa
                 loss_mask=mask, rollout_logprobs=np.asarray(tr.response_logprobs, dtype=np.float32),
                 prompt_length=pl, response_length=rl, reward=float(tr.reward), status=r.trajectory.status,
                 masked=masked, policy_version=group.policy_version,
-                weight_versions=[str(v) for v in tr.metadata.get("weight_versions", [])],
+                weight_versions=tr.meta().weight_versions,
                 metadata={**r.metadata, **tr.metadata}, trainable=tr.trainable, filter=list(tr.filter),
             ))
     return out
