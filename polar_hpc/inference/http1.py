@@ -301,11 +301,15 @@ class Http1Stream:
         self._body.clear()
         return out
 
-    def take(self) -> bytes:
-        """The body bytes received since the last read, without waiting (possibly ``b""``)."""
-        out = bytes(self._body)
-        self._body.clear()
-        return out
+    async def pause(self, seconds: float) -> None:
+        """Do not read from the connection for ``seconds`` (what arrives meanwhile waits in the kernel)."""
+        transport = self._conn.transport
+        assert transport is not None
+        transport.pause_reading()
+        try:
+            await asyncio.sleep(seconds)
+        finally:
+            transport.resume_reading()
 
     async def _wait(self) -> None:
         if self._error is not None:

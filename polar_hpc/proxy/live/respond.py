@@ -68,6 +68,8 @@ class LiveSink:
         self.pending = bytearray()
         self.aborted = False
         self.sampled = 0
+        self.opened = False
+        """The engine accepted the streamed call (errors from here on are in-stream)."""
         self._stream: EngineStream | None = None
         self._wake: Callable[[], None] = lambda: None
 
@@ -91,6 +93,8 @@ class LiveSink:
         self._stream = stream
         if self.aborted:
             stream.abort()
+        self.opened = True
+        self._wake()  # the client's response starts now, while the engine computes the first token
         try:
             async for new, _ in stream:
                 self.sampled += len(new)
@@ -194,7 +198,7 @@ async def answer_live(
     finished = False
     try:
         while not task.done() and not gone:
-            if not sink.pending:
+            if not sink.pending and (resp is not None or not sink.opened):
                 waiter = loop.create_future()
                 timer = loop.call_later(max(0.0, last_write + keepalive_s - time.monotonic()), wake)
                 try:
@@ -206,18 +210,22 @@ async def answer_live(
                 break
             data = bytes(sink.pending)
             sink.pending.clear()
-            if not data and time.monotonic() - last_write < keepalive_s:
+            opening = resp is None and sink.opened
+            if not data and not opening and time.monotonic() - last_write < keepalive_s:
                 continue
             assert sink.writer is not None or not data
-            if resp is None:
-                resp = web.StreamResponse(headers=SSE_HEADERS)
-                await resp.prepare(request)
-                data = (sink.writer.start() if sink.writer else b"") + data
-            if not data and sink.writer is not None:
-                data = sink.writer.keepalive()
-            elif not data:
-                data = bare_keepalive(sink.provider)  # no writer yet: the prompt is being built
             try:
+                if resp is None:
+                    resp = web.StreamResponse(headers=SSE_HEADERS)
+                    await resp.prepare(request)  # sends the head
+                    data = (sink.writer.start() if sink.writer else b"") + data
+                    if not data and opening:  # Google's stream has no opening event
+                        last_write = time.monotonic()
+                        continue
+                if not data and sink.writer is not None:
+                    data = sink.writer.keepalive()
+                elif not data:
+                    data = bare_keepalive(sink.provider)  # no writer yet: the prompt is being built
                 await resp.write(data)
             except (ConnectionError, RuntimeError):
                 client_gone()
