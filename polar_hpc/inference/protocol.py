@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from polar_hpc.inference.versions import SGLANG_VERSION
+from polar_hpc.assets.versions import SGLANG_VERSION
 
 __all__ = ["SGLANG_VERSION"]
 
@@ -63,15 +63,18 @@ class FinishAbort(msgspec.Struct, tag_field="type", tag="abort", kw_only=True, o
 
 
 FinishReason = FinishStop | FinishLength | FinishAbort
+FinishKind = Literal["stop", "length", "abort"]
+"""A finished call's reason by name (the tag of its :data:`FinishReason`)."""
 
 
-def finish_fields(fr: FinishReason) -> tuple[Literal["stop", "length", "abort"], int | str | None, str | None]:
+def finish_fields(fr: FinishReason) -> tuple[FinishKind, int | str | None, str | None]:
     """``(reason, matched_stop, abort_message)`` of a finish reason (one mapping for whole and streamed calls)."""
     if isinstance(fr, FinishStop):
         return "stop", fr.matched if isinstance(fr.matched, int | str) else None, None
     if isinstance(fr, FinishLength):
         return "length", None, None
     return "abort", None, fr.message
+
 
 LogprobEntry = tuple[float | None, int, str | None]
 """``[logprob, token_id, text]``; text is ``null`` unless ``return_text_in_logprobs``."""
