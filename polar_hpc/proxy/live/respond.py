@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from aiohttp import web
 
+from polar_hpc.inference.http1 import Http1Pool
 from polar_hpc.log import get_logger
 from polar_hpc.proxy.live.text import Detokenizer, Shaper
 from polar_hpc.proxy.live.writers import Writer, make_writer
@@ -52,6 +53,15 @@ class StreamingEngine(Protocol):
         stop_token_ids: list[int] | None = None,
         deadline: float | None = None,
     ) -> EngineStream: ...
+
+
+def stream_refusal(engine: object) -> str | None:
+    """Why ``engine`` cannot stream while it samples (None: it can, or it is no streaming engine at all).
+    The streamed call speaks plain HTTP/1.1 only (``inference.http1``): an ``https://`` engine cannot."""
+    if not isinstance(engine, StreamingEngine):
+        return None
+    bad = [url for url in getattr(engine, "endpoints", []) if not Http1Pool.supports(url)]
+    return f"engine URLs {bad} are not plain http:// (streamed generate speaks plain HTTP only)" if bad else None
 
 
 class LiveSink:
