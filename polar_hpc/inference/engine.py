@@ -29,39 +29,18 @@ from polar_hpc.inference.http1 import Http1Pool
 from polar_hpc.inference.limits import new_token_limit
 from polar_hpc.inference.protocol import (
     ErrorResponse,
-    FinishKind,
     GenerateRequest,
     GenerateResponse,
     WireSampling,
     finish_fields,
 )
+from polar_hpc.inference.result import GenerateResult
 from polar_hpc.inference.routing import ServerPool, ServerState
 from polar_hpc.inference.stream import EngineStream, open_stream
 from polar_hpc.log import get_logger
 from polar_hpc.wire.records import SamplingParams
 
 log = get_logger("inference.engine")
-
-
-class GenerateResult(msgspec.Struct, kw_only=True):
-    """One completed ``/generate`` call. Arrays are numpy: ``output_ids`` int32, ``output_logprobs`` float32.
-
-    The ids come from ``meta_info.output_token_logprobs`` (the stop token, when one was sampled, is included).
-    """
-
-    output_ids: np.ndarray
-    output_logprobs: np.ndarray
-    finish_reason: FinishKind
-    matched_stop: int | str | None = None
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cached_tokens: int = 0
-    weight_version: str | None = None
-    server: str = ""
-    rid: str = ""
-    text: str = ""
-    abort_message: str | None = None
-    attempts: int = 1
 
 
 def _is_context_error(message: str) -> bool:

@@ -10,9 +10,9 @@ import msgspec
 import numpy as np
 
 from polar_hpc.config.run import ToolParser
-from polar_hpc.inference.engine import GenerateResult
 from polar_hpc.inference.errors import ContextOverflow, EngineError, EngineTimeout, EngineUnavailable
 from polar_hpc.inference.limits import new_token_limit
+from polar_hpc.inference.result import GenerateResult
 from polar_hpc.inference.template import ChatTemplate
 from polar_hpc.proxy.errors import Failed, ProxyError, bad_request, context_overflow
 from polar_hpc.proxy.live.respond import LiveSink

@@ -45,7 +45,6 @@ ALLOWED: frozenset[tuple[str, str]] = frozenset({
     ("polar_hpc.gateway.control", "polar_hpc.coordinator.status"),
     ("polar_hpc.gateway.waits", "polar_hpc.launch.rundir"),
     # Module cycles (an import back into the importer, inside a function or under TYPE_CHECKING).
-    ("polar_hpc.inference.stream", "polar_hpc.inference.engine"),  # 14a, after 18's stream.py work merges
     ("polar_hpc.launch.jobs", "polar_hpc.launch.monitor"),  # monitor.read_status: 14b's one read_status
 })
 

@@ -14,8 +14,8 @@ import msgspec
 import numpy as np
 
 from polar_hpc.config.run import ToolParser
-from polar_hpc.inference.engine import GenerateResult
 from polar_hpc.inference.forcing import ForcedResult
+from polar_hpc.inference.result import GenerateResult
 from polar_hpc.log import get_logger
 from polar_hpc.proxy.oracle.render import tool_calls_text
 from polar_hpc.proxy.oracle.script import (

@@ -15,7 +15,8 @@ import pytest
 from google import genai
 from google.genai import types as gtypes
 
-from polar_hpc.inference.engine import GenerateResult, SGLangEngine
+from polar_hpc.inference.engine import SGLangEngine
+from polar_hpc.inference.result import GenerateResult
 from polar_hpc.inference.template import ChatTemplate, to_template_messages, to_template_tools
 from polar_hpc.proxy.server import ProxyServer
 
