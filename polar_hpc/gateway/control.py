@@ -31,6 +31,7 @@ import zmq.asyncio
 from polar_hpc.log import get_logger
 from polar_hpc.wire import control as c
 from polar_hpc.wire.records import Session, SessionResult, TraceStatus
+from polar_hpc.wire.rundir import RunDir
 from polar_hpc.wire.security import configure_client, load_keys
 
 log = get_logger("gateway.control")
@@ -257,12 +258,8 @@ class GatewayControl:
         return reason
 
     def _run_finished(self) -> bool:
-        try:
-            from polar_hpc.coordinator.status import read_status
-
-            return read_status(self.run_dir).finished
-        except (OSError, ValueError):
-            return False
+        status = RunDir(self.run_dir).read_status()
+        return status is not None and status.finished
 
     async def _session(self, sock: zmq.asyncio.Socket) -> str:
         self._last_hello = time.monotonic()

@@ -19,9 +19,10 @@ from submitit.slurm.slurm import _make_sbatch_string
 
 from polar_hpc.config import ConfigError, RunConfig, SlurmResources, decode
 from polar_hpc.launch.jobs import ComponentJob, signal_delay_s, stop_grace_s
-from polar_hpc.launch.rundir import Component, JobRecord, JobsFile, RunDir
 from polar_hpc.log import get_logger
 from polar_hpc.util.proc import start_time
+from polar_hpc.wire.endpoints import remove_endpoint
+from polar_hpc.wire.rundir import Component, JobRecord, JobsFile, RunDir, component_name
 
 log = get_logger("launch")
 
@@ -191,14 +192,14 @@ def submit_run(cfg: RunConfig, run: RunDir, only: set[tuple[Component, int]] | N
     for component, index in wanted:
         by_component.setdefault(component, []).append(index)
     local = cfg.launch.backend == "local"
-    with clean_slurm_env(), detached_children(run.root / "logs" / "launcher.log") if local else contextlib.nullcontext():
+    with clean_slurm_env(), detached_children(run.launcher_log) if local else contextlib.nullcontext():
         for component in ("inference", "coordinator", "gateway"):
             indices = by_component.get(component, [])
             if not indices:
                 continue
             if component == "inference":  # a dead server's endpoint must not be mistaken for the new one
                 for i in indices:
-                    (run.endpoints / f"inference-{i}.json").unlink(missing_ok=True)
+                    remove_endpoint(run.root, component_name(component, i))
             ex = _executor(cfg, run, component, res[component])
             bodies = [ComponentJob(str(run.root), component, i, stop_grace_s(cfg), requeue=cfg.launch.requeue)
                       for i in indices]

@@ -47,10 +47,10 @@ class CoordinatorProc:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "polar_hpc", "coordinator", "--config", str(run_dir / "config.toml"),
              "--run-dir", str(run_dir), "--host", "127.0.0.1", "--serve"], env=env)
-        from polar_hpc.coordinator.server import read_endpoint
+        from polar_hpc.wire.endpoints import read_endpoint
 
         deadline = time.monotonic() + 30
-        while (ep := read_endpoint(run_dir)) is None:
+        while (ep := read_endpoint(run_dir, "coordinator")) is None:
             if time.monotonic() > deadline or self.proc.poll() is not None:
                 raise RuntimeError("coordinator did not start")
             time.sleep(0.05)
@@ -235,13 +235,13 @@ def bench_heartbeats(quick: bool) -> None:
         gen = subprocess.Popen([sys.executable, "-c", code])
         try:
             time.sleep(6.0)  # connections, CURVE handshakes, registrations
-            from polar_hpc.coordinator.status import read_status
+            from polar_hpc.wire.rundir import RunDir
 
             cpu0, t0 = _cpu_s(coord.proc.pid), time.monotonic()
             time.sleep(seconds)
             cpu = _cpu_s(coord.proc.pid) - cpu0
             wall = time.monotonic() - t0
-            alive = read_status(run_dir).ranks_alive
+            alive = RunDir(run_dir).read_status().ranks_alive
         finally:
             gen.kill()
             gen.wait(5)

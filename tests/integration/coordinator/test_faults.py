@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from polar_hpc.coordinator.status import read_status
+from polar_hpc.wire.rundir import RunDir
 from tests.integration.coordinator.helpers import (
     make_config,
     shard_keys,
@@ -27,7 +27,7 @@ EXPECTED = sorted(f"t{i:03d}/{j}" for i in range(N_TASKS) for j in range(SAMPLES
 
 def _status(run_dir: Path) -> dict[str, int]:
     try:
-        return read_status(run_dir).sessions
+        return RunDir(run_dir).read_status().sessions
     except (OSError, ValueError):
         return {}
 
@@ -63,7 +63,7 @@ class Run:
         keys, dups = shard_keys(self.run_dir)
         assert sorted(set(keys)) == EXPECTED, f"missing: {sorted(set(EXPECTED) - set(keys))}"
         assert len(keys) == len(set(keys)) and dups == 0, f"duplicated in shards: {len(keys) - len(set(keys))}"
-        status = read_status(self.run_dir)
+        status = RunDir(self.run_dir).read_status()
         assert status.finished and status.sessions["committed"] == len(EXPECTED)
 
     def cleanup(self) -> None:

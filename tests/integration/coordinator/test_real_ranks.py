@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from polar_hpc.config import dump_config, load_recipe
-from polar_hpc.coordinator.status import read_status
+from polar_hpc.wire.rundir import RunDir
 from tests.integration.coordinator.helpers import _env, shard_keys, stop, wait_for
 from tests.integration.gateway.test_rank_e2e import REPO, _server_url, make_recipe
 
@@ -58,7 +58,7 @@ def test_coordinator_with_two_gateway_ranks(tmp_path: Path, reference_server: An
             stop(p, timeout_s=30)
     keys, dups = shard_keys(run_dir)
     assert sorted(keys) == [f"calc-add/{i}" for i in range(samples)] and dups == 0
-    status = read_status(run_dir)
+    status = RunDir(run_dir).read_status()
     assert status.finished and status.sessions["committed"] == samples
     ranks = {r.rank for r in status.ranks}
     assert ranks == {0, 1}

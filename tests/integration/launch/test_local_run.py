@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from polar_hpc.launch.monitor import read_status
-from polar_hpc.launch.rundir import RunDir
+from polar_hpc.wire.rundir import RunDir
 from tests.integration.launch.helpers import ROOT, committed_keys, kill_run, polar
 
 pytestmark = pytest.mark.slow
@@ -48,7 +47,7 @@ def test_resume_after_sigkill_of_every_component(run_dir: Path) -> None:
     kill_run(run_dir)
     before, _ = committed_keys(run_dir)
     assert 0 < len(before) < len(_expected(5))
-    status = read_status(RunDir(run_dir))
+    status = RunDir(run_dir).read_status()
     assert status is None or not status.finished
     out = polar("resume", str(run_dir), "--wait", "--timeout", "500", timeout=560)
     assert out.returncode == 0, out.stdout + out.stderr

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from polar_hpc.launch.monitor import read_status, sacct_states, wait_run
-from polar_hpc.launch.rundir import RunDir
+from polar_hpc.launch.monitor import sacct_states, wait_run
+from polar_hpc.wire.rundir import RunDir
 from polar_hpc.wire.waits import read_waits
 from tests.integration.launch.helpers import ROOT, committed_keys, polar
 
@@ -129,7 +129,7 @@ async def test_a_wait_outlasts_its_deadline_while_the_job_is_held_and_fails_fast
     import asyncio
 
     from polar_hpc.gateway.waits import JobWatch, WaitFailed, wait_for_endpoints
-    from polar_hpc.launch.rundir import JobRecord, JobsFile
+    from polar_hpc.wire.rundir import JobRecord, JobsFile
 
     job = subprocess.run(["sbatch", "--parsable", "--hold", "-t", "1", "-o", "/dev/null", "--wrap", "true"],
                          capture_output=True, text=True, check=True, timeout=30).stdout.strip()
@@ -223,7 +223,7 @@ def test_preempted_gateway_checkpoints_through_submitit_returns_and_rejoins(run_
     victim = jobs["gateway-1"]
 
     def victim_busy() -> bool:
-        status = read_status(RunDir(run_dir))
+        status = RunDir(run_dir).read_status()
         return status is not None and any(r.rank == 1 and r.alive and r.in_flight > 0 for r in status.ranks)
 
     _wait_for(victim_busy, 300, "gateway-1 holding sessions")

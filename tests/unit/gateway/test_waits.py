@@ -15,9 +15,9 @@ import pytest
 
 from polar_hpc.config import RunConfig, dump_config
 from polar_hpc.gateway.waits import JobWatch, WaitFailed, wait_for_endpoints
-from polar_hpc.launch.rundir import JobRecord, JobsFile, RunDir
 from polar_hpc.util.proc import start_time
 from polar_hpc.wire.endpoints import Endpoint, write_endpoint
+from polar_hpc.wire.rundir import JobRecord, JobsFile, RunDir
 from polar_hpc.wire.waits import read_waits
 
 ROOT = Path(__file__).parents[3]

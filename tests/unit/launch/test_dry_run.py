@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from polar_hpc.config import ConfigError, load_recipe
-from polar_hpc.launch.rundir import RunDir
 from polar_hpc.launch.submit import render_sbatch
+from polar_hpc.wire.rundir import RunDir
 
 ROOT = Path(__file__).parents[3]
 GOLDEN = Path(__file__).parent / "golden"

@@ -14,8 +14,9 @@ import pytest
 from polar_hpc.config import load_recipe
 from polar_hpc.launch.jobs import ComponentJob
 from polar_hpc.launch.monitor import cancel_run, component_states, wait_run
-from polar_hpc.launch.rundir import JobRecord, JobsFile, RunDir, create_run_dir
+from polar_hpc.launch.rundir import create_run_dir
 from polar_hpc.util.proc import alive, start_time, write_pid_file
+from polar_hpc.wire.rundir import JobRecord, JobsFile, RunDir
 
 ROOT = Path(__file__).parents[3]
 
@@ -121,7 +122,7 @@ def test_wait_run_reports_through_the_callback_only(tmp_path: Path, capsys: pyte
 
 def test_cli_wait_prints_progress_to_stderr(tmp_path: Path) -> None:
     script = ("import sys; from polar_hpc.launch import cli; from polar_hpc.launch.monitor import wait_run;"
-              "from polar_hpc.launch.rundir import RunDir;"
+              "from polar_hpc.wire.rundir import RunDir;"
               f"sys.exit(wait_run(RunDir({str(tmp_path)!r}), timeout_s=0.05, interval_s=0.01, report=cli._report))")
     res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert res.returncode == 124 and "gave up waiting" in res.stderr

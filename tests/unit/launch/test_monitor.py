@@ -3,8 +3,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from polar_hpc.launch.monitor import progress_line, recent_errors
-from polar_hpc.launch.rundir import JobRecord, JobsFile
 from polar_hpc.wire.control import RunStatus
+from polar_hpc.wire.rundir import JobRecord, JobsFile
 
 
 def test_recent_errors_names_component_and_keeps_the_last(tmp_path: Path) -> None:
