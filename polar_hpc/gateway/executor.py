@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import re
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from polar_hpc.gateway.stages import AgentOutcome, SessionJob
 from polar_hpc.log import get_logger
+from polar_hpc.util.fs import unique_name
 from polar_hpc.wire.records import CompletionRecord, EvalResult, TraceStatus, Trajectory
 
 if TYPE_CHECKING:
@@ -22,12 +21,6 @@ if TYPE_CHECKING:
 log = get_logger("gateway.executor")
 
 LOG_TAIL_BYTES = 4000
-
-
-def session_dirname(session_id: str) -> str:
-    """A file name for a session id: readable, and distinct even where sanitizing makes ids collide."""
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", session_id)[:80]
-    return f"{safe}-{hashlib.sha256(session_id.encode()).hexdigest()[:8]}"
 
 
 class SessionState:
@@ -64,7 +57,7 @@ class SessionExecutor:
     # -- INIT -------------------------------------------------------------------------------------------------
     def _state(self, job: SessionJob) -> SessionState:
         if job.state is None:
-            job.state = SessionState(self.sessions_dir / session_dirname(job.session_id))
+            job.state = SessionState(self.sessions_dir / unique_name(job.session_id))
         state: SessionState = job.state
         return state
 

@@ -23,7 +23,7 @@ from aiohttp import web
 from polar_hpc.config.run import ProxyConfig
 from polar_hpc.log import get_logger
 from polar_hpc.proxy import respond
-from polar_hpc.proxy.capture import SessionLog, safe_name
+from polar_hpc.proxy.capture import SessionLog
 from polar_hpc.proxy.detect import Route, body_provider, header_provider, request_key, route_by_path
 from polar_hpc.proxy.errors import ProxyError, bad_request, error_body, error_bytes
 from polar_hpc.proxy.generate import Engine, Failed, Generator
@@ -32,6 +32,7 @@ from polar_hpc.proxy.normalize import normalize
 from polar_hpc.proxy.normalize.common import Normalized
 from polar_hpc.proxy.parse import ToolParser
 from polar_hpc.proxy.respond.common import SSE_HEADERS, bare_keepalive
+from polar_hpc.util.fs import safe_name
 from polar_hpc.wire.records import CompletionRecord, Provider
 
 if TYPE_CHECKING:

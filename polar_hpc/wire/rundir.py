@@ -24,6 +24,7 @@ Making a run (modes, secrets, the frozen code) is the launcher's (launch/rundir.
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 from typing import Literal
@@ -60,6 +61,21 @@ Component = Literal["inference", "coordinator", "gateway"]
 def component_name(component: str, index: int = 0) -> str:
     """``coordinator`` (there is one), else ``<component>-<index>``: the name of its endpoint, wait and pid files."""
     return "coordinator" if component == "coordinator" else f"{component}-{index}"
+
+
+def shards_of(path: str | os.PathLike[str]) -> Path:
+    """``path/shards`` where ``path`` is a run dir holding one, else ``path`` (a shards dir given directly)."""
+    p = Path(path)
+    return p / SHARDS if (p / SHARDS).is_dir() else p
+
+
+def session_rank(session_dir: str | os.PathLike[str]) -> tuple[Path, int] | None:
+    """(run dir, rank) of a folder under ``<run>/sessions/rank-NNNNN/`` (:meth:`RunDir.sessions`), else None."""
+    for parent in Path(session_dir).parents:
+        m = re.fullmatch(r"rank-(\d+)", parent.name)
+        if m and parent.parent.name == SESSIONS:
+            return parent.parent.parent, int(m.group(1))
+    return None
 
 
 class JobRecord(msgspec.Struct, kw_only=True):
