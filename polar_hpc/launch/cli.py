@@ -49,13 +49,13 @@ def register(sub: Any) -> None:
 def _open_run(path: str) -> Any:
     """An existing run dir, or a one-line error (exit 2) naming what is missing."""
     from polar_hpc.config import ConfigError
-    from polar_hpc.wire.rundir import RunDir
+    from polar_hpc.wire.rundir import CONFIG, RunDir
 
     run = RunDir(path)
     if not run.root.is_dir():
         raise ConfigError(f"{run.root}: no such run directory")
     if not run.exists():
-        raise ConfigError(f"{run.root}: not a polar-hpc run directory (no config.toml)")
+        raise ConfigError(f"{run.root}: not a polar-hpc run directory (no {CONFIG})")
     return run
 
 
@@ -198,10 +198,11 @@ def run_status(args: argparse.Namespace) -> int:
 def run_cancel(args: argparse.Namespace) -> int:
     from polar_hpc.config import ConfigError
     from polar_hpc.launch.monitor import cancel_run
+    from polar_hpc.wire.rundir import JOBS
 
     run = _open_run(args.run_dir)
     if run.read_jobs() is None:
-        raise ConfigError(f"{run.root}: nothing was launched here (no jobs.json)")
+        raise ConfigError(f"{run.root}: nothing was launched here (no {JOBS})")
     cancel_run(run, grace_s=args.grace)
     sys.stdout.write(f"cancelled {run.root}: {_committed(run)}\n")
     return 0

@@ -15,7 +15,7 @@ from polar_hpc.util import proc
 from polar_hpc.util.slurm import UNKNOWN, JobInfo, job_infos
 from polar_hpc.wire.control import RunStatus
 from polar_hpc.wire.endpoints import endpoint_path
-from polar_hpc.wire.rundir import JobRecord, JobsFile, RunDir
+from polar_hpc.wire.rundir import JOBS, JobRecord, JobsFile, RunDir
 
 log = get_logger("launch")
 
@@ -209,7 +209,7 @@ def cancel_run(run: RunDir, grace_s: float | None = None) -> None:
 
     jobs = run.read_jobs()
     if jobs is None:
-        raise FileNotFoundError(f"{run.root}: no jobs.json; nothing was launched here")
+        raise FileNotFoundError(f"{run.root}: no {JOBS}; nothing was launched here")
     if grace_s is None:
         grace_s = stop_grace_s(run.load_config()) + REQUEUE_MARGIN_S
     run.mark_cancelled(grace_s)

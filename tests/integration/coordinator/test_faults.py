@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from polar_hpc.wire.endpoints import endpoint_path
 from polar_hpc.wire.rundir import RunDir
 from tests.integration.coordinator.helpers import (
     make_config,
@@ -42,7 +43,7 @@ class Run:
     def coordinator(self) -> subprocess.Popen[bytes]:
         p = spawn_coordinator(self.run_dir, self.logs / "coordinator.log")
         self.procs.append(p)
-        wait_for(lambda: (self.run_dir / "endpoints" / "coordinator.json").exists(), 20, "coordinator endpoint")
+        wait_for(lambda: endpoint_path(self.run_dir, "coordinator").exists(), 20, "coordinator endpoint")
         return p
 
     def rank(self, rank: int, **kw: object) -> subprocess.Popen[bytes]:

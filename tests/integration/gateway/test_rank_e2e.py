@@ -35,6 +35,7 @@ from polar_hpc.config.run import (
 )
 from polar_hpc.store.reader import ShardReader
 from polar_hpc.wire.records import TraceStatus
+from polar_hpc.wire.rundir import RunDir
 
 REPO = Path(__file__).resolve().parents[3]
 MINI_AGENT = REPO / "polar_hpc" / "harness" / "mini_agent.py"
@@ -103,7 +104,7 @@ def run_gateway(config: Path, run_dir: Path, timeout_s: float) -> subprocess.Com
 
 
 def check_run(run_dir: Path, harness: str, samples: int, output: str) -> None:
-    validate = subprocess.run([sys.executable, "-m", "polar_hpc", "shards", "validate", str(run_dir / "shards")],
+    validate = subprocess.run([sys.executable, "-m", "polar_hpc", "shards", "validate", str(RunDir(run_dir).shards)],
                               capture_output=True, text=True, timeout=120, cwd=REPO)
     assert validate.returncode == 0, f"shards validate failed:\n{validate.stdout}\n{validate.stderr}"
     results = sorted(ShardReader([run_dir]).results(None), key=lambda r: r.sample_index)

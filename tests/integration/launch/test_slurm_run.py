@@ -67,7 +67,7 @@ def _scontrol(*args: str) -> None:
 
 
 def _logs(run_dir: Path, component: str, job_id: str) -> str:
-    return "".join(p.read_text(errors="replace") for p in (run_dir / "logs" / component / job_id).glob("*.out"))
+    return "".join(p.read_text(errors="replace") for p in (RunDir(run_dir).logs(component) / job_id).glob("*.out"))
 
 
 @pytest.mark.timeout(800)
@@ -86,11 +86,11 @@ def test_slurm_run_completes_with_a_gateway_array_and_resume_submits_nothing(run
     assert doc["status"]["finished"] is True and doc["state"] == "finished"
     assert {c["job_id"] for c in doc["components"]} == set(jobs.values())
     assert all(c["state"] == "COMPLETED" and c["node"] and c["time_limit"] for c in doc["components"])
-    ledger = (run_dir / "jobs.json").read_bytes()
+    ledger = RunDir(run_dir).jobs_path.read_bytes()
     out = polar("resume", str(run_dir))
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith(f"{run_dir} already finished (sessions 6/6 ") and "nothing submitted" in out.stdout
-    assert (run_dir / "jobs.json").read_bytes() == ledger
+    assert RunDir(run_dir).jobs_path.read_bytes() == ledger
     mine = subprocess.run(["squeue", "-h", "-n", "local-shell-gateway,local-shell-inference,local-shell-coordinator",
                            "-o", "%i"], capture_output=True, text=True, timeout=30).stdout.split()
     assert mine == [], f"resume of a finished run left jobs in the queue: {mine}"
@@ -158,7 +158,7 @@ def test_wait_exits_nonzero_when_every_gateway_is_gone_and_cancel_is_quick(run_d
         [sys.executable, "-m", "polar_hpc", "launch", RECIPE, "--run-dir", str(run_dir), *SLURM_SETS, *HELD,
          "--wait", "--timeout", "300"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        _wait_for(lambda: (run_dir / "jobs.json").is_file(), 60, "jobs.json")
+        _wait_for(lambda: RunDir(run_dir).jobs_path.is_file(), 60, "jobs.json")
         jobs = _jobs(run_dir)
         gateways = [jobs["gateway-0"], jobs["gateway-1"]]
         _wait_for(lambda: all(s == "RUNNING" for s in sacct_states(gateways).values()), 120, "gateways RUNNING")
@@ -187,7 +187,7 @@ def test_cancel_drains_and_commits(run_dir: Path) -> None:
     out = polar("launch", RECIPE, "--run-dir", str(run_dir), *SLURM_SETS, "--set", "tasks.num_samples=6",
                 "--set", "shards.max_sessions=100")
     assert out.returncode == 0, out.stderr
-    status_path = run_dir / "status.json"
+    status_path = RunDir(run_dir).status_path
 
     def some_done() -> bool:
         try:
@@ -206,8 +206,8 @@ def test_cancel_drains_and_commits(run_dir: Path) -> None:
     assert len(keys) >= 2 and dups == 0, "sessions done before the cancel were not committed"
     assert out.stdout == f"cancelled {run_dir}: {len(keys)} sessions committed in " \
                          f"{len(list((run_dir / 'shards').glob('*.h5')))} shard(s)\n"
-    assert not list((run_dir / "shards").glob("*.tmp")), "a shard was left half-written"
-    val = polar("shards", "validate", str(run_dir / "shards"))
+    assert not list(RunDir(run_dir).shards.glob("*.tmp")), "a shard was left half-written"
+    val = polar("shards", "validate", str(RunDir(run_dir).shards))
     assert val.returncode == 0, val.stdout
     assert all(s != "FAILED" for s in sacct_states(list(jobs.values())).values()), "a cancel is not a failure"
 

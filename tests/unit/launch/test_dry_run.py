@@ -97,6 +97,6 @@ def test_launch_requeue_reaches_sbatch_and_the_job_body() -> None:
 def test_trainer_section_is_what_async_rollouts_uses(tmp_path: Path) -> None:
     from polar_hpc.train.async_client import AsyncConfig
 
-    (tmp_path / "config.toml").write_text("[trainer]\nmax_off_policy_steps = 3\nmin_group_fraction = 0.5\n")
+    RunDir(tmp_path).config_path.write_text("[trainer]\nmax_off_policy_steps = 3\nmin_group_fraction = 0.5\n")
     assert AsyncConfig.from_run(tmp_path) == AsyncConfig(max_off_policy_steps=3, min_group_fraction=0.5)
     assert AsyncConfig.from_run(tmp_path / "none") == AsyncConfig()

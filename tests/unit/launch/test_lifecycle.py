@@ -16,7 +16,7 @@ from polar_hpc.launch.jobs import ComponentJob
 from polar_hpc.launch.monitor import cancel_run, component_states, wait_run
 from polar_hpc.launch.rundir import create_run_dir
 from polar_hpc.util.proc import alive, start_time, write_pid_file
-from polar_hpc.wire.rundir import JobRecord, JobsFile, RunDir
+from polar_hpc.wire.rundir import CONTROL_KEYS, JobRecord, JobsFile, RunDir
 
 ROOT = Path(__file__).parents[3]
 
@@ -39,8 +39,8 @@ def test_run_dir_is_private_whatever_the_umask(tmp_path: Path) -> None:
         os.umask(old)
     assert run.root.stat().st_mode & 0o777 == 0o700
     assert run.secrets.stat().st_mode & 0o777 == 0o700
-    for name in ("run_token", "control.json"):
-        assert (run.secrets / name).stat().st_mode & 0o777 == 0o600
+    for path in (run.run_token_path, run.secrets / CONTROL_KEYS):
+        assert path.stat().st_mode & 0o777 == 0o600
 
 
 def _sleeper() -> subprocess.Popen[bytes]:
