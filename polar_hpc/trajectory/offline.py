@@ -7,8 +7,6 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-import msgspec
-
 from polar_hpc.config.run import BuilderSpec, EvaluatorSpec, RuntimeSpec
 from polar_hpc.wire import codec
 from polar_hpc.wire.records import CompletionRecord, EvalResult, SessionResult, TraceStatus, parse_session_id
@@ -16,16 +14,8 @@ from polar_hpc.wire.records import CompletionRecord, EvalResult, SessionResult, 
 
 def read_records(paths: Iterable[Path]) -> Iterator[CompletionRecord]:
     """Every record of JSONL files written by the proxy; a bad line fails naming file and line."""
-    dec = codec.json_decoder(CompletionRecord)
     for path in paths:
-        with open(path, "rb") as f:
-            for n, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    yield dec.decode(line)
-                except msgspec.DecodeError as err:
-                    raise ValueError(f"{path}:{n}: not a CompletionRecord: {err}") from None
+        yield from codec.read_jsonl(path, CompletionRecord)
 
 
 def group_sessions(records: Iterable[CompletionRecord]) -> dict[str, list[CompletionRecord]]:
