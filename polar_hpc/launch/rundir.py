@@ -18,8 +18,13 @@ from polar_hpc.wire.rundir import RunDir
 from polar_hpc.wire.security import ensure_keys
 
 
+def runs_root() -> Path:
+    """Where run dirs go when neither ``--run-dir`` nor ``launch.run_dir`` names one."""
+    return Path.cwd() / "runs"
+
+
 def default_run_dir(cfg: RunConfig) -> Path:
-    return Path.cwd() / "runs" / f"{cfg.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    return runs_root() / f"{cfg.name}-{time.strftime('%Y%m%d-%H%M%S')}"
 
 
 def freeze_code(dest: Path) -> None:

@@ -35,7 +35,7 @@ from polar_hpc.config.run import (
 )
 from polar_hpc.store.reader import ShardReader
 from polar_hpc.wire.records import TraceStatus
-from polar_hpc.wire.rundir import RunDir
+from polar_hpc.wire.rundir import SESSIONS, RunDir
 
 REPO = Path(__file__).resolve().parents[3]
 MINI_AGENT = REPO / "polar_hpc" / "harness" / "mini_agent.py"
@@ -125,7 +125,7 @@ def check_run(run_dir: Path, harness: str, samples: int, output: str) -> None:
         assert {"init", "run", "build", "evaluate", "teardown"} <= r.timings.keys()
         for tr in r.trajectory.traces:
             assert len(tr.loss_mask) == len(tr.response_ids) == len(tr.response_logprobs)
-    sessions = run_dir / "sessions"
+    sessions = RunDir(run_dir).root / SESSIONS
     left = [p for p in sessions.rglob("*") if p.is_dir() and p.parent.name.startswith("rank-")]
     assert not left, f"session dirs outlived their sessions: {left}"
 
