@@ -240,7 +240,8 @@ def bench_heartbeats(quick: bool) -> None:
             time.sleep(seconds)
             cpu = _cpu_s(coord.proc.pid) - cpu0
             wall = time.monotonic() - t0
-            alive = RunDir(run_dir).read_status().ranks_alive
+            status = RunDir(run_dir).read_status()
+            alive = status.ranks_alive if status is not None else 0
         finally:
             gen.kill()
             gen.wait(5)

@@ -27,10 +27,8 @@ EXPECTED = sorted(f"t{i:03d}/{j}" for i in range(N_TASKS) for j in range(SAMPLES
 
 
 def _status(run_dir: Path) -> dict[str, int]:
-    try:
-        return RunDir(run_dir).read_status().sessions
-    except (OSError, ValueError):
-        return {}
+    status = RunDir(run_dir).read_status()
+    return status.sessions if status is not None else {}
 
 
 class Run:
@@ -65,7 +63,7 @@ class Run:
         assert sorted(set(keys)) == EXPECTED, f"missing: {sorted(set(EXPECTED) - set(keys))}"
         assert len(keys) == len(set(keys)) and dups == 0, f"duplicated in shards: {len(keys) - len(set(keys))}"
         status = RunDir(self.run_dir).read_status()
-        assert status.finished and status.sessions["committed"] == len(EXPECTED)
+        assert status is not None and status.finished and status.sessions["committed"] == len(EXPECTED)
 
     def cleanup(self) -> None:
         for p in self.procs:

@@ -60,6 +60,6 @@ def test_coordinator_with_two_gateway_ranks(tmp_path: Path, reference_server: An
     keys, dups = shard_keys(run_dir)
     assert sorted(keys) == [f"calc-add/{i}" for i in range(samples)] and dups == 0
     status = RunDir(run_dir).read_status()
-    assert status.finished and status.sessions["committed"] == samples
+    assert status is not None and status.finished and status.sessions["committed"] == samples
     ranks = {r.rank for r in status.ranks}
     assert ranks == {0, 1}
