@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import msgspec
 
-from polar_hpc.trajectory.continuation import messages_match
+from polar_hpc.proxy.prompt import messages_match
 from polar_hpc.wire.records import ChatMessage, CompletionRecord, SessionResult
 
 

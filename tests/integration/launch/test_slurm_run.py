@@ -205,7 +205,7 @@ def test_cancel_drains_and_commits(run_dir: Path) -> None:
     keys, dups = committed_keys(run_dir)
     assert len(keys) >= 2 and dups == 0, "sessions done before the cancel were not committed"
     assert out.stdout == f"cancelled {run_dir}: {len(keys)} sessions committed in " \
-                         f"{len(list((run_dir / 'shards').glob('*.h5')))} shard(s)\n"
+                         f"{len(list(RunDir(run_dir).shards.glob('*.h5')))} shard(s)\n"
     assert not list(RunDir(run_dir).shards.glob("*.tmp")), "a shard was left half-written"
     val = polar("shards", "validate", str(RunDir(run_dir).shards))
     assert val.returncode == 0, val.stdout
