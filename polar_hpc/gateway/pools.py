@@ -22,7 +22,7 @@ import contextlib
 import math
 from collections.abc import Awaitable, Callable, Iterator
 
-from polar_hpc.config.run import EvaluatorSpec, GatewayConfig
+from polar_hpc.config.run import GatewayConfig
 from polar_hpc.evaluate.base import (
     EVALUATION_ERROR,
     evaluation_failed,
@@ -32,7 +32,8 @@ from polar_hpc.evaluate.base import (
 from polar_hpc.gateway.stages import AgentOutcome, SessionExecutor, SessionJob, Stage
 from polar_hpc.log import get_logger
 from polar_hpc.postrun.session import fidelity_checked
-from polar_hpc.wire.records import EvalResult, Session, SessionResult, TraceStatus, Trajectory
+from polar_hpc.wire.records import EvalResult, SessionResult, TraceStatus, Trajectory
+from polar_hpc.wire.resolved import ResolvedSession
 
 log = get_logger("gateway.pools")
 
@@ -108,7 +109,7 @@ class StagePools:
     def draining(self) -> bool:
         return self._draining
 
-    def submit(self, session: Session) -> SessionJob:
+    def submit(self, session: ResolvedSession) -> SessionJob:
         if self._draining:
             raise DrainingError(f"rank {self.rank} is draining; refused session {session.session_id}")
         sid = session.session_id
@@ -216,8 +217,7 @@ class StagePools:
         async with sem:
             t0 = self._now()
             job.timings["queue"] = t0 - job.submitted_at
-            task = job.session.task
-            session_budget = task.timeout_s if task.timeout_s is not None else self.config.session_timeout_s
+            session_budget = job.session.task.timeout_s
             job.deadline = t0 + session_budget
             self._status(job, Stage.INIT)
             try:
@@ -333,7 +333,7 @@ class StagePools:
         if job.prewarm is not None:
             with self._timed(job, "prewarm_wait"), contextlib.suppress(Exception):
                 await job.prewarm
-        eval_timeout = evaluation_timeout_s(job.session.task.evaluator or EvaluatorSpec())
+        eval_timeout = evaluation_timeout_s(job.session.task.evaluator)
         try:
             with self._timed(job, "evaluate"):
                 async with asyncio.timeout(eval_timeout):
@@ -367,7 +367,7 @@ class StagePools:
             trajectory=trajectory,
             evaluation=evaluation,
             timings=dict(job.timings),
-            harness=s.task.agent.harness if s.task.agent is not None else "",
+            harness=s.task.agent.harness,
             model=self.model,
             policy_version=s.policy_version,
             gateway_rank=self.rank,

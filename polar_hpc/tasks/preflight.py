@@ -11,6 +11,7 @@ from pathlib import Path
 from polar_hpc.config import ConfigError, RunConfig
 from polar_hpc.evaluate.swe_spec import SPEC_KEY
 from polar_hpc.wire.records import Task
+from polar_hpc.wire.resolved import resolve_task
 
 SHOW = 5
 
@@ -42,7 +43,7 @@ def local_images(engine: str) -> set[str] | None:
 
 
 def _image_missing(cfg: RunConfig, task: Task, have: set[str] | None) -> bool:
-    rt = task.runtime or cfg.runtime
+    rt = resolve_task(task, cfg).runtime
     if not rt.image:
         return rt.backend in ("docker", "podman", "apptainer")
     if rt.backend in ("docker", "podman"):
@@ -59,7 +60,7 @@ def _image_missing(cfg: RunConfig, task: Task, have: set[str] | None) -> bool:
 
 
 def _evaluator_unconfigured(cfg: RunConfig, task: Task) -> bool:
-    ev = task.evaluator or cfg.evaluator
+    ev = resolve_task(task, cfg).evaluator
     if ev.name != "swebench":
         return False
     return SPEC_KEY not in task.metadata and not ev.command and not ev.options.get("test_command")

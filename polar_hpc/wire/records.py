@@ -13,7 +13,7 @@ from typing import Any, Literal
 import msgspec
 import numpy as np
 
-from polar_hpc.config.run import AgentSpec, BuilderSpec, EvaluatorSpec, RuntimeSpec, TokenPolicy
+from polar_hpc.config.run import AgentSpec, BuilderSpec, EvaluatorSpec, RenderMode, RuntimeSpec, TokenPolicy
 
 Provider = Literal["anthropic", "openai_chat", "openai_responses", "google"]
 
@@ -146,7 +146,7 @@ class CompletionRecord(msgspec.Struct, kw_only=True):
     response: ChatMessage
     """The parsed reply: content, reasoning, tool calls."""
     parse_error: str | None = None
-    render_mode: Literal["canonical", "continuation"] = "canonical"
+    render_mode: RenderMode = "canonical"
     divergence_tokens: int = 0
     """Continuation mode: tokens where the prompt differs from a canonical render (0 = identical, -1 = not
     measured: measuring re-renders the whole history, the cost continuation mode avoids)."""

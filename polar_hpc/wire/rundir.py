@@ -32,6 +32,7 @@ from typing import Literal
 import msgspec
 
 from polar_hpc.config import RunConfig, load_recipe
+from polar_hpc.config.run import Backend
 from polar_hpc.util.fs import write_atomic
 from polar_hpc.wire.codec import from_json, to_json
 from polar_hpc.wire.control import RunStatus
@@ -83,7 +84,7 @@ class JobRecord(msgspec.Struct, kw_only=True):
     index: int
     """Server index for inference, rank for gateways, 0 for the coordinator."""
     job_id: str
-    backend: Literal["local", "slurm"]
+    backend: Backend
     folder: str
     submitted_at: float
     pid_start: int | None = None
@@ -97,7 +98,7 @@ class JobRecord(msgspec.Struct, kw_only=True):
 class JobsFile(msgspec.Struct, kw_only=True):
     """``jobs.json``: the launcher's ledger."""
 
-    backend: Literal["local", "slurm"]
+    backend: Backend
     jobs: list[JobRecord] = msgspec.field(default_factory=list)
 
 

@@ -13,12 +13,13 @@ import argparse
 import asyncio
 import random
 
-from polar_hpc.config.run import GatewayConfig
+from polar_hpc.config.run import GatewayConfig, RunConfig
 from polar_hpc.gateway.pools import StagePools
 from polar_hpc.gateway.stages import SessionJob
 from polar_hpc.sim.clock import run_simulated
 from polar_hpc.sim.executor import SimulatedExecutor
 from polar_hpc.wire.records import Session, SessionResult, Task
+from polar_hpc.wire.resolved import resolve_session
 
 
 def make_executor(args: argparse.Namespace) -> SimulatedExecutor:
@@ -66,7 +67,7 @@ async def pooled(args: argparse.Namespace, ex: SimulatedExecutor) -> None:
 
     pools = StagePools(cfg, ex, sink)
     for s in sessions(args.sessions):
-        pools.submit(s)
+        pools.submit(resolve_session(s, RunConfig(gateway=cfg)))
     await pools.wait_idle()
 
 

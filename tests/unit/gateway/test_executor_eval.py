@@ -12,6 +12,7 @@ from polar_hpc.evaluate.base import EVALUATION_ERROR, evaluation_failed
 from polar_hpc.gateway.executor import SessionExecutor
 from polar_hpc.gateway.stages import SessionJob
 from polar_hpc.wire.records import Session, Task, Trace, TraceStatus, Trajectory
+from polar_hpc.wire.resolved import resolve_session
 
 
 def trajectory() -> Trajectory:
@@ -29,7 +30,7 @@ def job_with(tmp_path: Path, prepare: list[str], command: str) -> tuple[SessionE
     task = Task(task_id="t", instruction="x", runtime=rt, evaluator=ev)
     ex = SessionExecutor(RunConfig(), proxy=None, proxy_url="", proxy_socket=None,
                          sessions_dir=tmp_path / "sessions", end_of_turn_id=None)
-    job = SessionJob(Session(task=task, sample_index=0), 0.0)
+    job = SessionJob(resolve_session(Session(task=task, sample_index=0), RunConfig()), 0.0)
     job.deadline = asyncio.get_running_loop().time() - 5.0  # the session budget is long spent
     return ex, job
 
