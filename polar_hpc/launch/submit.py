@@ -159,7 +159,7 @@ def render_sbatch(cfg: RunConfig, run: RunDir) -> dict[str, str]:
     for component in ("inference", "coordinator", "gateway"):
         if component == "inference" and cfg.inference.engine == "external":
             continue
-        folder = run.logs(component) / "%j"
+        folder = run.job_logs(component)
         params = slurm_parameters(res[component], f"{cfg.name}-{component}", run, cfg)
         if component == "gateway" and cfg.gateway.num_ranks > 1:
             params["map_count"] = cfg.gateway.num_ranks
@@ -170,7 +170,7 @@ def render_sbatch(cfg: RunConfig, run: RunDir) -> dict[str, str]:
 
 
 def _executor(cfg: RunConfig, run: RunDir, component: Component, res: SlurmResources) -> submitit.Executor:
-    folder = run.logs(component) / "%j"
+    folder = run.job_logs(component)
     if cfg.launch.backend == "slurm":
         ex: submitit.Executor = submitit.SlurmExecutor(folder=folder, max_num_timeout=3)
         params = slurm_parameters(res, f"{cfg.name}-{component}", run, cfg)
@@ -208,7 +208,7 @@ def submit_run(cfg: RunConfig, run: RunDir, only: set[tuple[Component, int]] | N
             else:
                 jobs = [ex.submit(b) for b in bodies]
             for index, job in zip(indices, jobs, strict=True):
-                folder = str(run.logs(component) / str(job.job_id))
+                folder = str(run.job_logs(component, str(job.job_id)))
                 ledger.jobs = [j for j in ledger.jobs if not (j.component == component and j.index == index)]
                 ledger.jobs.append(
                     JobRecord(component=component, index=index, job_id=str(job.job_id),

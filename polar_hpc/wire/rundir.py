@@ -134,6 +134,10 @@ class RunDir:
         """``logs/<component>/`` (``logs/`` without one)."""
         return self.root / LOGS / component if component else self.root / LOGS
 
+    def job_logs(self, component: str, job_id: str = "%j") -> Path:
+        """A submitit job's folder (``%j``: the pattern submitit fills in with the job id)."""
+        return self.logs(component) / job_id
+
     def pid_file(self, component: str, index: int) -> Path:
         return self.logs(component) / f"{component}-{index}.pid"
 

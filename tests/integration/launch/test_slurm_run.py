@@ -67,7 +67,7 @@ def _scontrol(*args: str) -> None:
 
 
 def _logs(run_dir: Path, component: str, job_id: str) -> str:
-    return "".join(p.read_text(errors="replace") for p in (RunDir(run_dir).logs(component) / job_id).glob("*.out"))
+    return "".join(p.read_text(errors="replace") for p in RunDir(run_dir).job_logs(component, job_id).glob("*.out"))
 
 
 @pytest.mark.timeout(800)

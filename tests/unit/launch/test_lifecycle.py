@@ -72,9 +72,9 @@ def test_cancel_never_signals_a_pid_that_is_no_longer_ours(tmp_path: Path) -> No
         started = start_time(reused.pid)
         assert started is not None
         # the recorded process ended and its pid now belongs to someone else: the start time differs
-        (run.logs("gateway") / "gateway-0.pid").write_text(f"{reused.pid} {started - 1}")
-        (run.logs("gateway") / "gateway-1.pid").write_text(str(old_format.pid))  # old one-field file
-        write_pid_file(run.logs("coordinator") / "coordinator-0.pid", ours.pid)
+        run.pid_file("gateway", 0).write_text(f"{reused.pid} {started - 1}")
+        run.pid_file("gateway", 1).write_text(str(old_format.pid))  # old one-field file
+        write_pid_file(run.pid_file("coordinator", 0), ours.pid)
         states = {(c.component, c.index): c.alive for c in component_states(run, run.read_jobs())}  # type: ignore[arg-type]
         assert states == {("gateway", 0): False, ("gateway", 1): False, ("coordinator", 0): True}
         cancel_run(run, grace_s=5)
@@ -133,7 +133,7 @@ def test_wait_run_exits_1_naming_the_cause_when_every_gateway_is_gone(tmp_path: 
     try:
         run = _local_run(tmp_path, [_job("coordinator", 0, 2**22 + 9, tmp_path),
                                     _job("gateway", 0, 2**22 + 11, tmp_path), _job("gateway", 1, 2**22 + 13, tmp_path)])
-        write_pid_file(run.logs("coordinator") / "coordinator-0.pid", coordinator.pid)
+        write_pid_file(run.pid_file("coordinator", 0), coordinator.pid)
         lines: list[str] = []
         assert wait_run(run, timeout_s=30, interval_s=0.01, report=lines.append, confirm_s=0.05) == 1
         assert lines[-1] == (f"every gateway rank ended (gateway-0 ENDED, gateway-1 ENDED) before the run finished; "

@@ -33,6 +33,7 @@ def test_the_layout_on_disk(tmp_path: Path) -> None:
     token = run.run_token()
     assert token and len(token) >= 32
     assert run.pid_file("gateway", 3) == run.root / "logs" / "gateway" / "gateway-3.pid"
+    assert run.job_logs("gateway") == run.root / "logs" / "gateway" / "%j"
     assert run.sessions(7) == run.root / "sessions" / "rank-00007"
     assert run.proxy_socket(7) == run.root / "sessions" / "proxy-00007.sock"
 
