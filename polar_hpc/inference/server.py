@@ -270,10 +270,8 @@ class ServerJob:
 
 def run_from_run_dir(run_dir: str | Path, index: int, config_path: str | Path | None = None) -> int:
     from polar_hpc.assets import resolve_model
-    from polar_hpc.config import RunConfig
-    from polar_hpc.config.base import load_toml
+    from polar_hpc.config import load_recipe
 
-    path = Path(config_path) if config_path else RunDir(run_dir).config_path
-    cfg = load_toml(path, RunConfig).inference
+    cfg = (load_recipe(config_path) if config_path else RunDir(run_dir).load_config()).inference
     model_path = str(resolve_model(cfg.model))
     return ServerJob(cfg, index=index, run_dir=run_dir, model_path=model_path).run()

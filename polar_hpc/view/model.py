@@ -168,11 +168,9 @@ def load_tokenizer(spec: str | None, run: Path | None = None) -> TokenTexts | No
     if spec is None and run is not None and RunDir(run).exists():
         from polar_hpc.assets import AssetError
         from polar_hpc.config import ConfigError
-        from polar_hpc.config.base import load_toml
-        from polar_hpc.config.run import RunConfig
 
         try:
-            path = resolve_model(load_toml(RunDir(run).config_path, RunConfig).inference.model)
+            path = resolve_model(RunDir(run).load_config().inference.model)
         except (ConfigError, AssetError, FileNotFoundError) as err:
             log.warning("token text not shown: the run's model tokenizer is not available here (%s)", err)
             return None
