@@ -21,6 +21,7 @@ from polar_hpc.runtime import Runtime, make_runtime
 from polar_hpc.runtime.prepare import run_prepare
 from polar_hpc.util.fs import unique_name
 from polar_hpc.wire.records import CompletionRecord, EvalResult, TraceStatus, Trajectory
+from polar_hpc.wire.rundir import SessionDir
 
 log = get_logger("gateway.executor")
 
@@ -39,7 +40,7 @@ class SessionState:
         self.launch: HarnessLaunch | None = None
         """How the harness CLI starts in a host-rooted sandbox (``resolve_harness``); None: by its name."""
         self.records: list[CompletionRecord] | None = None
-        self.harness_log = session_dir / "logs" / "harness.log"
+        self.harness_log = SessionDir(session_dir).harness_log
 
 
 class SessionExecutor:
@@ -106,7 +107,7 @@ class SessionExecutor:
         if timeout_s is None:
             timeout_s = max(1.0, job.deadline - asyncio.get_running_loop().time())
         await run_prepare(rt, list(spec.prepare), retries=spec.prepare_retries, timeout_s=timeout_s,
-                          log_path=rt.session_dir / "logs" / "prepare.log")
+                          log_path=SessionDir(rt.session_dir).prepare_log)
 
     def _eval_prepare_budget(self, job: SessionJob) -> float:
         """A fresh evaluation runtime has its own budget: the session's may be spent by the time it is needed."""

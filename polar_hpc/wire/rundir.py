@@ -14,7 +14,7 @@
     <run>/code/                         frozen copy of the polar_hpc package used by queued jobs
     <run>/coordinator/journal.jsonl     the coordinator's journal (coordinator/journal.py)
     <run>/records/<session>.jsonl       completion records (``gateway.keep_records``)
-    <run>/sessions/rank-NNNNN/<session>/  one folder per session of a gateway rank
+    <run>/sessions/rank-NNNNN/<session>/  one folder per session of a gateway rank (SessionDir: home/, work/, logs/)
     <run>/sessions/proxy-NNNNN.sock     a gateway rank's proxy socket
 
 Component names (``coordinator``, ``inference-<N>``, ``gateway-<N>``) name endpoint, wait and pid files.
@@ -55,6 +55,10 @@ CODE = "code"
 JOURNAL = "coordinator/journal.jsonl"
 RECORDS = "records"
 SESSIONS = "sessions"
+
+SESSION_HOME = "home"
+SESSION_WORK = "work"
+SESSION_LOGS = "logs"
 
 Component = Literal["inference", "coordinator", "gateway"]
 
@@ -189,3 +193,20 @@ class RunDir:
             return self.run_token_path.read_text().strip() or None
         except FileNotFoundError:
             return None
+
+
+class SessionDir:
+    """One session's folder, as a sandbox sees it too: ``home/`` (the harness's HOME), ``work/``, ``logs/``
+    (harness, prepare, evaluation and agent logs). ``root`` is kept as given (sandboxes bind it)."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+
+    home = property(lambda self: self.root / SESSION_HOME)
+    work = property(lambda self: self.root / SESSION_WORK)
+    logs = property(lambda self: self.root / SESSION_LOGS)
+    harness_log = property(lambda self: self.root / SESSION_LOGS / "harness.log")
+    prepare_log = property(lambda self: self.root / SESSION_LOGS / "prepare.log")
+
+    def agent_log(self, harness: str) -> Path:
+        return self.root / SESSION_LOGS / "agent" / f"{harness}.txt"

@@ -11,7 +11,7 @@ from polar_hpc.launch.rundir import create_run_dir
 from polar_hpc.wire import rundir
 from polar_hpc.wire.control import RunStatus
 from polar_hpc.wire.endpoints import Endpoint, endpoint_path, read_endpoint, write_endpoint
-from polar_hpc.wire.rundir import JobRecord, JobsFile, RunDir, component_name
+from polar_hpc.wire.rundir import JobRecord, JobsFile, RunDir, SessionDir, component_name
 
 ROOT = Path(__file__).parents[3]
 
@@ -36,6 +36,10 @@ def test_the_layout_on_disk(tmp_path: Path) -> None:
     assert run.job_logs("gateway") == run.root / "logs" / "gateway" / "%j"
     assert run.sessions(7) == run.root / "sessions" / "rank-00007"
     assert run.proxy_socket(7) == run.root / "sessions" / "proxy-00007.sock"
+    session = SessionDir(run.sessions(7) / "s")
+    assert (rundir.SESSION_HOME, rundir.SESSION_WORK, rundir.SESSION_LOGS) == ("home", "work", "logs")
+    assert session.agent_log("pi") == session.root / "logs" / "agent" / "pi.txt"
+    assert (session.harness_log.name, session.prepare_log.name) == ("harness.log", "prepare.log")
 
 
 def test_component_names() -> None:
