@@ -35,7 +35,7 @@ from polar_hpc.store.writer import ShardWriter
 from polar_hpc.wire.endpoints import read_endpoints
 from polar_hpc.wire.records import Session, SessionResult
 from polar_hpc.wire.resolved import resolve_session
-from polar_hpc.wire.rundir import RunDir, component_name
+from polar_hpc.wire.rundir import RunDir, component_name, component_prefix
 
 log = get_logger("gateway.rank")
 
@@ -247,7 +247,7 @@ class GatewayRank:
         """Inference servers that were requeued or restarted publish new endpoints: follow them."""
         while True:
             await asyncio.sleep(ENDPOINT_POLL_S)
-            found = await asyncio.to_thread(read_endpoints, self.run_dir, "inference-")
+            found = await asyncio.to_thread(read_endpoints, self.run_dir, component_prefix("inference"))
             if found and self._engine is not None and self._engine.pool.set_urls([e.url for e in found]):
                 log.info("rank %d: inference servers now %s", self.rank, ", ".join(e.url for e in found))
 

@@ -51,7 +51,7 @@ from polar_hpc.log import get_logger
 from polar_hpc.wire.control import SessionState
 from polar_hpc.wire.endpoints import read_endpoints
 from polar_hpc.wire.records import SessionResult, Task, TraceStatus
-from polar_hpc.wire.rundir import RunDir
+from polar_hpc.wire.rundir import RunDir, component_prefix
 
 log = get_logger("train")
 
@@ -296,7 +296,7 @@ class AsyncRollouts:
 
     def inference_urls(self) -> list[str]:
         """Base URLs of the run's inference servers (``endpoints/inference-*.json``)."""
-        eps = read_endpoints(self.run_dir, "inference-")
+        eps = read_endpoints(self.run_dir, component_prefix("inference"))
         if not eps:
             raise FileNotFoundError(f"no inference endpoints (endpoints/inference-*.json) in {self.run_dir}")
         return [e.url for e in eps]

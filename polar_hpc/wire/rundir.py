@@ -65,7 +65,12 @@ Component = Literal["inference", "coordinator", "gateway"]
 
 def component_name(component: str, index: int = 0) -> str:
     """``coordinator`` (there is one), else ``<component>-<index>``: the name of its endpoint, wait and pid files."""
-    return "coordinator" if component == "coordinator" else f"{component}-{index}"
+    return "coordinator" if component == "coordinator" else f"{component_prefix(component)}{index}"
+
+
+def component_prefix(component: str) -> str:
+    """What the names of a component's instances start with (``inference-``): to list its endpoints."""
+    return f"{component}-"
 
 
 def shards_of(path: str | os.PathLike[str]) -> Path:

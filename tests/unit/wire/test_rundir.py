@@ -11,7 +11,7 @@ from polar_hpc.launch.rundir import create_run_dir
 from polar_hpc.wire import rundir
 from polar_hpc.wire.control import RunStatus
 from polar_hpc.wire.endpoints import Endpoint, endpoint_path, read_endpoint, write_endpoint
-from polar_hpc.wire.rundir import JobRecord, JobsFile, RunDir, SessionDir, component_name
+from polar_hpc.wire.rundir import JobRecord, JobsFile, RunDir, SessionDir, component_name, component_prefix
 
 ROOT = Path(__file__).parents[3]
 
@@ -45,6 +45,7 @@ def test_the_layout_on_disk(tmp_path: Path) -> None:
 def test_component_names() -> None:
     assert component_name("coordinator") == "coordinator"
     assert component_name("inference", 2) == "inference-2"
+    assert component_name("inference", 2).startswith(component_prefix("inference"))
     job = JobRecord(component="gateway", index=4, job_id="9", backend="local", folder="f", submitted_at=0.0)
     assert job.name == "gateway-4" == component_name("gateway", 4)
 
