@@ -31,7 +31,15 @@ import zmq.asyncio
 from polar_hpc.gateway.stages import Stage
 from polar_hpc.log import get_logger
 from polar_hpc.wire import control as c
-from polar_hpc.wire.records import Session, SessionResult, TraceStatus
+from polar_hpc.wire.records import (
+    Session,
+    SessionResult,
+    TraceStatus,
+    format_session_id,
+    parse_session_id,
+    session_key,
+)
+from polar_hpc.wire.rundir import RunDir, component_name
 from polar_hpc.wire.security import configure_client, load_keys
 
 log = get_logger("gateway.control")
@@ -75,11 +83,6 @@ def summarize(result: SessionResult) -> c.SessionSummary:
         duration_s=result.timings["total"] if "total" in result.timings else sum(result.timings.values()),
         error=traj.error,
     )
-
-
-def _split(session_id: str) -> tuple[str, int]:
-    key, _, attempt = session_id.rpartition("#")
-    return key, int(attempt or 0)
 
 
 class GatewayControl:
@@ -131,7 +134,8 @@ class GatewayControl:
         self._on_loop(self._status_on_loop, session_id, str(stage))
 
     def _status_on_loop(self, session_id: str, stage: str) -> None:
-        key, attempt = _split(session_id)
+        task_id, sample, attempt = parse_session_id(session_id)
+        key = session_key(task_id, sample)
         self._outbox.put_nowait(c.SessionStatus(key=key, attempt=attempt, stage=stage))
         if stage == "cancelled":
             self._released(key, attempt)
@@ -212,7 +216,7 @@ class GatewayControl:
         from polar_hpc.gateway.waits import WaitFailed, wait_for_endpoints
 
         waiting = asyncio.create_task(wait_for_endpoints(
-            self.run_dir, ["coordinator"], me=f"gateway-{self.rank_id}", timeout_s=self.connect_timeout_s,
+            self.run_dir, [component_name("coordinator")], me=component_name("gateway", self.rank_id), timeout_s=self.connect_timeout_s,
             poll_s=0.2))
         stopper = asyncio.create_task(self._stop.wait())
         try:
@@ -265,12 +269,8 @@ class GatewayControl:
         return reason
 
     def _run_finished(self) -> bool:
-        try:
-            from polar_hpc.coordinator.status import read_status
-
-            return read_status(self.run_dir).finished
-        except (OSError, ValueError):
-            return False
+        status = RunDir(self.run_dir).read_status()
+        return status is not None and status.finished
 
     async def _session(self, sock: zmq.asyncio.Socket) -> str:
         self._last_hello = time.monotonic()
@@ -343,7 +343,7 @@ class GatewayControl:
                                         "in this rank's next shard", self.rank_id, key)
                         continue
                     self._cancelling.add(key)
-                    await self.rank.cancel(f"{key}#{attempt}")
+                    await self.rank.cancel(format_session_id(key, attempt))
             case c.CommitNow():
                 r = self.rank.commit()
                 if inspect.isawaitable(r):

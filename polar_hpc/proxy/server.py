@@ -25,7 +25,7 @@ from polar_hpc.config.run import ProxyConfig, RenderMode, ToolParser
 from polar_hpc.inference.template import ChatTemplate
 from polar_hpc.log import get_logger
 from polar_hpc.proxy import respond
-from polar_hpc.proxy.capture import SessionLog, safe_name
+from polar_hpc.proxy.capture import SessionLog
 from polar_hpc.proxy.detect import Route, body_provider, header_provider, request_key, route_by_path
 from polar_hpc.proxy.errors import Failed, ProxyError, bad_request, error_body, error_bytes
 from polar_hpc.proxy.generate import Engine, Generator
@@ -42,6 +42,7 @@ from polar_hpc.proxy.oracle.policy import OraclePolicy
 from polar_hpc.proxy.oracle.script import OracleScript
 from polar_hpc.proxy.prompt import PromptBuilder
 from polar_hpc.proxy.respond.common import SSE_HEADERS, Reply, bare_keepalive
+from polar_hpc.util.fs import safe_name
 from polar_hpc.wire.records import CompletionRecord, Provider
 
 log = get_logger("proxy")

@@ -27,6 +27,7 @@ from polar_hpc.wire.records import (
     TraceStatus,
     Trajectory,
 )
+from polar_hpc.wire.rundir import RunDir
 
 log = get_logger("simrank")
 
@@ -57,7 +58,7 @@ class SimulatedRank:
         if write_shards:
             from polar_hpc.store.writer import ShardWriter
 
-            self.writer = ShardWriter(run_dir / "shards", rank, ShardConfig(max_sessions=10**9, max_age_s=1e9),
+            self.writer = ShardWriter(RunDir(run_dir).shards, rank, ShardConfig(max_sessions=10**9, max_age_s=1e9),
                                       producer={"harness": "simulated"}, on_commit=self._committed)
         self._pending = 0
 

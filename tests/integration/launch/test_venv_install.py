@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from polar_hpc.wire.rundir import RunDir
 from tests.integration.launch.helpers import ROOT, committed_keys, stop_run
 
 pytestmark = [pytest.mark.slow, pytest.mark.install]
@@ -90,5 +91,5 @@ def test_plain_user_venv_installs_fetches_and_runs(plain_user: tuple[str, Path],
     assert out.returncode == 0, out.stdout + out.stderr
     keys, dups = committed_keys(run_dir)
     assert keys == ["calc-add/0"] and dups == 0
-    owners = {p.stat().st_uid for p in (run_dir / "shards").glob("*.h5")}
+    owners = {p.stat().st_uid for p in RunDir(run_dir).shards.glob("*.h5")}
     assert owners == {pwd.getpwnam(user).pw_uid}
