@@ -22,13 +22,14 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol, TypeVarTuple
 
 import msgspec
 import zmq
 import zmq.asyncio
 
 from polar_hpc.gateway.stages import Stage
+from polar_hpc.gateway.waits import WaitFailed, wait_for_endpoints
 from polar_hpc.log import get_logger
 from polar_hpc.wire import control as c
 from polar_hpc.wire.records import (
@@ -43,6 +44,8 @@ from polar_hpc.wire.rundir import RunDir, component_name
 from polar_hpc.wire.security import configure_client, load_keys
 
 log = get_logger("gateway.control")
+
+_Args = TypeVarTuple("_Args")
 
 
 class ControlledRank(Protocol):
@@ -117,7 +120,7 @@ class GatewayControl:
 
     # ---- callbacks from the rank (any thread) -----------------------------------------------------------
 
-    def _on_loop(self, fn: Callable[..., None], *args: Any) -> None:
+    def _on_loop(self, fn: Callable[[*_Args], None], *args: *_Args) -> None:
         """Run ``fn`` on the event loop thread (now if already there), in call order."""
         loop = self._loop
         if loop is None:
@@ -213,8 +216,6 @@ class GatewayControl:
     async def _endpoint(self) -> str | None:
         """The coordinator's address once it is published (waiting while its Slurm job is queued; failing at
         once if that job ended), or ``None`` when the rank is stopped meanwhile."""
-        from polar_hpc.gateway.waits import WaitFailed, wait_for_endpoints
-
         waiting = asyncio.create_task(wait_for_endpoints(
             self.run_dir, [component_name("coordinator")], me=component_name("gateway", self.rank_id), timeout_s=self.connect_timeout_s,
             poll_s=0.2))

@@ -21,7 +21,7 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
-from polar_hpc.config.run import ProxyConfig, RenderMode, ToolParser
+from polar_hpc.config.run import InferenceConfig, ProxyConfig, RenderMode, ToolParser
 from polar_hpc.inference.template import ChatTemplate
 from polar_hpc.log import get_logger
 from polar_hpc.proxy import respond
@@ -48,6 +48,9 @@ from polar_hpc.wire.records import CompletionRecord, Provider
 log = get_logger("proxy")
 
 KEEPALIVE_S = ProxyConfig().keepalive_s
+_INF = InferenceConfig()
+"""The recipe's defaults, which the server's own defaults are (``render_mode`` excepted: a bare server renders
+each prompt canonically; runs default to ``gateway.render``)."""
 _JSON_CT = "application/json"
 _DECODE = msgspec.json.Decoder()
 _ENC = msgspec.json.Encoder()
@@ -94,10 +97,10 @@ class ProxyServer:
         engine: Engine,
         *,
         model_name: str,
-        tool_parser: ToolParser = "qwen",
+        tool_parser: ToolParser = _INF.tool_parser,
         render_mode: RenderMode = "canonical",
-        context_length: int = 32768,
-        max_new_tokens: int = 1024,
+        context_length: int = _INF.context_length,
+        max_new_tokens: int = _INF.max_new_tokens,
         records_dir: str | Path | None = None,
         served_models: list[str] | None = None,
         enable_thinking: bool | None = None,

@@ -13,11 +13,11 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from polar_hpc.config.run import ShardConfig
+from polar_hpc.gateway.stages import Stage
 from polar_hpc.log import get_logger, setup_logging
 from polar_hpc.wire.records import (
     EvalResult,
@@ -49,7 +49,7 @@ class SimulatedRank:
         self.duration_s = duration_s
         self.commit_every = commit_every
         self.drain_grace_s = drain_grace_s
-        self.on_status: Callable[[str, Any], None] | None = None
+        self.on_status: Callable[[str, Stage], None] | None = None
         self.on_done: Callable[[SessionResult], None] | None = None
         self.on_commit: Callable[[Path, list[str]], None] | None = None
         self.running: dict[str, asyncio.Task[None]] = {}
@@ -86,14 +86,14 @@ class SimulatedRank:
 
     async def _run(self, session: Session) -> None:
         if self.on_status is not None:
-            self.on_status(session.session_id, "run")
+            self.on_status(session.session_id, Stage.RUN)
         try:
             if self.duration_s > 0:
                 await asyncio.sleep(self.duration_s)
         except asyncio.CancelledError:  # like the real pools: a session cut before its result says so
             self.running.pop(session.session_id, None)
             if self.on_status is not None:
-                self.on_status(session.session_id, "cancelled")
+                self.on_status(session.session_id, Stage.CANCELLED)
             raise
         result = fake_result(session, self.rank)
         self.running.pop(session.session_id, None)
