@@ -43,6 +43,11 @@ def register(sub: Any) -> None:
                                       "inference, assets, disk) and how to fix each")
     d.add_argument("recipe", nargs="?", help="check for this recipe (what it needs becomes required)")
     d.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+    d.add_argument("--on-partition", action="store_true",
+                   help="also run the node checks on a compute node of each partition the recipe uses (srun)")
+    d.add_argument("--probe-timeout", type=float, default=300.0, metavar="S",
+                   help="--on-partition: give up on a probe job not done this long after submission (default 300)")
+    d.add_argument("--node-json", action="store_true", help=argparse.SUPPRESS)
     d.set_defaults(func=run_doctor)
 
 
@@ -233,9 +238,21 @@ def run_resume(args: argparse.Namespace) -> int:
 def run_doctor(args: argparse.Namespace) -> int:
     """Exit 1 when something the recipe needs is missing (without a recipe nothing is required)."""
     from polar_hpc.config import load_recipe
+    from polar_hpc.launch import partition
     from polar_hpc.launch.doctor import diagnose, render
 
     cfg = load_recipe(args.recipe, args.overrides) if args.recipe else None
     findings = diagnose(cfg)
+    if args.node_json:  # what an --on-partition probe job prints
+        sys.stdout.write(partition.node_report(findings) + "\n")
+        return 0
+    findings += partition.check_partitions(cfg)
+    if args.on_partition:
+        if cfg is None or cfg.launch.backend != "slurm":
+            sys.stderr.write("polar-hpc doctor: --on-partition needs a recipe with launch.backend = 'slurm'"
+                             f"{'' if cfg is None else f' (it has {cfg.launch.backend!r})'}\n")
+            return 2
+        recipe = [str(Path(args.recipe).resolve()), *(a for o in args.overrides for a in ("--set", o))]
+        findings += partition.probe_partitions(cfg, recipe, timeout_s=args.probe_timeout)
     sys.stdout.write(render(findings) + "\n")
     return 1 if any(f.required and not f.ok for f in findings) else 0
