@@ -128,7 +128,7 @@ def _follow(run: Any, timeout_s: float | None) -> int:
     if sys.stderr.isatty():
         from polar_hpc.launch.live import LiveDisplay
 
-        with LiveDisplay(sys.stderr) as live:
+        with LiveDisplay(sys.stderr, run) as live:
             return wait_run(run, timeout_s=timeout_s, report=live.say, on_status=live.update)
     return wait_run(run, timeout_s=timeout_s, report=_report)
 
@@ -166,6 +166,7 @@ def _run_state(run: Any, status: Any) -> str:
 def run_status(args: argparse.Namespace) -> int:
     import msgspec
 
+    from polar_hpc.launch.live import wait_line
     from polar_hpc.launch.monitor import component_states, progress_line, read_status, recent_errors
     from polar_hpc.wire.waits import read_waits
 
@@ -188,7 +189,7 @@ def run_status(args: argparse.Namespace) -> int:
         rows.append(f"{name:<14} {c.job_id:>10} {c.pid or '-':>8} {c.state:<12} {'yes' if c.endpoint else 'no':<8} "
                     f"{c.reason or '-':<14} {c.node or '-':<10} {c.elapsed or '-':>10} {c.time_limit or '-':>10}")
     if waits:
-        rows += ["", *(f"{w.component} {w.detail}" for w in waits.values())]
+        rows += ["", *(wait_line(w) for w in waits.values())]
     rows.append("")
     rows.append(progress_line(status))
     rows.append(state)
