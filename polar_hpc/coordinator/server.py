@@ -13,9 +13,9 @@ import os
 import socket
 import time
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import msgspec
 import zmq
@@ -26,13 +26,17 @@ from polar_hpc.coordinator.journal import Cancelled, GaveUp, Journal, Submitted
 from polar_hpc.coordinator.state import DispatchState, QueueFull
 from polar_hpc.coordinator.status import Progress, build_status, write_status
 from polar_hpc.coordinator.subscribers import Subscribers
-from polar_hpc.coordinator.validate import task_problems
 from polar_hpc.log import get_logger
+from polar_hpc.store.resume import resume_index
+from polar_hpc.tasks.validate import task_problems
 from polar_hpc.wire import control as c
 from polar_hpc.wire.endpoints import Endpoint, write_endpoint
 from polar_hpc.wire.endpoints import read_endpoint as wire_read_endpoint
 from polar_hpc.wire.records import SessionResult, Task
 from polar_hpc.wire.security import configure_server, ensure_keys, start_authenticator
+
+if TYPE_CHECKING:  # imported when the facade is on: aiohttp costs the coordinator ~0.3 s of start otherwise
+    from polar_hpc.coordinator.http import HttpFacade
 
 log = get_logger("coordinator")
 
@@ -73,8 +77,9 @@ class Coordinator:
         self._dispatch_scheduled = False
         self._ack_every_s = min(self.cc.heartbeat_timeout_s / 4, 5 * self.cc.heartbeat_interval_s)
         self.dropped_frames = 0
-        self.http: Any = None
-        self.on_task_done: list[Any] = []
+        self.http: HttpFacade | None = None
+        self.on_task_done: list[Callable[[str], None]] = []
+        """Called with each task id once all its samples are done (the HTTP facade's task callbacks)."""
         self.started = time.time()
         self.progress = Progress(self.started)
 
@@ -89,8 +94,6 @@ class Coordinator:
             gc.enable()
 
     def _restore(self) -> None:
-        from polar_hpc.store.resume import resume_index
-
         t0 = time.perf_counter()
         index = resume_index(self.shards_dir) if self.shards_dir.exists() else None
         if index is not None:

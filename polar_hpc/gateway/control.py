@@ -20,14 +20,15 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 import msgspec
 import zmq
 import zmq.asyncio
 
+from polar_hpc.gateway.stages import Stage
 from polar_hpc.log import get_logger
 from polar_hpc.wire import control as c
 from polar_hpc.wire.records import Session, SessionResult, TraceStatus
@@ -39,7 +40,7 @@ log = get_logger("gateway.control")
 class ControlledRank(Protocol):
     """What the control client needs from a gateway rank (``GatewayRank`` or a simulated one)."""
 
-    on_status: Callable[[str, Any], None] | None
+    on_status: Callable[[str, Stage], None] | None
     """(session_id, stage) on every stage change."""
     on_done: Callable[[SessionResult], None] | None
     on_commit: Callable[[Path, list[str]], None] | None
@@ -50,7 +51,13 @@ class ControlledRank(Protocol):
 
     def occupancy(self) -> dict[str, int]: ...
 
-    def submit(self, session: Session) -> Any: ...
+    def submit(self, session: Session) -> Awaitable[None] | None:
+        """Take the session (a coroutine or not); raises when the rank cannot."""
+
+    async def cancel(self, session_id: str) -> bool: ...
+
+    def commit(self) -> Awaitable[object] | None:
+        """Publish what is buffered as a shard now (a coroutine or not)."""
 
     async def drain(self) -> None: ...
 
@@ -95,6 +102,8 @@ class GatewayControl:
         self.draining = False
         self._outbox: asyncio.Queue[c.Msg] = asyncio.Queue()
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: int | None = None
+        """The event loop's thread (set by :meth:`run`)."""
         self._stop = asyncio.Event()
         self._decoder = c.gateway_decoder()
         self._drain_task: asyncio.Task[None] | None = None
@@ -110,7 +119,7 @@ class GatewayControl:
         loop = self._loop
         if loop is None:
             return
-        if threading.get_ident() == getattr(self, "_thread", None):
+        if threading.get_ident() == self._thread:
             fn(*args)
         else:
             loop.call_soon_threadsafe(fn, *args)
@@ -118,7 +127,7 @@ class GatewayControl:
     def _post(self, msg: c.Msg) -> None:
         self._on_loop(self._outbox.put_nowait, msg)
 
-    def _on_status(self, session_id: str, stage: Any) -> None:
+    def _on_status(self, session_id: str, stage: str) -> None:
         self._on_loop(self._status_on_loop, session_id, str(stage))
 
     def _status_on_loop(self, session_id: str, stage: str) -> None:
@@ -129,7 +138,7 @@ class GatewayControl:
 
     def _released(self, key: str, attempt: int) -> None:
         """The session ended without a result the rank keeps: tell the coordinator why, free its slot."""
-        cause: Literal["cancelled", "drained", "failed"]
+        cause: c.ReleaseCause
         if self.active.get(key) == attempt:
             del self.active[key]
             if key in self._cancelling:
@@ -195,7 +204,6 @@ class GatewayControl:
     def _heartbeat(self) -> c.Heartbeat:
         occ = self.rank.occupancy()
         return c.Heartbeat(rank=self.rank_id, occupancy=occ, free=max(0, self.rank.capacity - len(self.active)),
-                           shard_in_progress=getattr(self.rank, "shard_in_progress", None),
                            uncommitted=len(self.uncommitted), draining=self.draining)
 
     async def _endpoint(self) -> str | None:
@@ -311,7 +319,7 @@ class GatewayControl:
         while not self._outbox.empty():
             await sock.send(c.encode(self._outbox.get_nowait()))
 
-    async def _handle(self, sock: zmq.asyncio.Socket, msg: Any) -> str | None:
+    async def _handle(self, sock: zmq.asyncio.Socket, msg: c.Msg) -> str | None:
         match msg:
             case c.Dispatch():
                 for s in msg.sessions:
@@ -327,7 +335,6 @@ class GatewayControl:
             case c.Refused():
                 raise ControlRefused(f"coordinator refused rank {self.rank_id}: {msg.reason}")
             case c.CancelSessions():
-                cancel = getattr(self.rank, "cancel", None)
                 for key in msg.keys:
                     attempt = self.active.get(key)
                     if attempt is None:
@@ -335,17 +342,12 @@ class GatewayControl:
                             log.warning("rank %d: coordinator cancelled %s, already done here; its result stays "
                                         "in this rank's next shard", self.rank_id, key)
                         continue
-                    if cancel is not None:
-                        self._cancelling.add(key)
-                        r = cancel(f"{key}#{attempt}")
-                        if inspect.isawaitable(r):
-                            await r
+                    self._cancelling.add(key)
+                    await self.rank.cancel(f"{key}#{attempt}")
             case c.CommitNow():
-                commit = getattr(self.rank, "commit", None)
-                if commit is not None:
-                    r = commit()
-                    if inspect.isawaitable(r):
-                        await r
+                r = self.rank.commit()
+                if inspect.isawaitable(r):
+                    await r
             case c.Drain():
                 self.request_drain(msg.reason or "coordinator asked")
             case c.Shutdown():

@@ -7,17 +7,21 @@ import hashlib
 import re
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+import msgspec
+
+from polar_hpc.config.run import RunConfig, RuntimeSpec
+from polar_hpc.evaluate.base import EvalContext, fresh_runtime_budget_s
 from polar_hpc.gateway.stages import AgentOutcome, SessionJob
+from polar_hpc.harness import HarnessContext, get_adapter
+from polar_hpc.harness.toolchain import HarnessLaunch, resolve_harness
 from polar_hpc.log import get_logger
+from polar_hpc.postrun.session import build_trajectory, evaluate_trajectory
+from polar_hpc.proxy.oracle.script import OracleScript, script_from_task
+from polar_hpc.proxy.server import ProxyServer
+from polar_hpc.runtime import Runtime, make_runtime
+from polar_hpc.runtime.prepare import run_prepare
 from polar_hpc.wire.records import CompletionRecord, EvalResult, TraceStatus, Trajectory
-
-if TYPE_CHECKING:
-    from polar_hpc.config.run import RunConfig
-    from polar_hpc.harness.toolchain import HarnessLaunch
-    from polar_hpc.proxy.oracle.script import OracleScript
-    from polar_hpc.runtime import Runtime
 
 log = get_logger("gateway.executor")
 
@@ -48,10 +52,10 @@ class SessionState:
 class SessionExecutor:
     """Implements :class:`polar_hpc.gateway.stages.SessionExecutor` against the rank's proxy.
 
-    ``proxy`` is a ``ProxyServer`` (``open_session`` / ``close_session``); ``proxy_url`` its host base URL.
+    ``proxy``: the rank's proxy (``open_session`` / ``close_session``); ``proxy_url`` its host base URL.
     """
 
-    def __init__(self, config: RunConfig, *, proxy: Any, proxy_url: str, proxy_socket: Path | None,
+    def __init__(self, config: RunConfig, *, proxy: ProxyServer, proxy_url: str, proxy_socket: Path | None,
                  sessions_dir: Path, end_of_turn_id: int | None, keep_session_dirs: bool = False) -> None:
         self.config = config
         self.proxy = proxy
@@ -65,20 +69,15 @@ class SessionExecutor:
     def _state(self, job: SessionJob) -> SessionState:
         if job.state is None:
             job.state = SessionState(self.sessions_dir / session_dirname(job.session_id))
-        state: SessionState = job.state
-        return state
+        assert isinstance(job.state, SessionState)
+        return job.state
 
-    def _spec(self, job: SessionJob) -> Any:
-        return job.session.task.runtime or self.config.runtime
+    def _spec(self, job: SessionJob) -> RuntimeSpec:
+        return job.session.task.runtime
 
-    def _with_harness(self, job: SessionJob, spec: Any) -> Any:
+    def _with_harness(self, job: SessionJob, spec: RuntimeSpec) -> RuntimeSpec:
         """The host's CLI for the session's harness (maybe under a Node of its own) and the binds it needs."""
-        import msgspec
-
-        from polar_hpc.harness import get_adapter
-        from polar_hpc.harness.toolchain import resolve_harness
-
-        agent = job.session.task.agent or self.config.agent
+        agent = job.session.task.agent
         if agent.harness == "shell":
             return spec
         launch = resolve_harness(get_adapter(agent.harness).binary)
@@ -86,8 +85,6 @@ class SessionExecutor:
         return msgspec.structs.replace(spec, binds=[*spec.binds, *launch.binds]) if launch.binds else spec
 
     async def _new_runtime(self, job: SessionJob, subdir: str | None) -> Runtime:
-        from polar_hpc.runtime import make_runtime
-
         st = self._state(job)
         spec = self._spec(job)
         root = st.session_dir if subdir is None else st.session_dir / subdir
@@ -110,8 +107,6 @@ class SessionExecutor:
 
     async def _prepare(self, job: SessionJob, rt: Runtime, timeout_s: float | None = None) -> None:
         """Prepare under ``timeout_s``, by default what is left of the session budget."""
-        from polar_hpc.runtime.prepare import run_prepare
-
         spec = self._spec(job)
         if not spec.prepare:
             return
@@ -122,9 +117,7 @@ class SessionExecutor:
 
     def _eval_prepare_budget(self, job: SessionJob) -> float:
         """A fresh evaluation runtime has its own budget: the session's may be spent by the time it is needed."""
-        from polar_hpc.evaluate.base import fresh_runtime_budget_s
-
-        return fresh_runtime_budget_s(job.session.task.evaluator or self.config.evaluator)
+        return fresh_runtime_budget_s(job.session.task.evaluator)
 
     async def start(self, job: SessionJob) -> None:
         st = self._state(job)
@@ -135,12 +128,10 @@ class SessionExecutor:
     def _oracle_script(self, job: SessionJob) -> OracleScript | None:
         """The session's oracle script when its agent runs under the oracle policy (``agent.policy``), else None."""
         task = job.session.task
-        agent = task.agent or self.config.agent
+        agent = task.agent
         if agent.policy == "sample":
             return None
-        from polar_hpc.proxy.oracle.script import script_from_task
-
-        evaluator = task.evaluator or self.config.evaluator
+        evaluator = task.evaluator
         return script_from_task(task.metadata, policy=agent.policy, verify=evaluator.command)
 
     async def prepare(self, job: SessionJob) -> None:
@@ -149,7 +140,7 @@ class SessionExecutor:
         await self._prepare(job, st.runtime)
 
     def wants_prewarm(self, job: SessionJob) -> bool:
-        ev = job.session.task.evaluator or self.config.evaluator
+        ev = job.session.task.evaluator
         return bool(ev.fresh_runtime)
 
     async def prewarm(self, job: SessionJob) -> None:
@@ -160,13 +151,11 @@ class SessionExecutor:
 
     # -- RUN --------------------------------------------------------------------------------------------------
     async def run(self, job: SessionJob, budget_s: float) -> AgentOutcome:
-        from polar_hpc.harness import HarnessContext, get_adapter
-
         st = self._state(job)
         rt = st.runtime
         assert rt is not None and st.api_key is not None
         task = job.session.task
-        agent = task.agent or self.config.agent
+        agent = task.agent
         adapter = get_adapter(agent.harness)
         ctx = HarnessContext(
             instruction=task.instruction,
@@ -201,21 +190,14 @@ class SessionExecutor:
         return st.records
 
     async def build(self, job: SessionJob, status: TraceStatus) -> Trajectory:
-        from polar_hpc.trajectory.registry import get_builder
-
         st = self._state(job)
         records = self._close_proxy_session(st)
-        spec = job.session.task.builder or self.config.builder
-        builder = get_builder(spec, end_of_turn_id=self.end_of_turn_id)
-        return await asyncio.to_thread(builder.build, records, status)
+        spec = job.session.task.builder
+        return await asyncio.to_thread(build_trajectory, records, spec, status, end_of_turn_id=self.end_of_turn_id)
 
     async def evaluate(self, job: SessionJob, trajectory: Trajectory) -> EvalResult | None:
-        from polar_hpc.evaluate.base import EvalContext, apply_rewards, evaluate_safely
-        from polar_hpc.evaluate.registry import get_evaluator
-
         st = self._state(job)
-        spec = job.session.task.evaluator or self.config.evaluator
-        evaluator = get_evaluator(spec)
+        spec = job.session.task.evaluator
 
         async def new_runtime() -> Runtime:
             if st.prewarmed is not None:
@@ -227,14 +209,12 @@ class SessionExecutor:
 
         ctx = EvalContext(session=job.session, runtime=st.runtime, new_runtime=new_runtime,
                           metadata=dict(job.session.task.metadata))
-        result = await evaluate_safely(evaluator, trajectory, ctx)
-        apply_rewards(trajectory, result)
-        return result
+        return await evaluate_trajectory(spec, trajectory, ctx)
 
     async def teardown(self, job: SessionJob) -> None:
         if job.state is None:
             return
-        st: SessionState = job.state
+        st = self._state(job)
         runtimes = [rt for rt in [st.runtime, *st.eval_runtimes] if rt is not None]
         results = await asyncio.gather(*(rt.stop() for rt in runtimes), return_exceptions=True)
         for rt, res in zip(runtimes, results, strict=True):

@@ -12,7 +12,7 @@ Each session is one task that takes a slot of each stage in turn (FIFO semaphore
   session budget (which may be spent), so a timed-out session still yields its trajectory.
 
 Teardown always runs, exactly once, also on cancellation and crashes; it runs before the result is reported so
-a reported session holds nothing. Time is the event loop's (a :mod:`simclock` loop simulates it).
+a reported session holds nothing. Time is the event loop's (a :mod:`polar_hpc.sim.clock` loop simulates it).
 """
 
 from __future__ import annotations
@@ -22,16 +22,13 @@ import contextlib
 import math
 from collections.abc import Awaitable, Callable, Iterator
 
-from polar_hpc.config.run import EvaluatorSpec, GatewayConfig
-from polar_hpc.evaluate.base import (
-    EVALUATION_ERROR,
-    evaluation_failed,
-    evaluation_timeout_s,
-    mark_not_trainable,
-)
+from polar_hpc.config.run import GatewayConfig
+from polar_hpc.evaluate.base import evaluation_crashed, evaluation_failed, failure_text
 from polar_hpc.gateway.stages import AgentOutcome, SessionExecutor, SessionJob, Stage
 from polar_hpc.log import get_logger
-from polar_hpc.wire.records import EvalResult, Session, SessionResult, TraceStatus, Trajectory
+from polar_hpc.postrun.session import fidelity_checked
+from polar_hpc.wire.records import EvalResult, SessionResult, TraceStatus, Trajectory
+from polar_hpc.wire.resolved import ResolvedSession
 
 log = get_logger("gateway.pools")
 
@@ -107,7 +104,7 @@ class StagePools:
     def draining(self) -> bool:
         return self._draining
 
-    def submit(self, session: Session) -> SessionJob:
+    def submit(self, session: ResolvedSession) -> SessionJob:
         if self._draining:
             raise DrainingError(f"rank {self.rank} is draining; refused session {session.session_id}")
         sid = session.session_id
@@ -215,8 +212,7 @@ class StagePools:
         async with sem:
             t0 = self._now()
             job.timings["queue"] = t0 - job.submitted_at
-            task = job.session.task
-            session_budget = task.timeout_s if task.timeout_s is not None else self.config.session_timeout_s
+            session_budget = job.session.task.timeout_s
             job.deadline = t0 + session_budget
             self._status(job, Stage.INIT)
             try:
@@ -309,7 +305,7 @@ class StagePools:
             finally:
                 await self._teardown(job)
             result = self._result(job, trajectory, evaluation)
-            await self.sink(self._checked(result))
+            await self.sink(fidelity_checked(result))
         finally:
             sem.release()
 
@@ -332,24 +328,18 @@ class StagePools:
         if job.prewarm is not None:
             with self._timed(job, "prewarm_wait"), contextlib.suppress(Exception):
                 await job.prewarm
-        eval_timeout = evaluation_timeout_s(job.session.task.evaluator or EvaluatorSpec())
-        try:
+        try:  # evaluation bounds itself (evaluation_timeout_s) and marks the traces of a failed one
             with self._timed(job, "evaluate"):
-                async with asyncio.timeout(eval_timeout):
-                    evaluation = await self.executor.evaluate(job, trajectory)
+                evaluation = await self.executor.evaluate(job, trajectory)
         except Exception as err:
-            if isinstance(err, TimeoutError):
-                err = TimeoutError(f"no result within {eval_timeout:.0f}s")
             log.warning("session %s: evaluation failed: %r", job.session_id, err)
-            mark_not_trainable(trajectory, EVALUATION_ERROR)
             trajectory.status = TraceStatus.ERROR
-            trajectory.error = f"evaluation failed: {err!r}"
+            trajectory.error = evaluation_crashed(trajectory, err)
             return trajectory, None
         if evaluation_failed(evaluation):  # infrastructure, not a score: the session is an ERROR
             assert evaluation is not None
-            mark_not_trainable(trajectory, EVALUATION_ERROR)
             trajectory.status = TraceStatus.ERROR
-            trajectory.error = f"evaluation failed: {evaluation.details.get('error', 'unknown error')}"
+            trajectory.error = failure_text(evaluation)
         return trajectory, evaluation
 
     def _result(self, job: SessionJob, trajectory: Trajectory, evaluation: EvalResult | None) -> SessionResult:
@@ -366,28 +356,12 @@ class StagePools:
             trajectory=trajectory,
             evaluation=evaluation,
             timings=dict(job.timings),
-            harness=s.task.agent.harness if s.task.agent is not None else "",
+            harness=s.task.agent.harness,
             model=self.model,
             policy_version=s.policy_version,
             gateway_rank=self.rank,
             metadata=metadata,
         )
-
-    def _checked(self, result: SessionResult) -> SessionResult:
-        """The token-fidelity check on every trace written (DESIGN §4.1). A violating session is reported as an
-        ERROR with the reason and without its traces, so a bad trace never reaches a shard or the result stream."""
-        from polar_hpc.store.encode import check_session
-
-        problem = check_session(result)
-        if problem is None:
-            return result
-        traj = result.trajectory
-        log.error("session %s: token fidelity violated, traces dropped: %s", result.key, problem)
-        result.metadata["fidelity_violation"] = problem
-        result.metadata["traces_dropped"] = len(traj.traces)
-        result.trajectory = Trajectory(status=TraceStatus.ERROR, error=f"token fidelity violated: {problem}",
-                                       stats=traj.stats)
-        return result
 
     async def _teardown(self, job: SessionJob) -> None:
         if job.torn_down:

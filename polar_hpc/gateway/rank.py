@@ -16,16 +16,25 @@ import socket
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
-
-import msgspec
 
 from polar_hpc import __version__
+from polar_hpc.assets import resolve_model
 from polar_hpc.config.run import RunConfig
+from polar_hpc.gateway.endpoints import engine_endpoints
+from polar_hpc.gateway.executor import SessionExecutor as RealExecutor
 from polar_hpc.gateway.pools import StagePools
 from polar_hpc.gateway.stages import SessionExecutor, Stage
+from polar_hpc.inference.engine import SGLangEngine
+from polar_hpc.inference.server import run_api_key
+from polar_hpc.inference.template import ChatTemplate
 from polar_hpc.log import get_logger
+from polar_hpc.proxy.server import ProxyServer
+from polar_hpc.runtime.apptainer import find_binary, stop_stale_instances
+from polar_hpc.runtime.container import remove_stale_containers
+from polar_hpc.store.writer import ShardWriter
+from polar_hpc.wire.endpoints import read_endpoints
 from polar_hpc.wire.records import Session, SessionResult
+from polar_hpc.wire.resolved import resolve_session
 
 log = get_logger("gateway.rank")
 
@@ -40,16 +49,16 @@ class GatewayRank:
         self.config = config
         self.rank = rank
         self.run_dir = Path(run_dir)
-        self.on_status: Callable[[str, Any], None] | None = None
+        self.on_status: Callable[[str, Stage], None] | None = None
         self.on_done: Callable[[SessionResult], None] | None = None
         self.on_commit: Callable[[Path, list[str]], None] | None = None
         self.keep_session_dirs = keep_session_dirs
         self.proxy_url = ""
         self.proxy_socket: Path | None = None
         self._executor = executor
-        self._proxy: Any = None
-        self._engine: Any = None
-        self._writer: Any = None
+        self._proxy: ProxyServer | None = None
+        self._engine: SGLangEngine | None = None
+        self._writer: ShardWriter | None = None
         self._pools: StagePools | None = None
         self._write_lock = asyncio.Lock()
         self._poller: asyncio.Task[None] | None = None
@@ -61,8 +70,6 @@ class GatewayRank:
 
     # -- lifecycle --------------------------------------------------------------------------------------------
     async def start(self) -> None:
-        from polar_hpc.store.writer import ShardWriter
-
         cfg = self.config
         executor = self._executor
         model = cfg.inference.served_model_name
@@ -82,22 +89,14 @@ class GatewayRank:
                  cfg.gateway.postrun_pool)
 
     async def _start_proxy_and_executor(self) -> SessionExecutor:
-        from polar_hpc.assets import resolve_model
-        from polar_hpc.gateway.endpoints import engine_endpoints
-        from polar_hpc.gateway.executor import SessionExecutor as RealExecutor
-        from polar_hpc.inference.engine import SGLangEngine
-        from polar_hpc.inference.server import run_api_key
-        from polar_hpc.inference.template import ChatTemplate
-        from polar_hpc.proxy.server import ProxyServer
-
         cfg = self.config
         inf = cfg.inference
         template = await asyncio.to_thread(ChatTemplate.from_model_dir, resolve_model(inf.model))
         endpoints = await engine_endpoints(cfg, self.run_dir, me=f"gateway-{self.rank}")
-        self._engine = SGLangEngine(endpoints, request_timeout_s=inf.request_timeout_s,
+        engine = self._engine = SGLangEngine(endpoints, request_timeout_s=inf.request_timeout_s,
                                     context_length=inf.context_length, default_max_new_tokens=inf.max_new_tokens,
                                     api_key=run_api_key(self.run_dir))
-        self._proxy = ProxyServer(template, self._engine, model_name=inf.served_model_name,
+        proxy = self._proxy = ProxyServer(template, engine, model_name=inf.served_model_name,
                                   tool_parser=inf.tool_parser, render_mode=cfg.gateway.render,
                                   context_length=inf.context_length, max_new_tokens=inf.max_new_tokens,
                                   enable_thinking=inf.enable_thinking, request_timeout_s=inf.request_timeout_s,
@@ -105,7 +104,7 @@ class GatewayRank:
                                   measure_divergence=cfg.gateway.measure_divergence,
                                   stream_upstream=cfg.proxy.stream_upstream, sse_keepalive_s=cfg.proxy.keepalive_s)
         unix_path = self._socket_path() if cfg.runtime.network == "none" else None
-        self.proxy_url = await self._proxy.start(host="127.0.0.1", port=cfg.gateway.proxy_port,
+        self.proxy_url = await proxy.start(host="127.0.0.1", port=cfg.gateway.proxy_port,
                                                  unix_path=str(unix_path) if unix_path else None)
         self.proxy_socket = unix_path
         sessions_dir = self.run_dir / "sessions" / f"rank-{self.rank:05d}"
@@ -113,18 +112,14 @@ class GatewayRank:
         if sessions_dir.exists():  # left by an earlier life of this rank (crash, preemption): start clean
             await asyncio.to_thread(shutil.rmtree, sessions_dir, True)
         sessions_dir.mkdir(parents=True, exist_ok=True)
-        return RealExecutor(cfg, proxy=self._proxy, proxy_url=self.proxy_url, proxy_socket=unix_path,
+        return RealExecutor(cfg, proxy=proxy, proxy_url=self.proxy_url, proxy_socket=unix_path,
                             sessions_dir=sessions_dir, end_of_turn_id=template.end_of_turn_id,
                             keep_session_dirs=self.keep_session_dirs)
 
     async def _stop_stale_instances(self) -> None:
         """Apptainer instances and containers are daemons that may outlive a crashed rank: stop this run+rank's
         leftovers."""
-        from polar_hpc.runtime.apptainer import find_binary, stop_stale_instances
-
         if self.config.runtime.backend in ("docker", "podman"):
-            from polar_hpc.runtime.container import remove_stale_containers
-
             try:
                 await remove_stale_containers(self.run_dir, self.rank, self.config.runtime.backend)
             except Exception as err:
@@ -159,18 +154,15 @@ class GatewayRank:
             raise RuntimeError(f"gateway rank {self.rank}: call start() first")
         return self._pools
 
-    async def submit(self, session: Session) -> None:
-        """Take one session (raises ``DrainingError`` once draining)."""
-        self.pools.submit(self._resolve(session))
+    @property
+    def writer(self) -> ShardWriter:
+        if self._writer is None:
+            raise RuntimeError(f"gateway rank {self.rank}: call start() first")
+        return self._writer
 
-    def _resolve(self, session: Session) -> Session:
-        """Fill the task's unset specs from the recipe, so every stage sees concrete ones."""
-        t, c = session.task, self.config
-        task = msgspec.structs.replace(
-            t, runtime=t.runtime or c.runtime, agent=t.agent or c.agent, builder=t.builder or c.builder,
-            evaluator=t.evaluator or c.evaluator,
-        )
-        return msgspec.structs.replace(session, task=task)
+    async def submit(self, session: Session) -> None:
+        """Take one session, its task resolved against the recipe (raises ``DrainingError`` once draining)."""
+        self.pools.submit(resolve_session(session, self.config))
 
     async def cancel(self, session_id: str) -> bool:
         return await self.pools.cancel(session_id)
@@ -205,8 +197,7 @@ class GatewayRank:
 
     async def commit(self) -> Path | None:
         async with self._write_lock:
-            path: Path | None = await asyncio.to_thread(self._writer.commit)
-            return path
+            return await asyncio.to_thread(self.writer.commit)
 
     async def close(self) -> None:
         """Drain (if not yet), commit, stop the proxy and the engine client. Idempotent."""
@@ -245,7 +236,7 @@ class GatewayRank:
             except Exception:
                 log.exception("on_done callback failed for %s", result.key)
         async with self._write_lock:
-            await asyncio.to_thread(self._writer.add, result)
+            await asyncio.to_thread(self.writer.add, result)
 
     def _committed(self, path: Path, keys: list[str]) -> None:
         if self.on_commit is not None:
@@ -253,8 +244,6 @@ class GatewayRank:
 
     async def _refresh_endpoints(self) -> None:
         """Inference servers that were requeued or restarted publish new endpoints: follow them."""
-        from polar_hpc.wire.endpoints import read_endpoints
-
         while True:
             await asyncio.sleep(ENDPOINT_POLL_S)
             found = await asyncio.to_thread(read_endpoints, self.run_dir, "inference-")

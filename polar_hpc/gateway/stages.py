@@ -5,15 +5,12 @@ from __future__ import annotations
 import asyncio
 import enum
 import math
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 import msgspec
 
-from polar_hpc.wire.records import EvalResult, Session, TraceStatus, Trajectory
-
-TIMING_ORDER = ("queue", "start", "prepare", "init", "ready_wait", "run", "prewarm", "postrun_wait", "build",
-                "prewarm_wait", "evaluate", "teardown", "total")
-"""Keys of ``SessionResult.timings`` in pipeline order (``init`` = start + prepare; ``total`` = submit to result)."""
+from polar_hpc.wire.records import EvalResult, TraceStatus, Trajectory
+from polar_hpc.wire.resolved import ResolvedSession
 
 
 class Stage(enum.StrEnum):
@@ -45,7 +42,7 @@ class AgentOutcome(msgspec.Struct, kw_only=True, omit_defaults=True):
 class SessionJob:
     """One session's life inside a rank (in-process only; never crosses a process boundary)."""
 
-    def __init__(self, session: Session, submitted_at: float) -> None:
+    def __init__(self, session: ResolvedSession, submitted_at: float) -> None:
         self.session = session
         self.stage = Stage.QUEUED
         self.submitted_at = submitted_at
@@ -55,14 +52,14 @@ class SessionJob:
         self.failure: tuple[TraceStatus, str] | None = None
         """INIT/READY failure: no harness ran, POSTRUN reports it without building."""
         self.agent: AgentOutcome | None = None
-        self.state: Any = None
-        """The executor's per-session state (runtime, proxy key, ...)."""
+        self.state: object | None = None
+        """The executor's per-session state (runtime, proxy key, ...): its own type, which the pools never read."""
         self.prewarm: asyncio.Task[None] | None = None
         self.run_timeout: asyncio.Timeout | None = None
         self.task: asyncio.Task[None] | None = None
         self.teardown_task: asyncio.Task[None] | None = None
         self.torn_down = False
-        self.notes: dict[str, Any] = {}
+        self.notes: dict[str, object] = {}
         """Added to the result's metadata (e.g. the tail of the harness log)."""
 
     @property

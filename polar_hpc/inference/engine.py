@@ -15,7 +15,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 
 import aiohttp
 import msgspec
@@ -26,9 +26,11 @@ from polar_hpc.inference.attempts import Attempts
 from polar_hpc.inference.errors import ContextOverflow, EngineError, EngineTimeout
 from polar_hpc.inference.forcing import ForcedResult, forced_logprobs, forcing_request
 from polar_hpc.inference.http1 import Http1Pool
+from polar_hpc.inference.limits import new_token_limit
 from polar_hpc.inference.protocol import (
     ErrorResponse,
     FinishAbort,
+    FinishKind,
     FinishLength,
     FinishStop,
     GenerateRequest,
@@ -51,7 +53,7 @@ class GenerateResult(msgspec.Struct, kw_only=True):
 
     output_ids: np.ndarray
     output_logprobs: np.ndarray
-    finish_reason: Literal["stop", "length", "abort"]
+    finish_reason: FinishKind
     matched_stop: int | str | None = None
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -153,18 +155,8 @@ class SGLangEngine(EngineAdmin):
     ) -> GenerateRequest:
         if not input_ids:
             raise EngineError("generate needs a non-empty list of prompt token ids, got an empty one")
-        n = len(input_ids)
-        max_new = sampling.max_new_tokens if sampling.max_new_tokens is not None else self.default_max_new_tokens
-        if self.context_length is not None:
-            room = self.context_length - n
-            if room < 1:
-                raise ContextOverflow(
-                    f"the prompt has {n} tokens; the model's context length is {self.context_length} tokens, "
-                    "which leaves no room for a new token",
-                    prompt_tokens=n,
-                    context_length=self.context_length,
-                )
-            max_new = min(max_new, room)
+        requested = sampling.max_new_tokens if sampling.max_new_tokens is not None else self.default_max_new_tokens
+        max_new = new_token_limit(len(input_ids), self.context_length, requested)
         wire = WireSampling(
             max_new_tokens=max_new,
             temperature=sampling.temperature,
@@ -347,7 +339,7 @@ class SGLangEngine(EngineAdmin):
         fr = meta.finish_reason
         matched: int | str | None = None
         abort_message = None
-        reason: Literal["stop", "length", "abort"]
+        reason: FinishKind
         if isinstance(fr, FinishStop):
             reason = "stop"
             matched = fr.matched if isinstance(fr.matched, int | str) else None

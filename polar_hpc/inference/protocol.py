@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from polar_hpc.inference.versions import SGLANG_VERSION
+from polar_hpc.assets.versions import SGLANG_VERSION
 
 __all__ = ["SGLANG_VERSION"]
 
@@ -63,6 +63,8 @@ class FinishAbort(msgspec.Struct, tag_field="type", tag="abort", kw_only=True, o
 
 
 FinishReason = FinishStop | FinishLength | FinishAbort
+FinishKind = Literal["stop", "length", "abort"]
+"""A finished call's reason by name (the tag of its :data:`FinishReason`)."""
 
 LogprobEntry = tuple[float | None, int, str | None]
 """``[logprob, token_id, text]``; text is ``null`` unless ``return_text_in_logprobs``."""

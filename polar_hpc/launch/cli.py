@@ -5,13 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
+
+from polar_hpc.config.run import Backend
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser("launch", help="submit a run from a recipe (like sbatch)")
     p.add_argument("recipe", help="recipe TOML, e.g. recipes/local-demo.toml")
-    p.add_argument("--backend", choices=["slurm", "local"], help="override launch.backend")
+    p.add_argument("--backend", choices=get_args(Backend), help="override launch.backend")
     p.add_argument("--run-dir", help="run directory (default: runs/<name>-<timestamp>)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a recipe value, e.g. --set gateway.num_ranks=2 (repeatable)")

@@ -24,6 +24,7 @@ from typing import Literal
 import msgspec
 
 from polar_hpc.config import RunConfig, dump_config, load_recipe
+from polar_hpc.config.run import Backend
 from polar_hpc.util.fs import write_atomic
 from polar_hpc.wire.security import generate_run_keys
 
@@ -35,7 +36,7 @@ class JobRecord(msgspec.Struct, kw_only=True):
     index: int
     """Server index for inference, rank for gateways, 0 for the coordinator."""
     job_id: str
-    backend: Literal["local", "slurm"]
+    backend: Backend
     folder: str
     submitted_at: float
     pid_start: int | None = None
@@ -43,7 +44,7 @@ class JobRecord(msgspec.Struct, kw_only=True):
 
 
 class JobsFile(msgspec.Struct, kw_only=True):
-    backend: Literal["local", "slurm"]
+    backend: Backend
     jobs: list[JobRecord] = msgspec.field(default_factory=list)
 
 

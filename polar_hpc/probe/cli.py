@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
+
+from polar_hpc.config.run import InferenceConfig, Policy, RuntimeSpec
 
 
 def register(subparsers: Any) -> None:
@@ -19,9 +21,11 @@ def register(subparsers: Any) -> None:
     p.add_argument("--task-id", default=None, help="which task of the file (default: the first)")
     p.add_argument("--command", default=None, help="the shell harness's command, {instruction} substituted")
     p.add_argument("--engine", default=None, metavar="URL", help="a running server (default: start a reference server)")
-    p.add_argument("--model", default="asset:tiny-qwen3", help="model dir or asset:NAME (template and reference server)")
-    p.add_argument("--runtime", choices=["bwrap", "local", "apptainer"], default="bwrap")
-    p.add_argument("--policy", choices=["oracle", "oracle_noop", "oracle_subagent"], default="oracle",
+    p.add_argument("--model", default=InferenceConfig().model,
+                   help="model dir or asset:NAME (template and reference server; default: %(default)s, as inference.model)")
+    p.add_argument("--runtime", choices=["bwrap", "local", "apptainer"], default=RuntimeSpec().backend,
+                   help="default: %(default)s, as runtime.backend")
+    p.add_argument("--policy", choices=[p for p in get_args(Policy) if p != "sample"], default="oracle",
                    help="oracle_noop: the same turns without applying the solution (graded 0); oracle_subagent: "
                         "hand the task to the harness's sub-agent tool")
     p.add_argument("--harness-arg", action="append", default=[], metavar="ARG",

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import msgspec
 
-from polar_hpc.trajectory.continuation import messages_match
+from polar_hpc.proxy.prompt import messages_match
 from polar_hpc.wire import codec
 from polar_hpc.wire.records import ChatMessage, CompletionRecord, SessionResult
 
@@ -120,14 +120,15 @@ def probe_row(result: SessionResult, records: list[CompletionRecord], *, records
     agent = agent if isinstance(agent, dict) else {}
     breaks: list[ChainBreak] = []
     for tr in result.trajectory.traces:
-        meta = tr.metadata
-        reason = meta.get("break_reason")
+        meta = tr.meta()
+        reason = meta.break_reason
         if not reason:
             continue
-        first = by_id.get((meta.get("completion_ids") or [""])[0])
-        parent = by_id.get(meta.get("fork_completion_id") or "")
+        first = by_id.get((meta.completion_ids or [""])[0])
+        parent = by_id.get(meta.fork_completion_id or "")
         detail = describe_break(parent, first) if parent is not None and first is not None else "no parent chain"
-        breaks.append(ChainBreak(chain=int(meta.get("chain_index", -1)), reason=str(reason), detail=detail))
+        chain = meta.chain_index if meta.chain_index is not None else -1
+        breaks.append(ChainBreak(chain=chain, reason=reason, detail=detail))
     measured = [r.divergence_tokens for r in main if r.render_mode == "continuation"]
     return ProbeRow(
         harness=result.harness, version=version, status=str(agent.get("status", "")),

@@ -7,7 +7,11 @@ Capture any harness's traffic on a workstation: point the harness at the printed
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import Any, get_args
+
+from polar_hpc.config.run import GatewayConfig, InferenceConfig, ProxyConfig, RenderMode, ToolParser
+
+_INF = InferenceConfig()
 
 
 def register(subparsers: Any) -> None:
@@ -20,20 +24,28 @@ def register(subparsers: Any) -> None:
     p.add_argument("--session-key", action="append", default=[], metavar="KEY",
                    help="API key that opens a session of the same name; repeatable (default: one random key, printed)")
     p.add_argument("--records", required=True, metavar="DIR", help="folder for <session>.jsonl completion records")
-    p.add_argument("--render", choices=["canonical", "continuation"], default="canonical")
-    p.add_argument("--tool-parser", choices=["qwen", "qwen3_coder", "none"], default="qwen")
-    p.add_argument("--model-name", default="policy", help="name /v1/models reports")
-    p.add_argument("--context-length", type=int, default=32768)
-    p.add_argument("--max-new-tokens", type=int, default=4096)
-    p.add_argument("--request-timeout", type=float, default=600.0)
+    p.add_argument("--render", choices=get_args(RenderMode), default=GatewayConfig().render,
+                   help="prompt render mode (default: %(default)s, as gateway.render)")
+    p.add_argument("--tool-parser", choices=get_args(ToolParser), default=_INF.tool_parser,
+                   help="default: %(default)s, as inference.tool_parser")
+    p.add_argument("--model-name", default=_INF.served_model_name,
+                   help="name /v1/models reports (default: %(default)s, as inference.served_model_name)")
+    p.add_argument("--context-length", type=int, default=_INF.context_length,
+                   help="default: %(default)s, as inference.context_length")
+    p.add_argument("--max-new-tokens", type=int, default=_INF.max_new_tokens,
+                   help="most tokens one call samples (default: %(default)s, as inference.max_new_tokens)")
+    p.add_argument("--request-timeout", type=float, default=_INF.request_timeout_s, metavar="S",
+                   help="default: %(default)s, as inference.request_timeout_s")
     p.add_argument("--oracle", default=None, metavar="SCRIPT",
                    help="answer every session's agent calls with the oracle policy: a JSON file with solution_patch "
                         "or solution_commands (and optional verify, answer, noop), written as the model's own tool "
                         "calls and scored by the engine (teacher forcing)")
     p.add_argument("--no-stream-upstream", dest="stream_upstream", action="store_false",
-                   help="answer streaming requests from one non-streaming engine call (default: stream as sampled)")
-    p.add_argument("--keepalive", type=float, default=None, metavar="S",
-                   help="seconds of silence before a stream gets a keep-alive (default: proxy.keepalive_s)")
+                   default=ProxyConfig().stream_upstream,
+                   help="answer streaming requests from one non-streaming engine call (default: stream as sampled, "
+                        "as proxy.stream_upstream)")
+    p.add_argument("--keepalive", type=float, default=ProxyConfig().keepalive_s, metavar="S",
+                   help="seconds of silence before a stream gets a keep-alive (default: %(default)s, as proxy.keepalive_s)")
     p.add_argument("--engine-api-key", default=None, metavar="KEY",
                    help="the servers' API key (SGLang's --api-key); default: $POLAR_INFERENCE_API_KEY")
     p.set_defaults(func=run)
@@ -46,7 +58,6 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from polar_hpc.assets import resolve_model
-    from polar_hpc.config.run import ProxyConfig
     from polar_hpc.inference.engine import SGLangEngine
     from polar_hpc.inference.template import ChatTemplate
     from polar_hpc.log import get_logger
@@ -72,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
             template, engine, model_name=args.model_name, tool_parser=args.tool_parser, render_mode=args.render,
             context_length=args.context_length, max_new_tokens=args.max_new_tokens, records_dir=args.records,
             request_timeout_s=args.request_timeout, stream_upstream=args.stream_upstream,
-            sse_keepalive_s=args.keepalive if args.keepalive is not None else ProxyConfig().keepalive_s,
+            sse_keepalive_s=args.keepalive,
         )
         keys = ([server.open_session(k, api_key=k, oracle=oracle) for k in args.session_key]
                 or [server.open_session("session-0", oracle=oracle)])

@@ -4,15 +4,23 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import msgspec
 import numpy as np
 
+from polar_hpc.config.run import ToolParser
+from polar_hpc.inference.engine import GenerateResult
 from polar_hpc.inference.errors import ContextOverflow, EngineError, EngineTimeout, EngineUnavailable
-from polar_hpc.proxy.errors import ProxyError, bad_request, context_overflow
+from polar_hpc.inference.limits import new_token_limit
+from polar_hpc.inference.template import ChatTemplate
+from polar_hpc.proxy.errors import Failed, ProxyError, bad_request, context_overflow
+from polar_hpc.proxy.live.respond import LiveSink
 from polar_hpc.proxy.normalize.common import Normalized
-from polar_hpc.proxy.parse import ParsedReply, ToolParser, parse_reply
+from polar_hpc.proxy.oracle.policy import OraclePolicy
+from polar_hpc.proxy.oracle.script import OracleError
+from polar_hpc.proxy.parse import ParsedReply, parse_reply
+from polar_hpc.proxy.prompt import PromptBuilder
 from polar_hpc.proxy.respond.common import Reply
 from polar_hpc.proxy.side import is_side_request
 from polar_hpc.wire.records import (
@@ -24,18 +32,15 @@ from polar_hpc.wire.records import (
     Timings,
 )
 
-if TYPE_CHECKING:
-    from polar_hpc.inference.engine import GenerateResult
-    from polar_hpc.inference.template import ChatTemplate
-    from polar_hpc.proxy.live.respond import LiveSink
-    from polar_hpc.proxy.oracle.policy import OraclePolicy
-    from polar_hpc.trajectory.continuation import PromptBuilder
-
 _EMPTY_I = np.zeros(0, dtype=np.int32)
 _EMPTY_F = np.zeros(0, dtype=np.float32)
 
 
 class Engine(Protocol):
+    """What the proxy needs of its engine client: :class:`~polar_hpc.inference.engine.SGLangEngine` (tests give
+    a scripted one). Streaming (``proxy.live.respond.StreamingEngine``) and teacher forcing
+    (``proxy.oracle.policy.ForcingEngine``) are capabilities on top, checked where they are used."""
+
     async def generate(
         self,
         input_ids: list[int],
@@ -45,6 +50,9 @@ class Engine(Protocol):
         stop_token_ids: list[int] | None = None,
         deadline: float | None = None,
     ) -> GenerateResult: ...
+
+    def forget_session(self, session_id: str) -> None:
+        """The session ended: drop what the engine keeps for it (its sticky server)."""
 
 
 class Generator:
@@ -111,7 +119,6 @@ class Generator:
             raise bad_request(f"the model's chat template cannot render this conversation: {err}") from None
         ids = prompt.ids
         n = len(ids)
-        room = self.context_length - n
         record = CompletionRecord(
             completion_id=uuid.uuid4().hex,
             session_id=session_id,
@@ -134,13 +141,15 @@ class Generator:
         forced = self._oracle_ids(oracle, req, raw_request, provider, ids) if oracle is not None else None
         if forced is not None:
             record.policy = "oracle"
-            room -= len(forced) - 1
-        if room < 1:
+        asked = req.sampling.max_new_tokens
+        try:  # a forced reply's tokens but its last are prompt tokens of the scoring call
+            limit = new_token_limit(n + len(forced or (0,)) - 1, self.context_length,
+                                    None if asked is None else max(1, asked), self.max_new_tokens)
+        except ContextOverflow:
             overflow = context_overflow(n + len(forced or ()), self.context_length)
             record.parse_error = overflow.message
-            raise Failed(overflow, record)
-        limits = [x for x in (req.sampling.max_new_tokens, self.max_new_tokens, room) if x is not None]
-        sampling = msgspec.structs.replace(req.sampling, max_new_tokens=max(1, min(limits)))
+            raise Failed(overflow, record) from None
+        sampling = msgspec.structs.replace(req.sampling, max_new_tokens=limit)
         deadline = time.monotonic() + self.request_timeout_s if self.request_timeout_s else None
         record.timings.engine_start = time.time()
         try:
@@ -204,21 +213,8 @@ class Generator:
     def _oracle_ids(self, oracle: OraclePolicy, req: CanonicalRequest, raw_request: bytes, provider: Provider,
                     ids: list[int]) -> list[int] | None:
         """The oracle's forced reply ids for this request (None: not an agent call, the engine samples)."""
-        from polar_hpc.proxy.oracle.script import OracleError
-
         try:
             text = oracle.forced_text(req, raw_request, provider)
             return None if text is None else oracle.forced_ids(text, in_think=self._in_think(ids))
         except OracleError as err:
             raise bad_request(f"oracle policy: {err}") from None
-
-
-class Failed(Exception):
-    """A call that failed after its prompt was built: the error to answer with and the record to keep."""
-
-    def __init__(self, error: ProxyError, record: CompletionRecord) -> None:
-        super().__init__(error.message)
-        self.error = error
-        self.record = record
-
-

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import re
 import secrets
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 
+from polar_hpc.config.run import ToolParser
 from polar_hpc.wire.records import ToolCall, ToolSpec
-
-ToolParser = Literal["qwen", "qwen3_coder", "none"]
 
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"

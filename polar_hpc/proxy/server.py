@@ -14,30 +14,29 @@ import secrets
 import shutil
 import tempfile
 import time
+from collections.abc import Awaitable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 from aiohttp import web
 
-from polar_hpc.config.run import ProxyConfig
+from polar_hpc.config.run import ProxyConfig, RenderMode, ToolParser
+from polar_hpc.inference.template import ChatTemplate
 from polar_hpc.log import get_logger
 from polar_hpc.proxy import respond
 from polar_hpc.proxy.capture import SessionLog, safe_name
 from polar_hpc.proxy.detect import Route, body_provider, header_provider, request_key, route_by_path
-from polar_hpc.proxy.errors import ProxyError, bad_request, error_body, error_bytes
-from polar_hpc.proxy.generate import Engine, Failed, Generator
+from polar_hpc.proxy.errors import Failed, ProxyError, bad_request, error_body, error_bytes
+from polar_hpc.proxy.generate import Engine, Generator
 from polar_hpc.proxy.live.respond import DisconnectWatch, LiveSink, StreamingEngine, answer_live
 from polar_hpc.proxy.normalize import normalize
 from polar_hpc.proxy.normalize.common import Normalized
-from polar_hpc.proxy.parse import ToolParser
-from polar_hpc.proxy.respond.common import SSE_HEADERS, bare_keepalive
+from polar_hpc.proxy.oracle.policy import OraclePolicy
+from polar_hpc.proxy.oracle.script import OracleScript
+from polar_hpc.proxy.prompt import PromptBuilder
+from polar_hpc.proxy.respond.common import SSE_HEADERS, Reply, bare_keepalive
 from polar_hpc.wire.records import CompletionRecord, Provider
-
-if TYPE_CHECKING:
-    from polar_hpc.inference.template import ChatTemplate
-    from polar_hpc.proxy.oracle.policy import OraclePolicy
-    from polar_hpc.proxy.oracle.script import OracleScript
 
 log = get_logger("proxy")
 
@@ -50,7 +49,8 @@ _ENC = msgspec.json.Encoder()
 class _Session:
     __slots__ = ("session_id", "log", "builder", "oracle")
 
-    def __init__(self, session_id: str, log: SessionLog, builder: Any, oracle: OraclePolicy | None = None) -> None:
+    def __init__(self, session_id: str, log: SessionLog, builder: PromptBuilder,
+                 oracle: OraclePolicy | None = None) -> None:
         self.session_id = session_id
         self.log = log
         self.builder = builder
@@ -88,7 +88,7 @@ class ProxyServer:
         *,
         model_name: str,
         tool_parser: ToolParser = "qwen",
-        render_mode: str = "canonical",
+        render_mode: RenderMode = "canonical",
         context_length: int = 32768,
         max_new_tokens: int = 1024,
         records_dir: str | Path | None = None,
@@ -136,9 +136,6 @@ class ProxyServer:
 
         ``oracle``: the session's agent calls are answered by the oracle policy with this script (forced and
         scored by the engine) instead of being sampled."""
-        from polar_hpc.proxy.oracle.policy import OraclePolicy
-        from polar_hpc.trajectory.continuation import PromptBuilder
-
         key = api_key or f"sk-polar-{secrets.token_urlsafe(24)}"
         if key in self._sessions:
             raise ValueError(f"API key already names session {self._sessions[key].session_id!r}")
@@ -148,7 +145,7 @@ class ProxyServer:
         slog = SessionLog(
             session_id, memory_limit_bytes=self.session_memory_bytes, spill_dir=self._spill_dir, jsonl_path=jsonl
         )
-        builder = PromptBuilder(self.template, self.render_mode, measure_divergence=self.measure_divergence)  # type: ignore[arg-type]
+        builder = PromptBuilder(self.template, self.render_mode, measure_divergence=self.measure_divergence)
         policy = OraclePolicy(oracle, self.template, self.gen.tool_parser) if oracle is not None else None
         self._sessions[key] = _Session(session_id, slog, builder, policy)
         return key
@@ -158,9 +155,7 @@ class ProxyServer:
         s = self._sessions.pop(api_key, None)
         if s is None:
             raise KeyError("no open session has this API key")
-        forget = getattr(self.gen.engine, "forget_session", None)
-        if forget is not None:
-            forget(s.session_id)  # the engine's sticky server of this session
+        self.gen.engine.forget_session(s.session_id)
         return s.log.close()
 
     def session_ids(self) -> list[str]:
@@ -266,7 +261,8 @@ class ProxyServer:
         return _error(provider, ProxyError("engine_error", f"internal error: {type(err).__name__}: {err}"))
 
     async def _stream(
-        self, request: web.Request, provider: Provider, session: _Session, index: int, norm: Normalized, call: Any
+        self, request: web.Request, provider: Provider, session: _Session, index: int, norm: Normalized,
+        call: Awaitable[tuple[Reply, CompletionRecord]],
     ) -> web.StreamResponse:
         """Answer a streaming call. Whatever happens to the client (it may disconnect during the keep-alives),
         the reserved ``index`` is finished: otherwise the session log would hold every later record forever."""
@@ -312,7 +308,7 @@ class ProxyServer:
         assert isinstance(self.gen.engine, StreamingEngine)
         sink = LiveSink(self.gen.engine, provider, norm, self.template, self.gen.tool_parser)
 
-        def call(s: LiveSink) -> Any:
+        def call(s: LiveSink) -> Awaitable[tuple[Reply, CompletionRecord]]:
             return self.gen.complete(norm, session.builder, provider=provider, session_id=session.session_id,
                                      index=index, raw_request=raw, received=received, sink=s)
 
@@ -326,7 +322,7 @@ class ProxyServer:
             fail=lambda err: self._fail(provider, session, index, err), stream_error=stream_error,
         )
 
-    def _abandon(self, session: _Session, index: int, task: asyncio.Future[Any]) -> None:
+    def _abandon(self, session: _Session, index: int, task: asyncio.Future[tuple[Reply, CompletionRecord]]) -> None:
         """The client went away before its answer: keep the record when the engine call completed, else cancel
         the call (the engine aborts its request on the server) and finish the index without one."""
         if task.done() and not task.cancelled():

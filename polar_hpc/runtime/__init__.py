@@ -4,8 +4,9 @@ interface."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import get_args
 
-from polar_hpc.config.run import RuntimeSpec
+from polar_hpc.config.run import RuntimeBackend, RuntimeSpec
 from polar_hpc.runtime.base import (
     ExecResult,
     PrepareError,
@@ -27,7 +28,7 @@ __all__ = [
     "make_runtime",
 ]
 
-BACKENDS = ("apptainer", "bwrap", "docker", "local", "podman")
+BACKENDS: tuple[RuntimeBackend, ...] = get_args(RuntimeBackend)
 
 
 def make_runtime(spec: RuntimeSpec, session_dir: Path, *, proxy_socket: Path | None = None) -> Runtime:

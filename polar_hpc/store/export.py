@@ -9,7 +9,8 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from polar_hpc.store.reader import ShardFilter, ShardReader, TraceView
+from polar_hpc.store.reader import ShardReader, TraceView
+from polar_hpc.store.select import TraceSelect
 
 
 class ExportRow(msgspec.Struct, kw_only=True):
@@ -52,7 +53,7 @@ def _enc_hook(obj: Any) -> Any:
 _ENC = msgspec.json.Encoder(enc_hook=_enc_hook)
 
 
-def rows(reader: ShardReader, flt: ShardFilter | None) -> Iterator[ExportRow]:
+def rows(reader: ShardReader, flt: TraceSelect | None) -> Iterator[ExportRow]:
     for t in reader.traces(flt):
         yield _row(t)
 
@@ -83,7 +84,7 @@ def _row(t: TraceView) -> ExportRow:
     )
 
 
-def export_jsonl(reader: ShardReader, flt: ShardFilter | None, out: Path) -> int:
+def export_jsonl(reader: ShardReader, flt: TraceSelect | None, out: Path) -> int:
     n = 0
     with open(out, "wb") as f:
         for r in rows(reader, flt):
@@ -122,7 +123,7 @@ def _batch(pa: Any, batch: list[ExportRow]) -> Any:
     return pa.table(cols)
 
 
-def export_parquet(reader: ShardReader, flt: ShardFilter | None, out: Path, batch_rows: int = 512) -> int:
+def export_parquet(reader: ShardReader, flt: TraceSelect | None, out: Path, batch_rows: int = 512) -> int:
     """Lists of int32/uint8/float32 for the token fields (NaN kept), JSON text for messages, tools, metadata."""
     pa, pq = _import_pyarrow()
     writer = None

@@ -9,8 +9,9 @@ import subprocess
 from pathlib import Path
 
 from polar_hpc.config import ConfigError, RunConfig
-from polar_hpc.tasks.specs import SPEC_KEY
+from polar_hpc.evaluate.swe_spec import SPEC_KEY
 from polar_hpc.wire.records import Task
+from polar_hpc.wire.resolved import resolve_task
 
 SHOW = 5
 
@@ -42,7 +43,7 @@ def local_images(engine: str) -> set[str] | None:
 
 
 def _image_missing(cfg: RunConfig, task: Task, have: set[str] | None) -> bool:
-    rt = task.runtime or cfg.runtime
+    rt = resolve_task(task, cfg).runtime
     if not rt.image:
         return rt.backend in ("docker", "podman", "apptainer")
     if rt.backend in ("docker", "podman"):
@@ -59,7 +60,7 @@ def _image_missing(cfg: RunConfig, task: Task, have: set[str] | None) -> bool:
 
 
 def _evaluator_unconfigured(cfg: RunConfig, task: Task) -> bool:
-    ev = task.evaluator or cfg.evaluator
+    ev = resolve_task(task, cfg).evaluator
     if ev.name != "swebench":
         return False
     return SPEC_KEY not in task.metadata and not ev.command and not ev.options.get("test_command")
@@ -67,7 +68,7 @@ def _evaluator_unconfigured(cfg: RunConfig, task: Task) -> bool:
 
 def task_set_problems(cfg: RunConfig) -> list[str]:
     """What keeps the recipe's tasks from running or being graded; [] when nothing (or no task file)."""
-    from polar_hpc.coordinator.tasks import iter_tasks
+    from polar_hpc.tasks.source import iter_tasks
 
     problems: list[str] = []
     backend = cfg.runtime.backend

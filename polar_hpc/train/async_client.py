@@ -114,6 +114,9 @@ class TrainSample(msgspec.Struct, kw_only=True):
     policy_version: int
     weight_versions: list[str]
     metadata: dict[str, Any]
+    trainable: bool = True
+    """``Trace.trainable``: False when the trace's own marks say to leave it out (``filter`` says why)."""
+    filter: list[str] = msgspec.field(default_factory=list)
 
 
 class AsyncStats(msgspec.Struct, kw_only=True):
@@ -144,8 +147,8 @@ def group_samples(group: Group, *, include_oracle: bool = False) -> list[TrainSa
                 loss_mask=mask, rollout_logprobs=np.asarray(tr.response_logprobs, dtype=np.float32),
                 prompt_length=pl, response_length=rl, reward=float(tr.reward), status=r.trajectory.status,
                 masked=masked, policy_version=group.policy_version,
-                weight_versions=[str(v) for v in tr.metadata.get("weight_versions", [])],
-                metadata={**r.metadata, **tr.metadata},
+                weight_versions=tr.meta().weight_versions,
+                metadata={**r.metadata, **tr.metadata}, trainable=tr.trainable, filter=list(tr.filter),
             ))
     return out
 

@@ -17,13 +17,13 @@ from polar_hpc.log import get_logger
 from polar_hpc.proxy.capture import safe_name
 from polar_hpc.train.chat import chat_message, chat_tools
 from polar_hpc.train.outcome import failure_reason
-from polar_hpc.train.report import stage_order
+from polar_hpc.train.report_types import stage_order
 from polar_hpc.wire.records import SessionResult, Trace, TraceStatus
 
 log = get_logger("view")
 SegmentKind = Literal["prompt", "sampled", "inserted"]
 CHAIN_KEYS = ("chain_index", "parent_chain", "fork_token", "fork_completion_id", "break_reason",
-              "retokenized_tokens", "trainable", "filter_reason")
+              "retokenized_tokens")
 
 
 class Segment(msgspec.Struct, array_like=True):
@@ -106,8 +106,11 @@ def trace_view(i: int, t: Trace) -> TraceView:
     keep = (mask > 0) & np.isfinite(rlp)
     lps: list[float | None] = [None] * pl
     lps += [v if k else None for v, k in zip(rlp.tolist(), keep.tolist(), strict=True)]
+    chain = {k: t.metadata[k] for k in CHAIN_KEYS if k in t.metadata}
+    if not t.trainable:
+        chain |= {"trainable": False, "filter": ",".join(t.filter)}
     return TraceView(
-        index=i, chain={k: t.metadata[k] for k in CHAIN_KEYS if k in t.metadata}, finish_reason=t.finish_reason,
+        index=i, chain=chain, finish_reason=t.finish_reason,
         reward=t.reward, policy=t.policy, messages=[chat_message(m) for m in t.prompt_messages + t.response_messages],
         tools=chat_tools(t.tools), ids=t.prompt_ids.tolist() + t.response_ids.tolist(),
         trainable=[0] * pl + mask.tolist(), logprobs=lps, segments=_segments(pl, mask), prompt_tokens=pl,

@@ -17,6 +17,9 @@ from polar_hpc.wire.records import Session, SessionResult, Task
 
 PROTOCOL_VERSION = 2
 
+ReleaseCause = Literal["cancelled", "drained", "failed"]
+"""Why a rank released a session without a kept result (:class:`Released`)."""
+
 
 class Msg(msgspec.Struct, tag_field="type", tag=True, kw_only=True, omit_defaults=True):
     """Base of every control message."""
@@ -122,7 +125,7 @@ class Released(Msg):
 
     key: str
     attempt: int
-    cause: Literal["cancelled", "drained", "failed"]
+    cause: ReleaseCause
     reason: str = ""
 
 

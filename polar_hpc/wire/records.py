@@ -12,7 +12,7 @@ from typing import Any, Literal
 import msgspec
 import numpy as np
 
-from polar_hpc.config.run import AgentSpec, BuilderSpec, EvaluatorSpec, RuntimeSpec, TokenPolicy
+from polar_hpc.config.run import AgentSpec, BuilderSpec, EvaluatorSpec, RenderMode, RuntimeSpec, TokenPolicy
 
 Provider = Literal["anthropic", "openai_chat", "openai_responses", "google"]
 
@@ -132,7 +132,7 @@ class CompletionRecord(msgspec.Struct, kw_only=True):
     response: ChatMessage
     """The parsed reply: content, reasoning, tool calls."""
     parse_error: str | None = None
-    render_mode: Literal["canonical", "continuation"] = "canonical"
+    render_mode: RenderMode = "canonical"
     divergence_tokens: int = 0
     """Continuation mode: tokens where the prompt differs from a canonical render (0 = identical, -1 = not
     measured: measuring re-renders the whole history, the cost continuation mode avoids)."""
@@ -170,6 +170,42 @@ def trace_status(value: TraceStatus | int | str) -> TraceStatus:
                      f"{max(TraceStatus):d})")
 
 
+class RetriedAbort(msgspec.Struct, kw_only=True):
+    """A call left out of the trajectory: aborted (its client went away) and sent again with the same prompt."""
+
+    completion_id: str
+    index: int
+    sampled_tokens: int
+    retried_by: str
+    """The completion that took its place."""
+
+
+class TraceMeta(msgspec.Struct, kw_only=True):
+    """The keys the trajectory builders put in ``Trace.metadata``, typed (``Trace.meta()`` reads them).
+
+    ``Trace.metadata`` stays an open JSON object on the wire and in the shards (callers may add keys); the
+    builders write these, with these types, and readers go through this Struct. Keys a builder does not write
+    read as the defaults (``per_request`` writes no chain fork fields).
+    """
+
+    session_id: str = ""
+    completion_ids: list[str] = msgspec.field(default_factory=list)
+    completion_indices: list[int] = msgspec.field(default_factory=list)
+    render_modes: list[str] = msgspec.field(default_factory=list)
+    divergence_tokens: list[int] = msgspec.field(default_factory=list)
+    weight_versions: list[str] = msgspec.field(default_factory=list)
+    unparsed_tool_calls: dict[str, str] = msgspec.field(default_factory=dict)
+    """completion_id -> why its tool call did not parse."""
+    engine_time_s: float = 0.0
+    chain_index: int | None = None
+    parent_chain: int | None = None
+    fork_token: int | None = None
+    fork_completion_id: str | None = None
+    break_reason: str | None = None
+    retokenized_tokens: int | None = None
+    retried_aborts: list[RetriedAbort] = msgspec.field(default_factory=list)
+
+
 class Trace(msgspec.Struct, kw_only=True):
     prompt_ids: np.ndarray
     response_ids: np.ndarray
@@ -183,6 +219,20 @@ class Trace(msgspec.Struct, kw_only=True):
     metadata: dict[str, Any] = msgspec.field(default_factory=dict)
     policy: TokenPolicy = "sample"
     """``oracle`` when any of its completions was forced: gold demonstrations, not behaviour-policy samples."""
+    trainable: bool = True
+    """False when a trainer should leave the trace out (kept, never dropped); ``filter`` says why."""
+    filter: list[str] = msgspec.field(default_factory=list)
+    """Why the trace is not trainable: ``session_<status>``, ``unparsed_tool_call``, ``evaluation_error``."""
+
+    def meta(self) -> TraceMeta:
+        """The builder's keys of ``metadata``, typed; ``msgspec.ValidationError`` names a key of the wrong type."""
+        return msgspec.convert(self.metadata, TraceMeta)
+
+    def mark_not_trainable(self, reason: str) -> None:
+        """Add a training filter reason (once) and mark the trace not trainable."""
+        if reason not in self.filter:
+            self.filter = [*self.filter, reason]
+        self.trainable = False
 
 
 class ReconstructionStats(msgspec.Struct, kw_only=True):
@@ -208,6 +258,11 @@ class EvalResult(msgspec.Struct, kw_only=True):
     outcome_reward: float
     trace_rewards: list[float] | None = None
     details: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+TIMING_ORDER = ("queue", "start", "prepare", "init", "ready_wait", "run", "prewarm", "postrun_wait", "build",
+                "prewarm_wait", "evaluate", "teardown", "total")
+"""Keys of ``SessionResult.timings`` in pipeline order (``init`` = start + prepare; ``total`` = submit to result)."""
 
 
 class SessionResult(msgspec.Struct, kw_only=True):

@@ -13,6 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 import msgspec
 import numpy as np
 
+from polar_hpc.config.run import ToolParser
 from polar_hpc.inference.engine import GenerateResult
 from polar_hpc.inference.forcing import ForcedResult
 from polar_hpc.log import get_logger
@@ -27,7 +28,6 @@ from polar_hpc.proxy.oracle.script import (
     turns,
 )
 from polar_hpc.proxy.oracle.tools import ShellTool, WriteTool, agent_tool, pick_tool
-from polar_hpc.proxy.parse import ToolParser
 from polar_hpc.proxy.side import is_side_request
 from polar_hpc.wire.records import CanonicalRequest, Provider
 

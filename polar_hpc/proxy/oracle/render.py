@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from polar_hpc.config.run import ToolParser
 from polar_hpc.proxy.oracle.script import OracleError
-from polar_hpc.proxy.parse import ToolParser
 
 
 def _qwen(name: str, args: dict[str, Any]) -> str:

@@ -36,6 +36,9 @@ class Tap:
         self.results.append(r)
         return r
 
+    def forget_session(self, session_id: str) -> None:
+        self.engine.forget_session(session_id)
+
 
 @dataclass
 class Rig:

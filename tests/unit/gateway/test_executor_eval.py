@@ -12,12 +12,13 @@ from polar_hpc.evaluate.base import EVALUATION_ERROR, evaluation_failed
 from polar_hpc.gateway.executor import SessionExecutor
 from polar_hpc.gateway.stages import SessionJob
 from polar_hpc.wire.records import Session, Task, Trace, TraceStatus, Trajectory
+from polar_hpc.wire.resolved import resolve_session
 
 
 def trajectory() -> Trajectory:
     z = np.zeros(2, dtype=np.int32)
     tr = Trace(prompt_ids=z, response_ids=z, loss_mask=np.ones(2, dtype=np.uint8),
-               response_logprobs=np.full(2, -0.5, dtype=np.float32), metadata={"filter": [], "trainable": True})
+               response_logprobs=np.full(2, -0.5, dtype=np.float32))
     return Trajectory(status=TraceStatus.COMPLETED, traces=[tr])
 
 
@@ -29,7 +30,7 @@ def job_with(tmp_path: Path, prepare: list[str], command: str) -> tuple[SessionE
     task = Task(task_id="t", instruction="x", runtime=rt, evaluator=ev)
     ex = SessionExecutor(RunConfig(), proxy=None, proxy_url="", proxy_socket=None,
                          sessions_dir=tmp_path / "sessions", end_of_turn_id=None)
-    job = SessionJob(Session(task=task, sample_index=0), 0.0)
+    job = SessionJob(resolve_session(Session(task=task, sample_index=0), RunConfig()), 0.0)
     job.deadline = asyncio.get_running_loop().time() - 5.0  # the session budget is long spent
     return ex, job
 
@@ -42,7 +43,7 @@ async def test_fresh_runtime_prepares_with_its_own_budget(tmp_path: Path) -> Non
     finally:
         await ex.teardown(job)
     assert result is not None and result.outcome_reward == 1.0, result
-    assert traj.traces[0].reward == 1.0 and traj.traces[0].metadata["trainable"] is True
+    assert traj.traces[0].reward == 1.0 and traj.traces[0].trainable is True
 
 
 async def test_failed_prepare_is_an_evaluation_error_not_a_score(tmp_path: Path) -> None:
@@ -53,8 +54,8 @@ async def test_failed_prepare_is_an_evaluation_error_not_a_score(tmp_path: Path)
     finally:
         await ex.teardown(job)
     assert evaluation_failed(result), result
-    assert traj.traces[0].metadata["trainable"] is False
-    assert EVALUATION_ERROR in traj.traces[0].metadata["filter"]
+    assert traj.traces[0].trainable is False
+    assert EVALUATION_ERROR in traj.traces[0].filter
 
 
 async def test_failing_tests_stay_a_trainable_zero(tmp_path: Path) -> None:
@@ -65,4 +66,4 @@ async def test_failing_tests_stay_a_trainable_zero(tmp_path: Path) -> None:
     finally:
         await ex.teardown(job)
     assert result is not None and result.outcome_reward == 0.0 and not evaluation_failed(result)
-    assert traj.traces[0].reward == 0.0 and traj.traces[0].metadata["trainable"] is True
+    assert traj.traces[0].reward == 0.0 and traj.traces[0].trainable is True

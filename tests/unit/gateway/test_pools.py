@@ -6,14 +6,16 @@ import asyncio
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+import numpy as np
 import pytest
 
-from polar_hpc.config.run import EvaluatorSpec, GatewayConfig
+from polar_hpc.config.run import EvaluatorSpec, GatewayConfig, RunConfig
 from polar_hpc.gateway.pools import DrainingError, StagePools
-from polar_hpc.gateway.simclock import run_simulated
-from polar_hpc.gateway.simulate import SimulatedExecutor
 from polar_hpc.gateway.stages import AgentOutcome, SessionJob, Stage
-from polar_hpc.wire.records import EvalResult, Session, SessionResult, Task, TraceStatus, Trajectory
+from polar_hpc.sim.clock import run_simulated
+from polar_hpc.sim.executor import SimulatedExecutor
+from polar_hpc.wire.records import EvalResult, Session, SessionResult, Task, Trace, TraceStatus, Trajectory
+from polar_hpc.wire.resolved import resolve_session
 
 
 def session(i: int, **task_kw: Any) -> Session:
@@ -31,6 +33,10 @@ class Harness:
 
         self.pools = StagePools(GatewayConfig(**config), executor, sink,
                                 on_status=lambda sid, st: self.statuses.append((sid, st)), rank=3)
+
+    def submit(self, s: Session) -> SessionJob:
+        """Submit as the rank does: the task resolved against a recipe with these pools' gateway config."""
+        return self.pools.submit(resolve_session(s, RunConfig(gateway=self.pools.config)))
 
     def by_task(self) -> dict[str, SessionResult]:
         return {r.task_id: r for r in self.results}
@@ -50,7 +56,7 @@ def test_run_slots_stay_busy_while_init_is_slow() -> None:
 
     async def main() -> None:
         for i in range(20):
-            h.pools.submit(session(i))
+            h.submit(session(i))
         await h.pools.wait_idle()
 
     sim(main)
@@ -72,7 +78,7 @@ def test_ready_buffer_bounds_started_sandboxes() -> None:
 
     async def main() -> None:
         for i in range(8):
-            h.pools.submit(session(i))
+            h.submit(session(i))
         while h.pools.jobs:
             seen.append(h.pools.occupancy()["ready"])
             await asyncio.sleep(1)
@@ -88,7 +94,7 @@ def test_start_gate_limits_concurrent_starts() -> None:
 
     async def main() -> None:
         for i in range(16):
-            h.pools.submit(session(i))
+            h.submit(session(i))
         await h.pools.wait_idle()
 
     sim(main)
@@ -101,7 +107,7 @@ def test_agent_timeout_builds_partial_trajectory() -> None:
     h = Harness(ex, agent_timeout_s=100, session_timeout_s=1000)
 
     async def main() -> None:
-        h.pools.submit(session(0))
+        h.submit(session(0))
         await h.pools.wait_idle()
 
     sim(main)
@@ -119,8 +125,8 @@ def test_session_budget_cuts_run_when_smaller() -> None:
     h = Harness(ex, agent_timeout_s=500, session_timeout_s=60)
 
     async def main() -> None:
-        h.pools.submit(session(0))
-        h.pools.submit(session(1, timeout_s=1000.0))  # the task's own budget wins
+        h.submit(session(0))
+        h.submit(session(1, timeout_s=1000.0))  # the task's own budget wins
         await h.pools.wait_idle()
 
     sim(main)
@@ -135,7 +141,7 @@ def test_session_timeout_in_init_skips_run_but_tears_down() -> None:
     h = Harness(ex, session_timeout_s=100)
 
     async def main() -> None:
-        h.pools.submit(session(0))
+        h.submit(session(0))
         await h.pools.wait_idle()
 
     sim(main)
@@ -150,7 +156,7 @@ def test_harness_failure_is_error_but_still_built_and_evaluated() -> None:
     h = Harness(ex)
 
     async def main() -> None:
-        h.pools.submit(session(0))
+        h.submit(session(0))
         await h.pools.wait_idle()
 
     sim(main)
@@ -172,7 +178,7 @@ def test_crash_in_any_stage_still_tears_down_and_reports(step: str, status: Trac
 
     async def main() -> None:
         for i in range(3):
-            h.pools.submit(session(i))
+            h.submit(session(i))
         await h.pools.wait_idle()
 
     sim(main)
@@ -194,7 +200,7 @@ def test_sink_failure_still_tears_down() -> None:
     async def main() -> None:
         nonlocal pools
         pools = StagePools(GatewayConfig(), ex, sink)
-        pools.submit(session(0))
+        pools.submit(resolve_session(session(0), RunConfig()))
         await pools.wait_idle()
 
     sim(main)
@@ -208,7 +214,7 @@ def test_cancel_at_any_stage_tears_down_without_result(stage: Stage) -> None:
     victim = {Stage.QUEUED: 3, Stage.INIT: 2, Stage.READY: 1, Stage.RUN: 0, Stage.POSTRUN: 0}[stage]
 
     async def main() -> None:
-        jobs = [h.pools.submit(session(i)) for i in range(4)]
+        jobs = [h.submit(session(i)) for i in range(4)]
         while jobs[victim].stage is not stage:
             await asyncio.sleep(0.5)
         assert await h.pools.cancel(jobs[victim].session_id)
@@ -229,7 +235,7 @@ def test_prewarm_overlaps_run_and_finishes_before_evaluate() -> None:
     h = Harness(ex)
 
     async def main() -> None:
-        h.pools.submit(session(0, evaluator=EvaluatorSpec(name="command", fresh_runtime=True)))
+        h.submit(session(0, evaluator=EvaluatorSpec(name="command", fresh_runtime=True)))
         await h.pools.wait_idle()
 
     sim(main)
@@ -244,7 +250,7 @@ def test_statuses_in_order() -> None:
     h = Harness(ex)
 
     async def main() -> None:
-        h.pools.submit(session(0))
+        h.submit(session(0))
         await h.pools.wait_idle()
 
     sim(main)
@@ -261,13 +267,13 @@ def test_drain_cuts_running_and_cancels_waiting() -> None:
 
     async def main() -> None:
         nonlocal t_drain
-        jobs = [h.pools.submit(session(i)) for i in range(5)]
+        jobs = [h.submit(session(i)) for i in range(5)]
         while jobs[0].stage is not Stage.RUN or jobs[1].stage is not Stage.READY:
             await asyncio.sleep(1)
         t_drain = now()
         await h.pools.drain(grace_s=100)
         with pytest.raises(DrainingError):
-            h.pools.submit(session(9))
+            h.submit(session(9))
         assert h.pools.free_slots == 0
 
     sim(main)
@@ -292,9 +298,9 @@ def test_bad_pool_sizes_are_refused() -> None:
 def test_duplicate_session_refused() -> None:
     async def main() -> None:
         h = Harness(SimulatedExecutor({"run": 1}))
-        h.pools.submit(session(0))
+        h.submit(session(0))
         with pytest.raises(ValueError, match="already"):
-            h.pools.submit(session(0))
+            h.submit(session(0))
         await h.pools.wait_idle()
 
     sim(main)
@@ -337,7 +343,7 @@ async def test_no_processes_outlive_a_session(step: str, no_leaked_children: Non
     ex = ProcessExecutor(durations={"run": 30 if step in ("cancel", "agent_timeout") else 0.01},
                          fail=fail)
     h = Harness(ex, agent_timeout_s=0.2)
-    job = h.pools.submit(session(0))
+    job = h.submit(session(0))
     if step == "cancel":
         while job.stage is not Stage.RUN:
             await asyncio.sleep(0.01)
@@ -362,7 +368,7 @@ def test_evaluation_infrastructure_error_makes_the_session_an_error() -> None:
     h = Harness(FailedEvaluationExecutor())
 
     async def main() -> None:
-        h.pools.submit(session(0))
+        h.submit(session(0))
         await h.pools.wait_idle()
 
     sim(main)
@@ -370,6 +376,35 @@ def test_evaluation_infrastructure_error_makes_the_session_an_error() -> None:
     assert r.trajectory.status is TraceStatus.ERROR
     assert "PrepareError" in (r.trajectory.error or "")
     assert r.evaluation is not None and r.evaluation.details["reason"] == "evaluation_error"
+
+
+class CrashingEvaluationExecutor(SimulatedExecutor):
+    """The evaluation call itself raises (not a result): evaluation still marks the traces, the gateway records."""
+
+    async def build(self, job: SessionJob, status: TraceStatus) -> Trajectory:
+        await super().build(job, status)
+        z = np.zeros(2, dtype=np.int32)
+        return Trajectory(status=status, traces=[Trace(prompt_ids=z, response_ids=z, loss_mask=np.ones(2, np.uint8),
+                                                       response_logprobs=np.full(2, -0.5, np.float32))])
+
+    async def evaluate(self, job: SessionJob, trajectory: Trajectory) -> EvalResult | None:
+        raise RuntimeError("grader gone")
+
+
+def test_evaluation_that_raises_marks_every_trace_not_trainable() -> None:
+    from polar_hpc.evaluate.base import EVALUATION_ERROR
+
+    h = Harness(CrashingEvaluationExecutor())
+
+    async def main() -> None:
+        h.submit(session(0))
+        await h.pools.wait_idle()
+
+    sim(main)
+    (r,) = h.results
+    assert r.trajectory.status is TraceStatus.ERROR and r.evaluation is None
+    assert r.trajectory.error == "evaluation failed: RuntimeError('grader gone')"
+    assert [(t.trainable, t.filter) for t in r.trajectory.traces] == [(False, [EVALUATION_ERROR])]
 
 
 class BadTraceExecutor(SimulatedExecutor):
@@ -392,7 +427,7 @@ def test_fidelity_violation_is_reported_as_error_without_its_traces() -> None:
     h = Harness(BadTraceExecutor())
 
     async def main() -> None:
-        h.pools.submit(session(0))
+        h.submit(session(0))
         await h.pools.wait_idle()
 
     sim(main)

@@ -14,7 +14,7 @@ import typing
 import msgspec
 
 from polar_hpc.config import ConfigError, RunConfig, decode
-from polar_hpc.config.run import AgentSpec, BuilderSpec, EvaluatorSpec, RuntimeSpec
+from polar_hpc.config.run import AgentSpec, BuilderSpec, EvaluatorSpec, RuntimeSpec, ToolParser
 from polar_hpc.wire.records import Task
 
 
@@ -97,8 +97,6 @@ def check_task(task: Task) -> None:
 
 def config_problems(cfg: RunConfig) -> list[str]:
     """The recipe's own names (the defaults every task of the run inherits)."""
-    from polar_hpc.proxy.parse import ToolParser
-
     problems = _runtime_problems(cfg.runtime, "")
     problems += _agent_problems(cfg.agent, "")
     problems += _builder_problems(cfg.builder, "")

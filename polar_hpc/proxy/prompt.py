@@ -18,16 +18,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol, get_args
 
 import msgspec
 
+from polar_hpc.config.run import RenderMode
 from polar_hpc.log import get_logger
 from polar_hpc.wire.records import CanonicalRequest, ChatMessage, ToolCall, ToolSpec
 
-log = get_logger("trajectory.continuation")
-
-RenderMode = Literal["canonical", "continuation"]
+log = get_logger("proxy.prompt")
 
 
 class TemplateLike(Protocol):
@@ -137,7 +136,7 @@ class PromptBuilder:
 
     def __init__(self, template: TemplateLike, mode: RenderMode = "canonical", *,
                  measure_divergence: bool = False, max_held: int = 256) -> None:
-        if mode not in ("canonical", "continuation"):
+        if mode not in get_args(RenderMode):
             raise ValueError(f"render mode must be 'canonical' or 'continuation', got {mode!r}")
         self.template = template
         self.mode: RenderMode = mode

@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from polar_hpc.config.run import BuilderSpec
+
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
@@ -14,8 +16,9 @@ def register(subparsers: Any) -> None:
         description="Turn completion records (JSONL, as the proxy writes them) into trajectories with another "
                     "builder, optionally evaluate them, and write one HDF5 shard.")
     p.add_argument("records", nargs="+", type=Path, metavar="RECORDS", help="JSONL files of CompletionRecords")
-    p.add_argument("--builder", default="prefix_merging", help="per_request, prefix_merging or module:Class")
-    p.add_argument("--include-side-requests", action="store_true")
+    p.add_argument("--builder", default=BuilderSpec().name,
+                   help="per_request, prefix_merging or module:Class (default: %(default)s, as builder.name)")
+    p.add_argument("--include-side-requests", action="store_true", default=BuilderSpec().include_side_requests)
     p.add_argument("--eot", type=int, default=None, help="end-of-turn token id (default: from --tokenizer, "
                                                           "else the last token of the first stopped reply)")
     p.add_argument("--tokenizer", type=Path, default=None, help="model/tokenizer dir to take the end-of-turn id from")
@@ -30,9 +33,9 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from polar_hpc.config.run import BuilderSpec, EvaluatorSpec, RuntimeSpec, ShardConfig
+    from polar_hpc.config.run import EvaluatorSpec, RuntimeSpec, ShardConfig
+    from polar_hpc.postrun.offline import rebuild
     from polar_hpc.store.writer import ShardWriter
-    from polar_hpc.trajectory.offline import rebuild
     from polar_hpc.wire.records import TraceStatus
 
     for path in args.records:
