@@ -11,7 +11,6 @@ connection is reused only after a complete response; a cancelled or timed-out re
 from __future__ import annotations
 
 import asyncio
-from typing import cast
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -29,7 +28,7 @@ class _Conn(asyncio.Protocol):
         self.stream: Http1Stream | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = cast(asyncio.Transport, transport)  # a TCP connection's transport is a Transport
+        self.transport = transport  # type: ignore[assignment]  # a TCP connection's transport is a Transport
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
