@@ -120,7 +120,8 @@ class GatewayConfig(StrictStruct):
 
 class ProxyConfig(StrictStruct):
     stream_upstream: bool = True
-    """Streaming requests stream from the engine as it samples; false: one engine call, then a synthesized stream."""
+    """Streaming requests stream from the engine as it samples; false (and for ``https://`` engines, which cannot
+    stream): one engine call, then a synthesized stream."""
     keepalive_s: float = 15.0
     """A stream silent this long gets the provider's keep-alive (queueing, prefill, a tool call being held)."""
 

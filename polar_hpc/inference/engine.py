@@ -29,13 +29,11 @@ from polar_hpc.inference.http1 import Http1Pool
 from polar_hpc.inference.limits import new_token_limit
 from polar_hpc.inference.protocol import (
     ErrorResponse,
-    FinishAbort,
     FinishKind,
-    FinishLength,
-    FinishStop,
     GenerateRequest,
     GenerateResponse,
     WireSampling,
+    finish_fields,
 )
 from polar_hpc.inference.routing import ServerPool, ServerState
 from polar_hpc.inference.stream import EngineStream, open_stream
@@ -336,20 +334,9 @@ class SGLangEngine(EngineAdmin):
         lps = np.fromiter((e[0] for e in entries), dtype=np.float32, count=len(entries))
         if resp.output_ids and len(resp.output_ids) == len(ids) and resp.output_ids != ids.tolist():
             log.warning("%s (rid %s): output_ids differ from the ids in output_token_logprobs; using the latter", url, rid)
-        fr = meta.finish_reason
-        matched: int | str | None = None
-        abort_message = None
-        reason: FinishKind
-        if isinstance(fr, FinishStop):
-            reason = "stop"
-            matched = fr.matched if isinstance(fr.matched, int | str) else None
-        elif isinstance(fr, FinishLength):
-            reason = "length"
-        elif isinstance(fr, FinishAbort):
-            reason = "abort"
-            abort_message = fr.message
-        else:
+        if meta.finish_reason is None:
             raise EngineError(f"{url} (rid {rid}) returned a finished response without a finish_reason")
+        reason, matched, abort_message = finish_fields(meta.finish_reason)
         return GenerateResult(
             output_ids=ids,
             output_logprobs=lps,

@@ -11,6 +11,7 @@ connection is reused only after a complete response; a cancelled or timed-out re
 from __future__ import annotations
 
 import asyncio
+from itertools import repeat
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -300,6 +301,16 @@ class Http1Stream:
         self._body.clear()
         return out
 
+    async def pause(self, seconds: float) -> None:
+        """Do not read from the connection for ``seconds`` (what arrives meanwhile waits in the kernel)."""
+        transport = self._conn.transport
+        assert transport is not None
+        transport.pause_reading()
+        try:
+            await asyncio.sleep(seconds)
+        finally:
+            transport.resume_reading()
+
     async def _wait(self) -> None:
         if self._error is not None:
             raise self._error
@@ -339,6 +350,30 @@ class Http1Stream:
             self._conn.close()
         self._wake()
 
+    def _whole_chunks(self, buf: bytearray) -> None:
+        """The complete chunks at the start of ``buf`` moved to the body at C speed (a stream of small chunks,
+        as SSE sends): split at CRLF, every size line must give its data's length. Nothing is consumed when
+        that does not hold, as when chunk data holds a CRLF (SSE and JSON frames do not); the last chunk and
+        anything incomplete are left to the chunk-by-chunk parser."""
+        parts = bytes(buf).split(b"\r\n")
+        del parts[-1]  # not followed by CRLF yet
+        if len(parts) % 2:
+            del parts[-1]  # a size line whose data is still to come
+        sizes, datas = parts[0::2], parts[1::2]
+        if b"" in datas:  # the last chunk (size 0): it and its trailers are read chunk by chunk
+            del datas[datas.index(b"") :]
+            del sizes[len(datas) :]
+            del parts[2 * len(datas) :]
+        if len(datas) < 2:
+            return
+        try:
+            if list(map(int, sizes, repeat(16))) != list(map(len, datas)):
+                return
+        except ValueError:
+            return  # chunk extensions
+        self._body += b"".join(datas)
+        del buf[: sum(map(len, parts)) + 2 * len(parts)]
+
     def _parse(self, buf: bytearray) -> None:
         if not self._head_done:
             end = buf.find(b"\r\n\r\n")
@@ -362,12 +397,34 @@ class Http1Stream:
                 self._left -= take
                 self._eof = self._left == 0
             return
+        if self._state == "size":
+            self._whole_chunks(buf)
         pos, n = 0, len(buf)  # parse by position and cut ``buf`` once: deleting from its front is a copy
+        body = self._body
         try:
             while pos < n and not self._eof:
+                if self._state == "size":  # fast path: a whole chunk and its CRLF are in
+                    eol = buf.find(b"\r\n", pos)
+                    if eol < 0:
+                        return
+                    try:
+                        size = int(buf[pos:eol], 16)
+                    except ValueError:
+                        size = int(bytes(buf[pos:eol]).split(b";", 1)[0], 16)
+                    end = eol + 2 + size
+                    if size and end + 2 <= n:
+                        if buf[end : end + 2] != b"\r\n":
+                            raise ValueError(f"chunk not followed by CRLF: {bytes(buf[end:end + 40])!r}")
+                        body += buf[eol + 2 : end]
+                        pos = end + 2
+                        continue
+                    pos = eol + 2
+                    self._left = size
+                    self._state = "data" if size else "trailer"
+                    continue
                 if self._state == "data":
                     take = min(self._left or 0, n - pos)
-                    self._body += buf[pos : pos + take]
+                    body += buf[pos : pos + take]
                     pos += take
                     self._left = (self._left or 0) - take
                     if self._left == 0:
@@ -382,9 +439,6 @@ class Http1Stream:
                     if line:
                         raise ValueError(f"chunk not followed by CRLF: {line[:40]!r}")
                     self._state = "size"
-                elif self._state == "size":
-                    self._left = int(line.split(b";", 1)[0], 16)
-                    self._state = "data" if self._left else "trailer"
                 elif not line:  # the blank line that ends the trailers
                     self._eof = True
         finally:

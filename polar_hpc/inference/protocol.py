@@ -66,6 +66,16 @@ FinishReason = FinishStop | FinishLength | FinishAbort
 FinishKind = Literal["stop", "length", "abort"]
 """A finished call's reason by name (the tag of its :data:`FinishReason`)."""
 
+
+def finish_fields(fr: FinishReason) -> tuple[FinishKind, int | str | None, str | None]:
+    """``(reason, matched_stop, abort_message)`` of a finish reason (one mapping for whole and streamed calls)."""
+    if isinstance(fr, FinishStop):
+        return "stop", fr.matched if isinstance(fr.matched, int | str) else None, None
+    if isinstance(fr, FinishLength):
+        return "length", None, None
+    return "abort", None, fr.message
+
+
 LogprobEntry = tuple[float | None, int, str | None]
 """``[logprob, token_id, text]``; text is ``null`` unless ``return_text_in_logprobs``."""
 
@@ -88,6 +98,24 @@ class GenerateResponse(msgspec.Struct, kw_only=True, omit_defaults=True):
     text: str = ""
     output_ids: list[int] = msgspec.field(default_factory=list)
     meta_info: MetaInfo
+
+
+class StreamMeta(msgspec.Struct, kw_only=True):
+    """What the streaming client reads of a chunk's ``meta_info`` (the other keys are skipped undecoded)."""
+
+    finish_reason: FinishReason | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    weight_version: str | None = None
+    output_token_logprobs: list[LogprobEntry] | None = None
+
+
+class StreamChunk(msgspec.Struct, kw_only=True):
+    """One chunk of a streamed ``/generate`` as the client reads it (a :class:`GenerateResponse`, fewer keys)."""
+
+    text: str = ""
+    meta_info: StreamMeta
 
 
 class ErrorBody(msgspec.Struct, kw_only=True, omit_defaults=True):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import aiohttp
 import msgspec
@@ -28,9 +28,10 @@ from polar_hpc.inference.http1 import Http1Pool, Http1Stream
 from polar_hpc.inference.protocol import (
     ErrorResponse,
     FinishAbort,
-    FinishLength,
-    FinishStop,
-    GenerateResponse,
+    FinishReason,
+    StreamChunk,
+    StreamMeta,
+    finish_fields,
 )
 from polar_hpc.log import get_logger
 from polar_hpc.wire.records import SamplingParams
@@ -44,7 +45,14 @@ log = get_logger("inference.stream")
 ABORT_GRACE_S = 1.0
 """After ``abort()``, how long the server has to send its abort chunk before the connection is closed."""
 
-_DECODE = msgspec.json.Decoder(GenerateResponse)
+COALESCE_S = 0.02
+"""After tokens were handed to the consumer, the connection is not read for this long (the first token is
+handed out at once): each token costs a wake-up, a read and a step of the consumer otherwise, which at a
+server's pace of one chunk per token is most of a streamed call's CPU. A delta waits at most this long."""
+
+_DECODE = msgspec.json.Decoder(StreamChunk)
+_DECODE_BATCH = msgspec.json.Decoder(list[StreamChunk])
+_NEXT_FRAME = b"\n\ndata: "
 _DECODE_ERROR = msgspec.json.Decoder(ErrorResponse)
 _ENC = msgspec.json.Encoder()
 
@@ -63,11 +71,12 @@ class EngineStream:
         self._deadline = deadline
         self._attempts = attempts
         self._buf = bytearray()
-        self._pos = 0
         self._ids: list[int] = []
         self._lps: list[float] = []
         self._text: list[str] = []
         self._cumulative = True
+        self._handed = 0.0
+        """When tokens were last handed to the consumer."""
         self._abort_at: float | None = None
         self._closed = False
         self.result: GenerateResult | None = None
@@ -84,33 +93,19 @@ class EngineStream:
     async def __anext__(self) -> tuple[list[int], list[float]]:
         """The tokens of every chunk received so far (waits for one): a consumer that falls behind gets
         them in one piece instead of paying per chunk."""
-        ids: list[int] = []
-        lps: list[float] = []
-        while self.result is None:
-            frame = self._next_frame()
-            if frame is None:
-                if ids:
-                    break
-                await self._read_more()
+        start = len(self._ids)
+        while self.result is None and len(self._ids) == start:
+            if self._take_frames():
                 continue
-            new = self._frame(frame)
-            if new is not None:
-                ids += new[0]
-                lps += new[1]
-        if ids:
-            return ids, lps
+            wait = self._handed + COALESCE_S - time.monotonic()
+            if wait > 0 and self._abort_at is None:
+                await self._body.pause(wait)  # the chunks sampled meanwhile are read as one
+                continue
+            await self._read_more()
+        if len(self._ids) > start:
+            self._handed = time.monotonic()
+            return self._ids[start:], self._lps[start:]
         raise StopAsyncIteration
-
-    def _next_frame(self) -> bytes | None:
-        end = self._buf.find(b"\n\n", self._pos)
-        if end < 0:
-            if self._pos:
-                del self._buf[: self._pos]  # once per read, not per frame
-                self._pos = 0
-            return None
-        frame = bytes(self._buf[self._pos : end])
-        self._pos = end + 2
-        return frame
 
     async def _read_more(self) -> None:
         limit = self._deadline if self._abort_at is None else min(self._deadline, self._abort_at + ABORT_GRACE_S)
@@ -144,23 +139,74 @@ class EngineStream:
             raise EngineError(f"streamed generate at {self.url} (rid {self.rid}) ended without a finish reason")
         self._buf += data
 
-    def _frame(self, frame: bytes) -> tuple[list[int], list[float]] | None:
-        if frame.startswith(b"data: ") and b"\n" not in frame:
-            payload = frame[6:]
-        else:
-            payload = b"".join(line[5:].lstrip() for line in frame.split(b"\n") if line.startswith(b"data:"))
+    def _take_frames(self) -> bool:
+        """Read every complete frame in the buffer (False: none is complete yet)."""
+        end = self._buf.rfind(b"\n\n")
+        if end < 0:
+            return False
+        region = bytes(self._buf[:end])
+        del self._buf[: end + 2]
+        ids, lps = self._ids, self._lps
+        start = len(ids)
+        final: StreamMeta | None = None
+        for chunk in self._decode(region):
+            meta = chunk.meta_info
+            entries = meta.output_token_logprobs
+            if not self._cumulative and entries is not None and len(ids) + len(entries) == meta.completion_tokens:
+                for lp, tid, _ in entries:  # a delta, the common case
+                    lps.append(lp)  # type: ignore[arg-type]
+                    ids.append(tid)
+                self._text.append(chunk.text)
+            else:
+                self._chunk(chunk)
+            if meta.finish_reason is not None:
+                final = meta
+                break
+        if len(ids) > start:
+            if None in lps[start:]:
+                missing = lps.index(None, start)  # type: ignore[arg-type]
+                raise EngineError(
+                    f"{self.url} (rid {self.rid}): streamed token {missing} (id {ids[missing]}) has no logprob"
+                )
+            if self.first_token_at is None:
+                self.first_token_at = time.monotonic()
+        if final is not None and final.finish_reason is not None:
+            self._finish(final, final.finish_reason)
+        return True
+
+    def _decode(self, region: bytes) -> list[StreamChunk]:
+        """The chunks of ``data:`` frames separated by blank lines. SGLang's frames are one ``data:`` line each:
+        those are decoded as one JSON array; anything else frame by frame."""
+        if region.startswith(b"data: "):
+            joined = region[6:].replace(_NEXT_FRAME, b",")
+            if joined.endswith(b",[DONE]"):
+                joined = joined[:-7]
+            elif joined == b"[DONE]":
+                return []
+            if b"\n" not in joined:
+                try:
+                    return _DECODE_BATCH.decode(b"[" + joined + b"]")
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    pass  # found frame by frame, with its error
+        return [c for c in map(self._decode_frame, region.split(b"\n\n")) if c is not None]
+
+    def _decode_frame(self, frame: bytes) -> StreamChunk | None:
+        payload = b"".join(line[5:].lstrip() for line in frame.split(b"\n") if line.startswith(b"data:"))
         if not payload or payload == b"[DONE]":
             return None
         try:
-            chunk = _DECODE.decode(payload)
+            return _DECODE.decode(payload)
         except (msgspec.DecodeError, msgspec.ValidationError):
             raise self._chunk_error(payload) from None
+
+    def _chunk(self, chunk: StreamChunk) -> None:
+        """A chunk that is not a plain delta: the first, a cumulative one, or a broken one (raises)."""
         meta = chunk.meta_info
         entries = meta.output_token_logprobs
         if entries is None:
             raise EngineError(f"{self.url} (rid {self.rid}) streamed a chunk without meta_info.output_token_logprobs")
         seen = len(self._ids)
-        if len(entries) == meta.completion_tokens and len(entries) >= seen and self._cumulative:
+        if self._cumulative and len(entries) == meta.completion_tokens and len(entries) >= seen:
             new = entries[seen:]
             if chunk.text:
                 self._text = [chunk.text]
@@ -173,20 +219,8 @@ class EngineStream:
                 f"{self.url} (rid {self.rid}): a streamed chunk holds {len(entries)} logprob entries for "
                 f"completion_tokens={meta.completion_tokens} after {seen} tokens (neither cumulative nor a delta)"
             )
-        missing = next((i for i, e in enumerate(new) if e[0] is None), None)
-        if missing is not None:
-            raise EngineError(
-                f"{self.url} (rid {self.rid}): streamed token {seen + missing} (id {new[missing][1]}) has no logprob"
-            )
-        ids = [e[1] for e in new]
-        lps = [e[0] for e in new]
-        if ids and self.first_token_at is None:
-            self.first_token_at = time.monotonic()
-        self._ids += ids
-        self._lps += lps  # type: ignore[arg-type]
-        if meta.finish_reason is not None:
-            self._finish(meta, meta.finish_reason)
-        return ids, lps  # type: ignore[return-value]
+        self._ids += [e[1] for e in new]
+        self._lps += [e[0] for e in new]  # type: ignore[misc]
 
     def _chunk_error(self, payload: bytes) -> EngineError:
         try:
@@ -196,28 +230,19 @@ class EngineStream:
             message = f"an undecodable chunk: {payload[:300].decode(errors='replace')}"
         return EngineError(f"{self.url} (rid {self.rid}) failed mid-stream after {self.tokens} tokens: {message}")
 
-    def _finish(self, meta: object, fr: FinishStop | FinishLength | FinishAbort) -> None:
+    def _finish(self, meta: StreamMeta | None, fr: FinishReason) -> None:
         from polar_hpc.inference.engine import GenerateResult
 
-        matched: int | str | None = None
-        abort_message = None
-        reason: Literal["stop", "length", "abort"]
-        if isinstance(fr, FinishStop):
-            reason = "stop"
-            matched = fr.matched if isinstance(fr.matched, int | str) else None
-        elif isinstance(fr, FinishLength):
-            reason = "length"
-        else:
-            reason, abort_message = "abort", fr.message
+        reason, matched, abort_message = finish_fields(fr)
         self.result = GenerateResult(
             output_ids=np.asarray(self._ids, dtype=np.int32),
             output_logprobs=np.asarray(self._lps, dtype=np.float32),
             finish_reason=reason,
             matched_stop=matched,
-            prompt_tokens=getattr(meta, "prompt_tokens", 0),
+            prompt_tokens=meta.prompt_tokens if meta else 0,
             completion_tokens=len(self._ids),
-            cached_tokens=getattr(meta, "cached_tokens", 0),
-            weight_version=getattr(meta, "weight_version", None),
+            cached_tokens=meta.cached_tokens if meta else 0,
+            weight_version=meta.weight_version if meta else None,
             server=self.url,
             rid=self.rid,
             text="".join(self._text),

@@ -29,7 +29,13 @@ from polar_hpc.proxy.capture import SessionLog, safe_name
 from polar_hpc.proxy.detect import Route, body_provider, header_provider, request_key, route_by_path
 from polar_hpc.proxy.errors import Failed, ProxyError, bad_request, error_body, error_bytes
 from polar_hpc.proxy.generate import Engine, Generator
-from polar_hpc.proxy.live.respond import DisconnectWatch, LiveSink, StreamingEngine, answer_live
+from polar_hpc.proxy.live.respond import (
+    DisconnectWatch,
+    LiveSink,
+    StreamingEngine,
+    answer_live,
+    stream_refusal,
+)
 from polar_hpc.proxy.normalize import normalize
 from polar_hpc.proxy.normalize.common import Normalized
 from polar_hpc.proxy.oracle.policy import OraclePolicy
@@ -119,7 +125,11 @@ class ProxyServer:
         self.session_memory_bytes = session_memory_bytes
         self.sse_keepalive_s = sse_keepalive_s
         self.measure_divergence = measure_divergence
-        self.stream_upstream = stream_upstream and isinstance(engine, StreamingEngine)
+        refusal = stream_refusal(engine) if stream_upstream else None
+        if refusal is not None:
+            log.warning("proxy.stream_upstream is on, but %s: streaming requests get one engine call and a "
+                        "synthesized stream", refusal)
+        self.stream_upstream = stream_upstream and isinstance(engine, StreamingEngine) and refusal is None
         """Streaming requests stream from the engine as it samples (else: one call, then a synthesized stream)."""
         self._watch = DisconnectWatch()
         self._own_spill_dir = self.records_dir is None

@@ -5,10 +5,15 @@ token per chunk) and the load generator on CPU 0; two proxies on CPU 1 (tiny-qwe
 (stream_upstream) and ``synth`` (one non-streaming engine call, then a synthesized stream).
 
 Reports:
-  1. time to first content byte of a 1,000-token reply (the engine streams a token every ``--token-ms``):
-     direct to the engine (its first-token time), through ``live``, through ``synth``; p50 over ``--reps``;
-  2. proxy CPU-ms per completion of a 1,000-token reply from an instant engine: live stream, synthesized
-     stream, non-streaming JSON (the goal: live ≤ 2× JSON);
+  1. time to first content byte of a 1,000-token reply (the engine's first token after ``--first-ms``, then
+     one every ``--token-ms``), the client watching for the first text: direct to the engine (its own
+     first-token time, measured the same way), through ``live``, through ``synth``; p50 over ``--reps``,
+     interleaved. Once with the processes scheduled as the host is, once under ``SCHED_FIFO`` (all alike:
+     on a host shared with other work each cross-process wake-up can wait for a busy CPU's time slice, and
+     a proxy adds two hops). Then the proxy's own share measured inside one process;
+  2. proxy CPU-ms per completion of a 1,000-token reply: from an instant engine, live stream, synthesized
+     stream, non-streaming JSON (the goal: live ≤ 2× JSON), and live from the engine streaming a token
+     every ``--token-ms``;
   3. ``--sessions`` concurrent streaming sessions held through ``live`` (a token every 0.5 s per session):
      how many finish cleanly, proxy CPU % and RSS while they stream;
   4. the records of the same call on both paths compared (prompt ids, sampled ids, logprobs, finish reason).
@@ -22,34 +27,24 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import resource
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 import msgspec
+from procs import cpu_s, free_port, load_average, raise_nofile, realtime, rss_mb, wait_up
+from procs import spawn as spawn_in
 
 KEY = "sk-bench"
 REPLY = 1000
 TOKEN_BASE = 9707
 """The stub's tokens are 9707, 9708, ...: words ("Hello", ...), so the first token is visible text."""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def raise_nofile() -> None:
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+FIRST_CONTENT = {"engine": b"[9707", "chat": b'"content":"Hello'}
+"""What the first content byte arrives with: the engine's first token, the chat stream's first text delta."""
 
 
 # ---------------------------------------------------------------------------------------------- processes
@@ -87,33 +82,7 @@ def serve_proxy(port: int, upstream: str, live: bool, records: str) -> None:
 
 
 def spawn(role: str, *args: str, cpu: int) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, __file__, f"_{role}", *args], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, preexec_fn=lambda: (os.sched_setaffinity(0, {cpu}), raise_nofile()))
-
-
-def wait_up(url: str, proc: subprocess.Popen[bytes], timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            urllib.request.urlopen(url + "/health", timeout=2).read()
-            return
-        except OSError as err:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                tail = proc.stderr.read().decode()[-2000:] if proc.stderr else ""
-                raise RuntimeError(f"{url} did not start ({err}): {tail}") from None
-            time.sleep(0.1)
-
-
-def cpu_s(pid: int) -> float:
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def rss_mb(pid: int) -> float:
-    for line in open(f"/proc/{pid}/status"):
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+    return spawn_in(__file__, role, *args, cpu=cpu)
 
 
 def chat_body(stream: bool, seed: int = 1) -> bytes:
@@ -127,37 +96,42 @@ def gen_body() -> bytes:
 
 
 # ---------------------------------------------------------------------------------------------- measurements
-async def first_byte(http: Any, url: str, body: bytes, key: str = KEY) -> tuple[float, float]:
-    """(seconds to the first body byte, seconds to the end)."""
+async def first_byte(http: Any, url: str, body: bytes, marker: bytes = b"", key: str = KEY) -> tuple[float, float]:
+    """(seconds to the first body byte holding content, i.e. the body so far holds ``marker``; to the end)."""
     hdr = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
     t0 = time.perf_counter()
     first = 0.0
+    seen = b""
     async with http.post(url, data=body, headers=hdr) as resp:
         assert resp.status == 200, await resp.text()
-        async for _ in resp.content.iter_any():
+        async for data in resp.content.iter_any():
             if not first:
-                first = time.perf_counter() - t0
+                seen += data
+                if marker in seen:
+                    first = time.perf_counter() - t0
+    assert first, f"{url}: the reply never held {marker!r}"
     return first, time.perf_counter() - t0
 
 
 async def ttfb(urls: dict[str, str], reps: int) -> dict[str, tuple[float, float]]:
     import aiohttp
 
-    targets = {"engine (direct)": (urls["slow_stub"] + "/generate", gen_body()),
-               "live": (urls["live_slow"] + "/v1/chat/completions", chat_body(True)),
-               "synth": (urls["synth_slow"] + "/v1/chat/completions", chat_body(True))}
+    targets = {"engine (direct)": (urls["slow_stub"] + "/generate", gen_body(), FIRST_CONTENT["engine"]),
+               "live": (urls["live_slow"] + "/v1/chat/completions", chat_body(True), FIRST_CONTENT["chat"]),
+               "synth": (urls["synth_slow"] + "/v1/chat/completions", chat_body(True), FIRST_CONTENT["chat"])}
     out: dict[str, list[tuple[float, float]]] = {k: [] for k in targets}
     async with aiohttp.ClientSession() as http:
         for _ in range(reps):  # interleaved
-            for name, (url, body) in targets.items():
-                out[name].append(await first_byte(http, url, body))
+            for name, (url, body, marker) in targets.items():
+                out[name].append(await first_byte(http, url, body, marker))
     return {k: (statistics.median(x[0] for x in v), statistics.median(x[1] for x in v)) for k, v in out.items()}
 
 
-async def in_process_added(reps: int) -> float:
-    """Median ms from the first sampled token reaching the proxy's engine client (``EngineStream.first_token_at``)
-    to the client's first content byte, proxy and client in this process: the proxy's own share of the time to
-    first byte, free of the wake-up latency of separate processes on a loaded host."""
+async def in_process_shares(reps: int, first_s: float) -> tuple[float, float]:
+    """Median ms the proxy itself adds, proxy and client in this process (free of the wake-ups of separate
+    processes on a loaded host): from the request's arrival to the engine call (``Timings.engine_start``:
+    reading, rendering and tokenizing the prompt), and from the first sampled token reaching the proxy's engine
+    client (``EngineStream.first_token_at``) to the client's first content byte."""
     import aiohttp
 
     from polar_hpc.assets import asset_path
@@ -175,44 +149,51 @@ async def in_process_added(reps: int) -> float:
             streams.append(s)
             return s
 
-    stub = StubServer(n_tokens=50, first_token_delay_s=0.005, token_delay_s=0.001, token_base=TOKEN_BASE)
+    stub = StubServer(n_tokens=50, first_token_delay_s=first_s, token_delay_s=0.001, token_base=TOKEN_BASE)
     engine = Recording([await stub.start()], context_length=40000)
     server = ProxyServer(ChatTemplate.from_model_dir(asset_path("tiny-qwen3")), engine, model_name="policy",
                          context_length=40000, max_new_tokens=50)
     base = await server.start()
     key = server.open_session("b")
-    added = []
+    after = []
     hdr = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
     async with aiohttp.ClientSession() as http:
         for _ in range(reps + 2):
             async with http.post(base + "/v1/chat/completions", data=chat_body(True), headers=hdr) as resp:
-                first = 0.0
-                async for _ in resp.content.iter_any():
-                    first = first or time.monotonic()
+                first, seen = 0.0, b""
+                async for data in resp.content.iter_any():
+                    seen += data
+                    if not first and FIRST_CONTENT["chat"] in seen:
+                        first = time.monotonic()
             stamp = streams[-1].first_token_at
-            assert stamp is not None
-            added.append((first - stamp) * 1000)
+            assert stamp is not None and first
+            after.append((first - stamp) * 1000)
+    records = server.close_session(key)
+    before = [(r.timings.engine_start - r.timings.received) * 1000 for r in records if r.timings.engine_start]
     await server.stop()
     await engine.close()
     await stub.stop()
-    return statistics.median(added[2:])
+    return statistics.median(before[2:]), statistics.median(after[2:])
 
 
 async def cpu_per_completion(urls: dict[str, str], pids: dict[str, int], n: int) -> dict[str, float]:
+    """CPU-ms of the proxy per completion: ``n`` calls each against the instant engine, ``n // 6`` (at least 3)
+    for the live stream from the engine that streams a token every ``--token-ms``."""
     import aiohttp
 
-    cells = {"live stream": ("live_fast", True), "synthesized stream": ("synth_fast", True),
-             "non-streaming JSON": ("live_fast", False)}
+    cells = {"live stream": ("live_fast", True, n), "synthesized stream": ("synth_fast", True, n),
+             "non-streaming JSON": ("live_fast", False, n),
+             "live stream, engine streaming a token every --token-ms": ("live_slow", True, max(3, n // 6))}
     res = {}
     async with aiohttp.ClientSession() as http:
-        for name, (target, stream) in cells.items():
+        for name, (target, stream, calls) in cells.items():
             url = urls[target] + "/v1/chat/completions"
-            for _ in range(3):
+            for _ in range(2):
                 await first_byte(http, url, chat_body(stream))
             c0 = cpu_s(pids[target])
-            for _ in range(n):
+            for _ in range(calls):
                 await first_byte(http, url, chat_body(stream))
-            res[name] = (cpu_s(pids[target]) - c0) / n * 1000
+            res[name] = (cpu_s(pids[target]) - c0) / calls * 1000
     return res
 
 
@@ -258,25 +239,34 @@ def compare_records(live_dir: Path, synth_dir: Path) -> str:
 
 
 async def main_async(args: argparse.Namespace, urls: dict[str, str], pids: dict[str, int], dirs: dict[str, Path]) -> None:
-    print(f"\n## 1. time to first content byte, {REPLY}-token reply, engine token every {args.token_ms} ms "
-          f"(p50 of {args.reps}; seconds)")
-    t = await ttfb(urls, args.reps)
-    print("| target | first byte | whole reply |\n|---|---|---|")
-    for k, (f, w) in t.items():
-        print(f"| {k} | {f * 1000:.2f} ms | {w:.3f} s |")
-    added = (t["live"][0] - t["engine (direct)"][0]) * 1000
-    print(f"live adds {added:.2f} ms to the engine's first-token time (goal ≤ 2 ms); synthesized: first byte after "
-          f"{t['synth'][0]:.3f} s (the whole reply)")
-    inproc = await in_process_added(args.reps)
-    print(f"in one process (no cross-process wake-ups): first sampled token at the proxy → client's first "
-          f"content byte: {inproc:.2f} ms (p50)")
-    print(f"\n## 2. proxy CPU-ms per completion, {REPLY}-token reply, instant engine ({args.n} calls each)")
+    print(f"\n## 1. time to first content byte, {REPLY}-token reply, engine's first token after {args.first_ms} ms, "
+          f"then one every {args.token_ms} ms (p50 of {args.reps})")
+    slow = [pids[k] for k in ("slow_stub", "live_slow", "synth_slow")]
+    rows = {}
+    for label, rt in (("as the host is", False), ("SCHED_FIFO", True)):
+        with realtime(slow, enabled=rt) as ok:
+            if rt and not ok:
+                print("(SCHED_FIFO not permitted here: that row is left out)")
+                continue
+            rows[label] = await ttfb(urls, args.reps)
+    print("| target | scheduling | first content byte | whole reply |\n|---|---|---|---|")
+    for label, t in rows.items():
+        for k, (f, w) in t.items():
+            print(f"| {k} | {label} | {f * 1000:.2f} ms | {w:.3f} s |")
+    for label, t in rows.items():
+        added = (t["live"][0] - t["engine (direct)"][0]) * 1000
+        print(f"{label}: live adds {added:.2f} ms to the engine's own first-content time (goal ≤ 2 ms); "
+              f"synthesized: first content after {t['synth'][0]:.3f} s (the whole reply)")
+    before, after = await in_process_shares(args.reps, args.first_ms / 1000)
+    print(f"the proxy's own share, in one process: request → engine call {before:.2f} ms (read, render, tokenize), "
+          f"first sampled token → client's first content byte {after:.2f} ms (p50); load average {load_average()}")
+    print(f"\n## 2. proxy CPU-ms per completion, {REPLY}-token reply ({args.n} calls per cell)")
     c = await cpu_per_completion(urls, pids, args.n)
     print("| path | CPU-ms |\n|---|---|")
     for k, v in c.items():
         print(f"| {k} | {v:.2f} |")
-    print(f"live / JSON = {c['live stream'] / c['non-streaming JSON']:.2f}× (goal ≤ 2×); "
-          f"live / synthesized = {c['live stream'] / c['synthesized stream']:.2f}×")
+    print(f"instant engine: live / JSON = {c['live stream'] / c['non-streaming JSON']:.2f}× (goal ≤ 2×); "
+          f"live / synthesized = {c['live stream'] / c['synthesized stream']:.2f}×; load average {load_average()}")
     print("\n## 4. records of the same call on both paths")
     print(compare_records(dirs["live_fast"], dirs["synth_fast"]))
     print(f"\n## 3. {args.sessions:,} concurrent streaming sessions through live (10 tokens, one every 0.5 s)")
@@ -286,6 +276,7 @@ async def main_async(args: argparse.Namespace, urls: dict[str, str], pids: dict[
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--first-ms", type=float, default=0.0, help="the slow engine's time to its first token")
     ap.add_argument("--token-ms", type=float, default=1.0)
     ap.add_argument("--n", type=int, default=30, help="completions per CPU cell")
     ap.add_argument("--sessions", type=int, default=1000)
@@ -299,7 +290,8 @@ def main() -> int:
                                        "synth_fast", "live_held")}
     urls = {k: f"http://127.0.0.1:{p}" for k, p in ports.items()}
     procs = {
-        "slow_stub": spawn("stub", str(ports["slow_stub"]), "0", str(args.token_ms / 1000), str(REPLY), cpu=0),
+        "slow_stub": spawn("stub", str(ports["slow_stub"]), str(args.first_ms / 1000), str(args.token_ms / 1000),
+                           str(REPLY), cpu=0),
         "fast_stub": spawn("stub", str(ports["fast_stub"]), "0", "0", str(REPLY), cpu=0),
         "held_stub": spawn("stub", str(ports["held_stub"]), "0.5", "0.5", "10", cpu=0),
     }
@@ -314,7 +306,8 @@ def main() -> int:
             wait_up(urls[k], procs[k])
         os.sched_setaffinity(0, {0})
         print("# bench_stream: live (stream_upstream) vs synthesized stream, FAKE streaming engine stub")
-        print(f"host: {os.cpu_count()} cores; proxies pinned to CPU 1, stubs + load generator to CPU 0")
+        print(f"host: {os.cpu_count()} cores, load average {load_average()}; proxies pinned to CPU 1, stubs + load "
+              "generator to CPU 0")
         asyncio.run(main_async(args, urls, {k: p.pid for k, p in procs.items()}, dirs))
     finally:
         for p in procs.values():

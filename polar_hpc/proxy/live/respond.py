@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from aiohttp import web
 
+from polar_hpc.inference.http1 import Http1Pool
 from polar_hpc.log import get_logger
 from polar_hpc.proxy.live.text import Detokenizer, Shaper
 from polar_hpc.proxy.live.writers import Writer, make_writer
@@ -54,6 +55,15 @@ class StreamingEngine(Protocol):
     ) -> EngineStream: ...
 
 
+def stream_refusal(engine: object) -> str | None:
+    """Why ``engine`` cannot stream while it samples (None: it can, or it is no streaming engine at all).
+    The streamed call speaks plain HTTP/1.1 only (``inference.http1``): an ``https://`` engine cannot."""
+    if not isinstance(engine, StreamingEngine):
+        return None
+    bad = [url for url in getattr(engine, "endpoints", []) if not Http1Pool.supports(url)]
+    return f"engine URLs {bad} are not plain http:// (streamed generate speaks plain HTTP only)" if bad else None
+
+
 class LiveSink:
     """Stands in for ``engine.generate`` in one call and queues the client's bytes as tokens arrive."""
 
@@ -68,6 +78,8 @@ class LiveSink:
         self.pending = bytearray()
         self.aborted = False
         self.sampled = 0
+        self.opened = False
+        """The engine accepted the streamed call (errors from here on are in-stream)."""
         self._stream: EngineStream | None = None
         self._wake: Callable[[], None] = lambda: None
 
@@ -91,6 +103,8 @@ class LiveSink:
         self._stream = stream
         if self.aborted:
             stream.abort()
+        self.opened = True
+        self._wake()  # the client's response starts now, while the engine computes the first token
         try:
             async for new, _ in stream:
                 self.sampled += len(new)
@@ -194,7 +208,7 @@ async def answer_live(
     finished = False
     try:
         while not task.done() and not gone:
-            if not sink.pending:
+            if not sink.pending and (resp is not None or not sink.opened):
                 waiter = loop.create_future()
                 timer = loop.call_later(max(0.0, last_write + keepalive_s - time.monotonic()), wake)
                 try:
@@ -206,18 +220,22 @@ async def answer_live(
                 break
             data = bytes(sink.pending)
             sink.pending.clear()
-            if not data and time.monotonic() - last_write < keepalive_s:
+            opening = resp is None and sink.opened
+            if not data and not opening and time.monotonic() - last_write < keepalive_s:
                 continue
             assert sink.writer is not None or not data
-            if resp is None:
-                resp = web.StreamResponse(headers=SSE_HEADERS)
-                await resp.prepare(request)
-                data = (sink.writer.start() if sink.writer else b"") + data
-            if not data and sink.writer is not None:
-                data = sink.writer.keepalive()
-            elif not data:
-                data = bare_keepalive(sink.provider)  # no writer yet: the prompt is being built
             try:
+                if resp is None:
+                    resp = web.StreamResponse(headers=SSE_HEADERS)
+                    await resp.prepare(request)  # sends the head
+                    data = (sink.writer.start() if sink.writer else b"") + data
+                    if not data and opening:  # Google's stream has no opening event
+                        last_write = time.monotonic()
+                        continue
+                if not data and sink.writer is not None:
+                    data = sink.writer.keepalive()
+                elif not data:
+                    data = bare_keepalive(sink.provider)  # no writer yet: the prompt is being built
                 await resp.write(data)
             except (ConnectionError, RuntimeError):
                 client_gone()

@@ -27,7 +27,7 @@ class Decoder(Protocol):
 
 class Detokenizer:
     """Incremental decode: :meth:`feed` returns the text the new ids add (possibly ``""``). With a ``tokenizers``
-    tokenizer (``template.tokenizer``) its ``DecodeStream`` does this in one call per token."""
+    tokenizer (``template.tokenizer``) its ``DecodeStream`` does this in one call per feed."""
 
     def __init__(self, template: Decoder) -> None:
         self._template = template
@@ -42,8 +42,7 @@ class Detokenizer:
 
     def feed(self, ids: Sequence[int]) -> str:
         if self._stream is not None:
-            step, tok = self._stream.step, self._tokenizer
-            return "".join(piece for t in ids if (piece := step(tok, t)) is not None)
+            return (self._stream.step(self._tokenizer, list(ids)) or "") if ids else ""
         self._ids.extend(ids)
         before = self._template.decode(self._ids[self._prefix : self._read])
         now = self._template.decode(self._ids[self._prefix :])
