@@ -45,6 +45,11 @@ def register(sub: Any) -> None:
                                       "inference, assets, disk) and how to fix each")
     d.add_argument("recipe", nargs="?", help="check for this recipe (what it needs becomes required)")
     d.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+    d.add_argument("--on-partition", action="store_true",
+                   help="also run the node checks on a compute node of each partition the recipe uses (srun)")
+    d.add_argument("--probe-timeout", type=float, default=300.0, metavar="S",
+                   help="--on-partition: give up on a probe job not done this long after submission (default 300)")
+    d.add_argument("--node-json", action="store_true", help=argparse.SUPPRESS)
     d.set_defaults(func=run_doctor)
 
 
@@ -126,7 +131,7 @@ def _follow(run: Any, timeout_s: float | None) -> int:
     if sys.stderr.isatty():
         from polar_hpc.launch.live import LiveDisplay
 
-        with LiveDisplay(sys.stderr) as live:
+        with LiveDisplay(sys.stderr, run) as live:
             return wait_run(run, timeout_s=timeout_s, report=live.say, on_status=live.update)
     return wait_run(run, timeout_s=timeout_s, report=_report)
 
@@ -164,6 +169,7 @@ def _run_state(run: Any, status: Any) -> str:
 def run_status(args: argparse.Namespace) -> int:
     import msgspec
 
+    from polar_hpc.launch.live import wait_line
     from polar_hpc.launch.monitor import component_states, progress_line, recent_errors
     from polar_hpc.wire.rundir import component_name
     from polar_hpc.wire.waits import read_waits
@@ -187,7 +193,7 @@ def run_status(args: argparse.Namespace) -> int:
         rows.append(f"{name:<14} {c.job_id:>10} {c.pid or '-':>8} {c.state:<12} {'yes' if c.endpoint else 'no':<8} "
                     f"{c.reason or '-':<14} {c.node or '-':<10} {c.elapsed or '-':>10} {c.time_limit or '-':>10}")
     if waits:
-        rows += ["", *(f"{w.component} {w.detail}" for w in waits.values())]
+        rows += ["", *(wait_line(w) for w in waits.values())]
     rows.append("")
     rows.append(progress_line(status))
     rows.append(state)
@@ -238,9 +244,21 @@ def run_resume(args: argparse.Namespace) -> int:
 def run_doctor(args: argparse.Namespace) -> int:
     """Exit 1 when something the recipe needs is missing (without a recipe nothing is required)."""
     from polar_hpc.config import load_recipe
+    from polar_hpc.launch import partition
     from polar_hpc.launch.doctor import diagnose, render
 
     cfg = load_recipe(args.recipe, args.overrides) if args.recipe else None
     findings = diagnose(cfg)
+    if args.node_json:  # what an --on-partition probe job prints
+        sys.stdout.write(partition.node_report(findings) + "\n")
+        return 0
+    findings += partition.check_partitions(cfg)
+    if args.on_partition:
+        if cfg is None or cfg.launch.backend != "slurm":
+            sys.stderr.write("polar-hpc doctor: --on-partition needs a recipe with launch.backend = 'slurm'"
+                             f"{'' if cfg is None else f' (it has {cfg.launch.backend!r})'}\n")
+            return 2
+        recipe = [str(Path(args.recipe).resolve()), *(a for o in args.overrides for a in ("--set", o))]
+        findings += partition.probe_partitions(cfg, recipe, timeout_s=args.probe_timeout)
     sys.stdout.write(render(findings) + "\n")
     return 1 if any(f.required and not f.ok for f in findings) else 0

@@ -142,7 +142,8 @@ class Shard:
         return tuple(self.dsid(name).shape)
 
     def dtype(self, name: str) -> np.dtype[Any]:
-        return np.dtype(self.dsid(name).dtype)
+        dtype: np.dtype[Any] = np.dtype(self.dsid(name).dtype)
+        return dtype
 
     def read(self, name: str) -> np.ndarray:
         d = self.dsid(name)

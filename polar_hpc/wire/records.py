@@ -81,10 +81,13 @@ class ToolCall(msgspec.Struct, kw_only=True, omit_defaults=True):
     """JSON text of the arguments, as the model wrote them."""
 
 
+Role = Literal["system", "user", "assistant", "tool"]
+
+
 class ChatMessage(msgspec.Struct, kw_only=True, omit_defaults=True):
     """Canonical chat message (OpenAI-chat-like), what every provider request normalizes to."""
 
-    role: Literal["system", "user", "assistant", "tool"]
+    role: Role
     content: str = ""
     reasoning_content: str | None = None
     tool_calls: list[ToolCall] = msgspec.field(default_factory=list)

@@ -78,13 +78,13 @@ def load_keys(run_dir: str | Path) -> RunKeys:
     return msgspec.json.decode(data, type=RunKeys)
 
 
-def configure_server(sock: zmq.Socket, keys: RunKeys) -> None:  # type: ignore[type-arg]
+def configure_server(sock: zmq.Socket, keys: RunKeys) -> None:
     sock.curve_server = True
     sock.curve_secretkey = keys.server_secret.encode()
     sock.curve_publickey = keys.server_public.encode()
 
 
-def configure_client(sock: zmq.Socket, keys: RunKeys) -> None:  # type: ignore[type-arg]
+def configure_client(sock: zmq.Socket, keys: RunKeys) -> None:
     sock.curve_serverkey = keys.server_public.encode()
     sock.curve_publickey = keys.client_public.encode()
     sock.curve_secretkey = keys.client_secret.encode()

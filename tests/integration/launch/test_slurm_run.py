@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -114,6 +115,27 @@ def test_gateways_wait_for_a_held_inference_job_report_it_then_run(run_dir: Path
     st = polar("status", str(run_dir))
     assert f"gateway-0 {held}" in st.stdout, st.stdout
     assert held in _logs(run_dir, "gateway", jobs["gateway-0"])
+    # status's Slurm columns: state, reason, node, elapsed, time limit per component
+    rows = {line.split()[0]: line.split() for line in st.stdout.splitlines()[1:] if line[:1].isalpha()
+            and len(line.split()) == 9}
+    node = subprocess.run(["sinfo", "-h", "-o", "%N"], capture_output=True, text=True, timeout=30).stdout.strip()
+    assert rows["inference-0"][1:] == [inference, "-", "PENDING", "no", rows["inference-0"][5], "-", "0:00",
+                                       "1:00:00"], st.stdout
+    assert rows["inference-0"][5].startswith("JobHeld"), st.stdout
+    for g in ("gateway-0", "gateway-1"):
+        assert rows[g][1] == jobs[g] and rows[g][2].isdigit() and rows[g][3] == "RUNNING", st.stdout
+        assert rows[g][5] in ("None", "-") and rows[g][6] == node, st.stdout
+        assert re.fullmatch(r"\d+:\d\d", rows[g][7]) and rows[g][8] == "20:00", st.stdout
+    # the live display of --wait on a terminal (a pty): the job states and both waits under the table
+    live = subprocess.run(["script", "-qfec", f"{sys.executable} -m polar_hpc resume {run_dir} --wait --timeout 12",
+                           "/dev/null"], capture_output=True, text=True, timeout=120, cwd=ROOT,
+                          env={**os.environ, "COLUMNS": "120", "LINES": "40", "TERM": "xterm"})
+    screen = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", live.stdout)
+    assert "every component is still queued or running; nothing submitted" in screen, screen
+    assert "done  queued  init  ready  run  postrun  accepted  tok/s  elapsed  ETA" in screen, screen
+    assert re.search(r"jobs: inference 1 PENDING \(JobHeld\w*\) · coordinator 1 RUNNING · gateway 2 RUNNING", screen), screen
+    assert f"gateway-0 {held}" in screen and f"gateway-1 {held}" in screen, screen
+    assert "gave up waiting after 12s; the run goes on" in screen, screen
     _scontrol("release", inference)
     _scontrol("update", f"JobId={inference}", "StartTime=now")
     assert wait_run(RunDir(run_dir), timeout_s=400) == 0

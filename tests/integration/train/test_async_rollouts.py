@@ -55,6 +55,7 @@ async def test_groups_complete_and_stale_ones_drop(tmp_path: Path) -> None:
         stop(coord)
 
 
+@pytest.mark.slow  # ~12 s: a real weight update on the reference server
 async def test_update_policy_reaches_the_reference_server(tmp_path: Path) -> None:
     ckpt = tmp_path / "ckpt-1"
     shutil.copytree(asset_path("tiny-qwen3"), ckpt)
