@@ -20,7 +20,7 @@ SUBCOMMAND_MODULES = [
     "polar_hpc.gateway.cli",
     "polar_hpc.inference.cli",
     "polar_hpc.proxy.cli",
-    "polar_hpc.trajectory.cli",
+    "polar_hpc.postrun.cli",
     "polar_hpc.store.cli",
     "polar_hpc.train.cli",
     "polar_hpc.view.cli",

@@ -200,7 +200,7 @@ class RunClient:
         """Send tasks to the coordinator; raises :class:`ConfigError` (nothing is sent) when any task would be
         rejected for a bad name or value, naming each problem."""
         from polar_hpc.config import ConfigError
-        from polar_hpc.coordinator.validate import task_problems
+        from polar_hpc.tasks.validate import task_problems
 
         batch = list(tasks)
         problems = [p for t in batch for p in task_problems(t)]

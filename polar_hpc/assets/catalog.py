@@ -14,7 +14,7 @@ from pathlib import Path
 
 import msgspec
 
-from polar_hpc.inference.versions import SGLANG_VERSION
+from polar_hpc.assets.versions import SGLANG_VERSION
 
 MANIFEST_NAME = "ASSET.json"
 CACHE_ENV = "POLAR_HPC_ASSETS"

@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
 
     from polar_hpc.config import load_recipe
     from polar_hpc.coordinator.server import Coordinator
-    from polar_hpc.coordinator.tasks import iter_tasks
+    from polar_hpc.tasks.source import iter_tasks
 
     cfg = load_recipe(args.config)
     tasks = list(iter_tasks(cfg))

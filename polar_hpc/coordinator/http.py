@@ -12,21 +12,20 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any, Protocol
 
 import aiohttp
 import msgspec
 from aiohttp import web
 
 from polar_hpc.config.run import AgentSpec, BuilderSpec, EvaluatorSpec, RuntimeSpec
-from polar_hpc.coordinator.validate import task_problems
+from polar_hpc.coordinator.state import DispatchState
 from polar_hpc.log import get_logger
+from polar_hpc.tasks.validate import task_problems
 from polar_hpc.wire.codec import to_json
-from polar_hpc.wire.control import SessionInfo
+from polar_hpc.wire.control import RunStatus, SessionInfo, SubmitReply, TaskStatus
 from polar_hpc.wire.records import SessionResult, Task
-
-if TYPE_CHECKING:
-    from polar_hpc.coordinator.server import Coordinator
 
 log = get_logger("coordinator.http")
 
@@ -112,8 +111,22 @@ def _error(status: int, message: str) -> web.Response:
     return _json({"error": message}, status=status)
 
 
+class CoordinatorApi(Protocol):
+    """What the facade uses of :class:`polar_hpc.coordinator.server.Coordinator` (which starts it)."""
+
+    on_task_done: list[Any]
+    state: DispatchState
+    shards_dir: Path
+
+    def submit(self, tasks: list[Task], req: int = 0) -> SubmitReply: ...
+
+    def task_status(self, task_id: str, req: int = 0, with_results: bool = False) -> TaskStatus: ...
+
+    def run_status(self, req: int = 0) -> RunStatus: ...
+
+
 class HttpFacade:
-    def __init__(self, coordinator: Coordinator, token: str) -> None:
+    def __init__(self, coordinator: CoordinatorApi, token: str) -> None:
         self.coord = coordinator
         self.token = token
         self.runner: web.AppRunner | None = None

@@ -26,8 +26,8 @@ from polar_hpc.coordinator.journal import Cancelled, GaveUp, Journal, Submitted
 from polar_hpc.coordinator.state import DispatchState, QueueFull
 from polar_hpc.coordinator.status import Progress, build_status, write_status
 from polar_hpc.coordinator.subscribers import Subscribers
-from polar_hpc.coordinator.validate import task_problems
 from polar_hpc.log import get_logger
+from polar_hpc.tasks.validate import task_problems
 from polar_hpc.wire import control as c
 from polar_hpc.wire.endpoints import Endpoint, write_endpoint
 from polar_hpc.wire.endpoints import read_endpoint as wire_read_endpoint

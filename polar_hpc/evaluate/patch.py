@@ -20,8 +20,8 @@ import msgspec
 
 from polar_hpc.evaluate.base import EvalContext, Evaluator, acquire_runtime, zero
 from polar_hpc.evaluate.simple import score_tests, test_lists
+from polar_hpc.evaluate.swe_spec import SPEC_KEY, GradingSpec
 from polar_hpc.runtime.base import Runtime
-from polar_hpc.tasks.specs import SPEC_KEY, GradingSpec
 from polar_hpc.wire.records import EvalResult, Trajectory
 
 LOG_TAIL_CHARS = 4000

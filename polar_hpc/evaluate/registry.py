@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from polar_hpc.config.run import EvaluatorSpec
 from polar_hpc.evaluate.base import Evaluator
-from polar_hpc.trajectory.registry import load_class
+from polar_hpc.util.classes import load_class
 
 EVALUATORS: dict[str, str] = {
     "session_completed": "polar_hpc.evaluate.simple:SessionCompletedEvaluator",

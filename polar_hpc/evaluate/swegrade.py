@@ -6,7 +6,7 @@ swebench's ``make_eval_script_list_py``) resets the test files, applies the test
 between the start/end markers, its output and errors in one log; the log is read with the repo's swebench parser
 and graded: resolved only when every FAIL_TO_PASS test passes and every PASS_TO_PASS test still passes.
 
-With the swebench package installed (``tasks.upstream``) its own parsers and ``get_logs_eval`` /
+With the swebench package installed (``evaluate.swe_upstream``) its own parsers and ``get_logs_eval`` /
 ``get_eval_tests_report`` / ``get_resolution_status`` do the reading and grading; without it the mirror below
 does (tested against swebench on the same logs).
 """
@@ -19,8 +19,8 @@ from typing import Any
 
 import msgspec
 
+from polar_hpc.evaluate.swe_spec import GradingSpec, modified_files
 from polar_hpc.log import get_logger
-from polar_hpc.tasks.specs import GradingSpec, modified_files
 
 log = get_logger("evaluate")
 
@@ -149,7 +149,7 @@ def _own_grade(spec: GradingSpec, f2p: list[str], p2p: list[str], log_text: str)
 
 # ---- grading through the swebench package ------------------------------------------------------------------
 def _upstream_grade(spec: GradingSpec, f2p: list[str], p2p: list[str], log_path: str) -> GradeReport:
-    from polar_hpc.tasks.upstream import load
+    from polar_hpc.evaluate.swe_upstream import load
 
     up = load()
     c = up.constants
@@ -174,7 +174,7 @@ def grade_log(spec: GradingSpec, f2p: list[str], p2p: list[str], log_path: str, 
               prefer_upstream: bool = True) -> GradeReport:
     """Grade one eval log: with swebench's own code when it is installed, else with the mirror."""
     if prefer_upstream:
-        from polar_hpc.tasks.upstream import available
+        from polar_hpc.evaluate.swe_upstream import available
 
         if available():
             return _upstream_grade(spec, f2p, p2p, log_path)

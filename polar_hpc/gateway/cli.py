@@ -1,9 +1,8 @@
 """``polar-hpc gateway``: run one gateway rank (proxy + stage pools + shard writer).
 
-With ``--tasks FILE`` or ``--local`` the rank takes sessions from a local queue (the recipe's task source or the
-file, ``num_samples`` each, skipping sessions already committed in the run dir) and exits when they are done.
-Otherwise it serves the coordinator over the control plane. SIGTERM drains: no new work, in-flight sessions
-finish or are cut within ``gateway.drain_grace_s``, the shard is committed.
+The rank serves the coordinator over the control plane (run both with ``polar-hpc launch``; the ``local`` backend
+runs them as local processes). SIGTERM drains: no new work, in-flight sessions finish or are cut within
+``gateway.drain_grace_s``, the shard is committed.
 """
 
 from __future__ import annotations
@@ -19,8 +18,6 @@ def register(subparsers: Any) -> None:
     p.add_argument("--config", required=True, help="the run's resolved config TOML (run_dir/config.toml)")
     p.add_argument("--rank", type=int, default=0, help="this rank's index (default 0)")
     p.add_argument("--run-dir", required=True, help="the run dir (shards/, endpoints/, sessions/ live there)")
-    p.add_argument("--tasks", default=None, help="JSONL task file: run these locally instead of the coordinator's")
-    p.add_argument("--local", action="store_true", help="run the recipe's task source locally, no coordinator")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config value (repeatable)")
     p.add_argument("--keep-session-dirs", action="store_true", help="keep each session's dir (debugging)")
@@ -30,21 +27,15 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
-    import msgspec
-
     from polar_hpc.config import load_recipe
 
     cfg = load_recipe(args.config, args.overrides)
-    if args.tasks:
-        tasks = msgspec.structs.replace(cfg.tasks, path=str(Path(args.tasks).resolve()))
-        cfg = msgspec.structs.replace(cfg, tasks=tasks)
     from polar_hpc.gateway.main import run_rank
     from polar_hpc.gateway.waits import WaitFailed
     from polar_hpc.log import get_logger
 
     try:
-        return asyncio.run(run_rank(cfg, args.rank, Path(args.run_dir), local=bool(args.tasks or args.local),
-                                    keep_session_dirs=args.keep_session_dirs))
+        return asyncio.run(run_rank(cfg, args.rank, Path(args.run_dir), keep_session_dirs=args.keep_session_dirs))
     except WaitFailed as err:  # one line naming what did not come, not a traceback
         get_logger("gateway").error("%s", err)
         return 1

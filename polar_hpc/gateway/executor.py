@@ -201,21 +201,19 @@ class SessionExecutor:
         return st.records
 
     async def build(self, job: SessionJob, status: TraceStatus) -> Trajectory:
-        from polar_hpc.trajectory.registry import get_builder
+        from polar_hpc.postrun.session import build_trajectory
 
         st = self._state(job)
         records = self._close_proxy_session(st)
         spec = job.session.task.builder or self.config.builder
-        builder = get_builder(spec, end_of_turn_id=self.end_of_turn_id)
-        return await asyncio.to_thread(builder.build, records, status)
+        return await asyncio.to_thread(build_trajectory, records, spec, status, end_of_turn_id=self.end_of_turn_id)
 
     async def evaluate(self, job: SessionJob, trajectory: Trajectory) -> EvalResult | None:
-        from polar_hpc.evaluate.base import EvalContext, apply_rewards, evaluate_safely
-        from polar_hpc.evaluate.registry import get_evaluator
+        from polar_hpc.evaluate.base import EvalContext
+        from polar_hpc.postrun.session import evaluate_trajectory
 
         st = self._state(job)
         spec = job.session.task.evaluator or self.config.evaluator
-        evaluator = get_evaluator(spec)
 
         async def new_runtime() -> Runtime:
             if st.prewarmed is not None:
@@ -227,9 +225,7 @@ class SessionExecutor:
 
         ctx = EvalContext(session=job.session, runtime=st.runtime, new_runtime=new_runtime,
                           metadata=dict(job.session.task.metadata))
-        result = await evaluate_safely(evaluator, trajectory, ctx)
-        apply_rewards(trajectory, result)
-        return result
+        return await evaluate_trajectory(spec, trajectory, ctx)
 
     async def teardown(self, job: SessionJob) -> None:
         if job.state is None:

@@ -1,47 +1,21 @@
-"""The rank process body: a local session queue (or the control plane), SIGTERM → drain and commit."""
+"""The rank process body: serve the coordinator over the control plane; SIGTERM → drain and commit."""
 
 from __future__ import annotations
 
 import asyncio
 import signal
-from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from polar_hpc.config.run import RunConfig
 from polar_hpc.gateway.rank import GatewayRank
 from polar_hpc.log import get_logger
-from polar_hpc.wire.records import Session, Task
 
 log = get_logger("gateway")
 
 EXIT_DRAINED = 143
-IDLE_POLL_S = 0.2
 
 
-def expand_sessions(tasks: Iterable[Task], done: set[str]) -> Iterator[Session]:
-    """Sessions of ``tasks`` (``num_samples`` each), leaving out keys already committed."""
-    for task in tasks:
-        for i in range(task.num_samples):
-            s = Session(task=task, sample_index=i)
-            if s.key not in done:
-                yield s
-
-
-async def run_local(rank: GatewayRank, sessions: Iterable[Session], stop: asyncio.Event) -> bool:
-    """Feed sessions while the rank has free slots; returns False when stopped before all were taken."""
-    for session in sessions:
-        while rank.pools.free_slots <= 0 and not stop.is_set():
-            await asyncio.sleep(IDLE_POLL_S)
-        if stop.is_set():
-            return False
-        await rank.submit(session)
-    while rank.in_flight and not stop.is_set():
-        await asyncio.sleep(IDLE_POLL_S)
-    return not stop.is_set()
-
-
-async def run_rank(cfg: RunConfig, rank_id: int, run_dir: Path, *, local: bool,
-                   keep_session_dirs: bool = False) -> int:
+async def run_rank(cfg: RunConfig, rank_id: int, run_dir: Path, *, keep_session_dirs: bool = False) -> int:
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -51,17 +25,7 @@ async def run_rank(cfg: RunConfig, rank_id: int, run_dir: Path, *, local: bool,
         if not await _start_unless_stopped(rank, stop):
             log.info("rank %d: signal received while starting; exiting", rank_id)
             return EXIT_DRAINED
-        if local:
-            from polar_hpc.coordinator.tasks import iter_tasks
-            from polar_hpc.store.resume import resume_index
-
-            index = await asyncio.to_thread(resume_index, run_dir / "shards")
-            for problem in index.problems:
-                log.warning("resume: %s", problem)
-            sessions = expand_sessions(iter_tasks(cfg), index.keys)
-            finished = await run_local(rank, sessions, stop)
-        else:
-            finished = await _run_controlled(rank, cfg, rank_id, run_dir, stop)
+        finished = await _run_controlled(rank, cfg, rank_id, run_dir, stop)
         if not finished:
             log.info("rank %d: signal received, draining", rank_id)
         await rank.drain(None if not finished else 0.0)

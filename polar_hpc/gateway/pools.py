@@ -12,7 +12,7 @@ Each session is one task that takes a slot of each stage in turn (FIFO semaphore
   session budget (which may be spent), so a timed-out session still yields its trajectory.
 
 Teardown always runs, exactly once, also on cancellation and crashes; it runs before the result is reported so
-a reported session holds nothing. Time is the event loop's (a :mod:`simclock` loop simulates it).
+a reported session holds nothing. Time is the event loop's (a :mod:`polar_hpc.sim.clock` loop simulates it).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from polar_hpc.config.run import GatewayConfig
 from polar_hpc.evaluate.base import evaluation_crashed, evaluation_failed, failure_text
 from polar_hpc.gateway.stages import AgentOutcome, SessionExecutor, SessionJob, Stage
 from polar_hpc.log import get_logger
+from polar_hpc.postrun.session import fidelity_checked
 from polar_hpc.wire.records import EvalResult, Session, SessionResult, TraceStatus, Trajectory
 
 log = get_logger("gateway.pools")
@@ -304,7 +305,7 @@ class StagePools:
             finally:
                 await self._teardown(job)
             result = self._result(job, trajectory, evaluation)
-            await self.sink(self._checked(result))
+            await self.sink(fidelity_checked(result))
         finally:
             sem.release()
 
@@ -361,22 +362,6 @@ class StagePools:
             gateway_rank=self.rank,
             metadata=metadata,
         )
-
-    def _checked(self, result: SessionResult) -> SessionResult:
-        """The token-fidelity check on every trace written (DESIGN §4.1). A violating session is reported as an
-        ERROR with the reason and without its traces, so a bad trace never reaches a shard or the result stream."""
-        from polar_hpc.store.encode import check_session
-
-        problem = check_session(result)
-        if problem is None:
-            return result
-        traj = result.trajectory
-        log.error("session %s: token fidelity violated, traces dropped: %s", result.key, problem)
-        result.metadata["fidelity_violation"] = problem
-        result.metadata["traces_dropped"] = len(traj.traces)
-        result.trajectory = Trajectory(status=TraceStatus.ERROR, error=f"token fidelity violated: {problem}",
-                                       stats=traj.stats)
-        return result
 
     async def _teardown(self, job: SessionJob) -> None:
         if job.torn_down:

@@ -11,10 +11,6 @@ import msgspec
 
 from polar_hpc.wire.records import EvalResult, Session, TraceStatus, Trajectory
 
-TIMING_ORDER = ("queue", "start", "prepare", "init", "ready_wait", "run", "prewarm", "postrun_wait", "build",
-                "prewarm_wait", "evaluate", "teardown", "total")
-"""Keys of ``SessionResult.timings`` in pipeline order (``init`` = start + prepare; ``total`` = submit to result)."""
-
 
 class Stage(enum.StrEnum):
     QUEUED = "queued"

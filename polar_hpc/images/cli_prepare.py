@@ -38,7 +38,7 @@ def _jobs(source: Path, overrides: list[str]) -> tuple[list[ImageJob], str | Non
 
     if source.suffix == ".toml":
         from polar_hpc.config import load_recipe
-        from polar_hpc.coordinator.tasks import iter_tasks
+        from polar_hpc.tasks.source import iter_tasks
 
         cfg = load_recipe(source, overrides)
         rows = [{"image": t.runtime.image} for t in iter_tasks(cfg) if t.runtime is not None]

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from polar_hpc.inference.versions import SGLANG_VERSION
+from polar_hpc.assets.versions import SGLANG_VERSION
 
 __all__ = ["SGLANG_VERSION"]
 

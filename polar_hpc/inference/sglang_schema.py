@@ -14,7 +14,7 @@ from functools import cache
 from types import ModuleType
 from typing import Any
 
-from polar_hpc.inference.versions import SGLANG_VERSION
+from polar_hpc.assets.versions import SGLANG_VERSION
 
 _MODULE_NAME = "polar_hpc_sglang_api_types"
 

@@ -15,7 +15,7 @@ from polar_hpc.tasks.preflight import task_set_problems
 
 def check_names(cfg: RunConfig) -> list[str]:
     """Builder, evaluator, harness, runtime and tool-parser names, looked up in their registries."""
-    from polar_hpc.coordinator.validate import config_problems
+    from polar_hpc.tasks.validate import config_problems
 
     return config_problems(cfg)
 
@@ -64,7 +64,7 @@ def check_inference(cfg: RunConfig) -> list[str]:
 
 def check_tasks(cfg: RunConfig) -> list[str]:
     """The task file parses and every row fills the template (the tasks inherit the recipe's checked specs)."""
-    from polar_hpc.coordinator.tasks import iter_tasks
+    from polar_hpc.tasks.source import iter_tasks
 
     try:
         n = sum(1 for _ in iter_tasks(cfg))

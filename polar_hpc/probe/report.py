@@ -11,7 +11,7 @@ from pathlib import Path
 
 import msgspec
 
-from polar_hpc.trajectory.continuation import messages_match
+from polar_hpc.proxy.prompt import messages_match
 from polar_hpc.wire import codec
 from polar_hpc.wire.records import ChatMessage, CompletionRecord, SessionResult
 

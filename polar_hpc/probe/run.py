@@ -122,7 +122,7 @@ def _engine(spec: ProbeSpec) -> Iterator[str]:
 
 def _only_task(cfg: RunConfig, spec: ProbeSpec) -> RunConfig:
     """The first task of the file, or ``task_id``, as a one-row task file in the run dir."""
-    from polar_hpc.coordinator.tasks import iter_tasks
+    from polar_hpc.tasks.source import iter_tasks
 
     tasks = list(iter_tasks(cfg))
     chosen = [t for t in tasks if spec.task_id in (None, t.task_id)][:1]
@@ -136,10 +136,23 @@ def _only_task(cfg: RunConfig, spec: ProbeSpec) -> RunConfig:
     return msgspec.structs.replace(cfg, tasks=msgspec.structs.replace(cfg.tasks, path=str(one)))
 
 
+async def _run_one_session(cfg: RunConfig, run_dir: Path) -> None:
+    """The probe's one session straight onto one in-process rank: a fresh run dir has nothing to dispatch or
+    resume, so no coordinator."""
+    from polar_hpc.gateway.rank import GatewayRank
+    from polar_hpc.tasks.source import iter_tasks
+    from polar_hpc.wire.records import Session
+
+    (task,) = iter_tasks(cfg)
+    async with GatewayRank(cfg, 0, run_dir) as rank:
+        await rank.submit(Session(task=task, sample_index=0))
+        await rank.wait_idle()
+        await rank.drain(0.0)
+
+
 def run_probe(spec: ProbeSpec) -> ProbeRow:
     import asyncio
 
-    from polar_hpc.gateway.main import run_rank
     from polar_hpc.store.reader import ShardReader
 
     spec.out.mkdir(parents=True, exist_ok=True)
@@ -149,7 +162,7 @@ def run_probe(spec: ProbeSpec) -> ProbeRow:
     version = harness_version(spec.harness)
     with _engine(spec) as url:
         cfg = _only_task(probe_config(spec, url), spec)
-        asyncio.run(run_rank(cfg, 0, run_dir, local=True))
+        asyncio.run(_run_one_session(cfg, run_dir))
     reader = ShardReader([run_dir])
     results = list(reader.results(None))
     if not results:

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from polar_hpc.wire.records import Provider
+from polar_hpc.wire.records import CompletionRecord, Provider
 
 ErrorKind = Literal[
     "bad_request",
@@ -80,6 +80,15 @@ class ProxyError(Exception):
     @property
     def status(self) -> int:
         return _STATUS[self.kind]
+
+
+class Failed(Exception):
+    """A call that failed after its prompt was built: the error to answer with and the record to keep."""
+
+    def __init__(self, error: ProxyError, record: CompletionRecord) -> None:
+        super().__init__(error.message)
+        self.error = error
+        self.record = record
 
 
 def bad_request(message: str, path: str | None = None) -> ProxyError:

@@ -10,7 +10,7 @@ import msgspec
 import numpy as np
 
 from polar_hpc.inference.errors import ContextOverflow, EngineError, EngineTimeout, EngineUnavailable
-from polar_hpc.proxy.errors import ProxyError, bad_request, context_overflow
+from polar_hpc.proxy.errors import Failed, ProxyError, bad_request, context_overflow
 from polar_hpc.proxy.normalize.common import Normalized
 from polar_hpc.proxy.parse import ParsedReply, ToolParser, parse_reply
 from polar_hpc.proxy.respond.common import Reply
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from polar_hpc.inference.template import ChatTemplate
     from polar_hpc.proxy.live.respond import LiveSink
     from polar_hpc.proxy.oracle.policy import OraclePolicy
-    from polar_hpc.trajectory.continuation import PromptBuilder
+    from polar_hpc.proxy.prompt import PromptBuilder
 
 _EMPTY_I = np.zeros(0, dtype=np.int32)
 _EMPTY_F = np.zeros(0, dtype=np.float32)
@@ -211,14 +211,3 @@ class Generator:
             return None if text is None else oracle.forced_ids(text, in_think=self._in_think(ids))
         except OracleError as err:
             raise bad_request(f"oracle policy: {err}") from None
-
-
-class Failed(Exception):
-    """A call that failed after its prompt was built: the error to answer with and the record to keep."""
-
-    def __init__(self, error: ProxyError, record: CompletionRecord) -> None:
-        super().__init__(error.message)
-        self.error = error
-        self.record = record
-
-

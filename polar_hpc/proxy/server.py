@@ -25,8 +25,8 @@ from polar_hpc.log import get_logger
 from polar_hpc.proxy import respond
 from polar_hpc.proxy.capture import SessionLog, safe_name
 from polar_hpc.proxy.detect import Route, body_provider, header_provider, request_key, route_by_path
-from polar_hpc.proxy.errors import ProxyError, bad_request, error_body, error_bytes
-from polar_hpc.proxy.generate import Engine, Failed, Generator
+from polar_hpc.proxy.errors import Failed, ProxyError, bad_request, error_body, error_bytes
+from polar_hpc.proxy.generate import Engine, Generator
 from polar_hpc.proxy.live.respond import DisconnectWatch, LiveSink, StreamingEngine, answer_live
 from polar_hpc.proxy.normalize import normalize
 from polar_hpc.proxy.normalize.common import Normalized
@@ -137,7 +137,7 @@ class ProxyServer:
         ``oracle``: the session's agent calls are answered by the oracle policy with this script (forced and
         scored by the engine) instead of being sampled."""
         from polar_hpc.proxy.oracle.policy import OraclePolicy
-        from polar_hpc.trajectory.continuation import PromptBuilder
+        from polar_hpc.proxy.prompt import PromptBuilder
 
         key = api_key or f"sk-polar-{secrets.token_urlsafe(24)}"
         if key in self._sessions:

@@ -29,8 +29,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.tasks_command == "build-offline":
         return _build_offline(args)
+    from polar_hpc.evaluate.swe_upstream import UpstreamUnavailable
     from polar_hpc.tasks.importer import TaskImportError, import_rows
-    from polar_hpc.tasks.upstream import UpstreamUnavailable
 
     try:
         n = import_rows(args.dataset, args.rows, args.out, namespace=args.namespace, limit=args.limit)

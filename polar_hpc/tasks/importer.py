@@ -14,8 +14,8 @@ from typing import Any, Literal
 
 import msgspec
 
+from polar_hpc.evaluate.swe_spec import SPEC_KEY, GradingSpec, SpecError, swebench_spec, swegym_spec
 from polar_hpc.tasks.images import docker_uri, swebench_image, swegym_image
-from polar_hpc.tasks.specs import SPEC_KEY, GradingSpec, SpecError, swebench_spec, swegym_spec
 from polar_hpc.util.jsonl import json_objects
 from polar_hpc.wire.records import SOLUTION_PATCH
 

@@ -23,13 +23,13 @@ from typing import Any
 
 import msgspec
 
+from polar_hpc.evaluate.swe_spec import GradingSpec, test_directives
 from polar_hpc.evaluate.swegrade import eval_script, own_status_map
 from polar_hpc.images.base import SWE_BASE_IMAGE, ImageBuildError, image_exists, local_cache
 from polar_hpc.log import get_logger
 from polar_hpc.tasks.images import swebench_image
 from polar_hpc.tasks.importer import make_task_row
 from polar_hpc.tasks.offline_set import INSTANCES, PROJECTS, Instance, Project
-from polar_hpc.tasks.specs import GradingSpec, test_directives
 
 log = get_logger("tasks")
 

@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 from polar_hpc.config import ConfigError, RunConfig
-from polar_hpc.tasks.specs import SPEC_KEY
+from polar_hpc.evaluate.swe_spec import SPEC_KEY
 from polar_hpc.wire.records import Task
 
 SHOW = 5
@@ -67,7 +67,7 @@ def _evaluator_unconfigured(cfg: RunConfig, task: Task) -> bool:
 
 def task_set_problems(cfg: RunConfig) -> list[str]:
     """What keeps the recipe's tasks from running or being graded; [] when nothing (or no task file)."""
-    from polar_hpc.coordinator.tasks import iter_tasks
+    from polar_hpc.tasks.source import iter_tasks
 
     problems: list[str] = []
     backend = cfg.runtime.backend

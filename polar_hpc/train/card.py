@@ -12,7 +12,7 @@ from polar_hpc.train.sft_files import SPLITS, VARIANTS, features
 if TYPE_CHECKING:
     from huggingface_hub import DatasetCard
 
-    from polar_hpc.train.export import ExportManifest
+    from polar_hpc.train.manifest import ExportManifest
 
 
 def card_data(m: ExportManifest) -> Any:

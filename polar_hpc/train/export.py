@@ -32,37 +32,13 @@ from polar_hpc.store.shardfile import open_shard, read_policies, read_tokens, re
 from polar_hpc.train.card import render_card
 from polar_hpc.train.chat import chat_message, chat_tools
 from polar_hpc.train.index import TraceIndex, build_index
+from polar_hpc.train.manifest import ExportManifest
 from polar_hpc.train.sft_files import DEFAULT_SHARD_BYTES, SPLITS, VARIANTS, Format, SplitFiles, save_hf
 from polar_hpc.train.split import split_tasks
 from polar_hpc.wire.records import TraceStatus, trace_status
 
 log = get_logger("train")
-__all__ = ["EmptySelection", "ExportManifest", "export_sft", "status_names"]
-
-
-class ExportManifest(msgspec.Struct, kw_only=True):
-    runs: list[str]
-    format: str
-    select: TraceSelect
-    test_fraction: float
-    seed: int
-    traces: dict[str, int]
-    """Per split."""
-    tasks: dict[str, int]
-    repos: dict[str, dict[str, int]]
-    """repo -> {"train": traces, "test": traces, "tasks": n}."""
-    harnesses: dict[str, int]
-    trainable_tokens: dict[str, int]
-    session_duplicates: int
-    content_duplicates: int
-    problems: list[str]
-    files: dict[str, dict[str, list[str]]] = msgspec.field(default_factory=dict)
-    """variant -> split -> data files relative to the export folder (hf: the folder itself)."""
-
-    @property
-    def splits(self) -> list[str]:
-        """Splits that hold traces."""
-        return [s for s in SPLITS if self.traces.get(s)]
+__all__ = ["EmptySelection", "export_sft", "status_names"]
 
 
 def export_sft(

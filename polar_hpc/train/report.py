@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import os
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import msgspec
 import numpy as np
 
-from polar_hpc.gateway.stages import TIMING_ORDER
 from polar_hpc.store.encode import decode_session_blob, decode_trace_blob
 from polar_hpc.store.reader import EmptySelection, ShardReader
 from polar_hpc.store.repo import repo_of
@@ -28,73 +27,9 @@ from polar_hpc.store.shardfile import (
     read_trace_blobs,
 )
 from polar_hpc.train.outcome import failure_reason
+from polar_hpc.train.report_types import Dist, GroupRow, HarnessRow, RunReport, SessionRow, stage_order
 from polar_hpc.util.units import count, duration
 from polar_hpc.wire.records import TraceStatus
-
-
-class SessionRow(msgspec.Struct, kw_only=True):
-    key: str
-    task_id: str
-    repo: str
-    harness: str
-    status: str
-    reward: float
-    duration_s: float
-    turns: int
-    tokens: int
-    sampled_tokens: int
-    timings: dict[str, float]
-    reason: str | None
-    engine_time_s: float | None
-
-
-class Dist(msgspec.Struct):
-    mean: float
-    median: float
-    p95: float
-
-
-class HarnessRow(msgspec.Struct, kw_only=True):
-    name: str
-    sessions: int
-    accepted: int
-    rate: float
-    mean_reward: float | None
-    median_turns: float | None
-    median_tokens: float | None
-    median_duration_s: float | None
-    failures: int
-    """Sessions that did not complete (timeout, error)."""
-
-
-class GroupRow(msgspec.Struct):
-    name: str
-    instances: int
-    sessions: int
-    accepted: int
-    rate: float
-    solved: int
-    """Instances with at least one accepted session."""
-
-
-class RunReport(msgspec.Struct, kw_only=True):
-    runs: list[str]
-    accept: float
-    overall: GroupRow
-    repos: list[GroupRow]
-    harnesses: list[GroupRow]
-    harness_stats: list[HarnessRow]
-    statuses: dict[str, int]
-    reward_bins: list[float]
-    reward_counts: list[int]
-    turns: Dist | None
-    tokens: Dist | None
-    sampled_tokens: Dist | None
-    stages: dict[str, Dist]
-    """In pipeline order (``TIMING_ORDER``), then any other stage by name."""
-    failures: dict[str, int]
-    engine_tokens_per_s: float | None
-    problems: list[str]
 
 
 def collect(runs: Sequence[str | os.PathLike[str]], accept: float) -> tuple[list[SessionRow], list[str]]:
@@ -154,12 +89,6 @@ def _group(name: str, rs: Sequence[SessionRow], accept: float) -> GroupRow:
     acc = [r for r in rs if r.reason is None]
     return GroupRow(name, len({r.task_id for r in rs}), len(rs), len(acc), len(acc) / len(rs) if rs else 0.0,
                     len({r.task_id for r in acc}))
-
-
-def stage_order(names: Iterable[str]) -> list[str]:
-    """Timing keys in pipeline order (``TIMING_ORDER``), then the others by name."""
-    rank = {k: i for i, k in enumerate(TIMING_ORDER)}
-    return sorted(set(names), key=lambda k: (rank.get(k, len(rank)), k))
 
 
 def _median(values: Sequence[float]) -> float | None:

@@ -17,7 +17,7 @@ from polar_hpc.log import get_logger
 from polar_hpc.proxy.capture import safe_name
 from polar_hpc.train.chat import chat_message, chat_tools
 from polar_hpc.train.outcome import failure_reason
-from polar_hpc.train.report import stage_order
+from polar_hpc.train.report_types import stage_order
 from polar_hpc.wire.records import SessionResult, Trace, TraceStatus
 
 log = get_logger("view")

@@ -257,6 +257,11 @@ class EvalResult(msgspec.Struct, kw_only=True):
     details: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
+TIMING_ORDER = ("queue", "start", "prepare", "init", "ready_wait", "run", "prewarm", "postrun_wait", "build",
+                "prewarm_wait", "evaluate", "teardown", "total")
+"""Keys of ``SessionResult.timings`` in pipeline order (``init`` = start + prepare; ``total`` = submit to result)."""
+
+
 class SessionResult(msgspec.Struct, kw_only=True):
     """Everything about one finished session: what goes into a shard and to subscribed trainers."""
 

@@ -80,7 +80,7 @@ def _hello(rank: int, capacity: int) -> bytes:
 
 def instant_ranks(run_dir: str, address: str, n: int, capacity: int, stamp: bool, seconds: float) -> None:
     """Child process: ``n`` ranks answering every Dispatch at once with SessionDone, then Committed."""
-    from polar_hpc.coordinator.simrank import fake_result
+    from polar_hpc.sim.rank import fake_result
 
     ctx = zmq.Context()
     socks = [_dealer(ctx, Path(run_dir), address) for _ in range(n)]
@@ -290,7 +290,7 @@ def bench_latency(quick: bool) -> None:
 
 def _make_shards(shards: Path, n_shards: int, per_shard: int) -> None:
     from polar_hpc.config.run import ShardConfig
-    from polar_hpc.coordinator.simrank import fake_result
+    from polar_hpc.sim.rank import fake_result
     from polar_hpc.store.writer import ShardWriter
     from polar_hpc.wire.records import Session, Task
 

@@ -1,7 +1,7 @@
 """Engine client overhead and reference server throughput.
 
 1. ``SGLangEngine.generate`` against an instant in-process ``/generate`` stub (the FAKE
-   ``polar_hpc.inference.stub.StubServer``) beside a bare aiohttp POST of a prebuilt body to the same stub,
+   ``polar_hpc.sim.sglang_stub.StubServer``) beside a bare aiohttp POST of a prebuilt body to the same stub,
    interleaved in one run; the difference of the medians is what the client adds (target <= 0.3 ms p50).
 2. Reference server decode throughput (tokens/s) on tiny-qwen3 and smollm2, one request and 4 concurrent.
 
@@ -22,7 +22,7 @@ import msgspec
 from polar_hpc.assets import asset_path
 from polar_hpc.inference.engine import SGLangEngine
 from polar_hpc.inference.reference.process import start_reference_server
-from polar_hpc.inference.stub import StubServer
+from polar_hpc.sim.sglang_stub import StubServer
 from polar_hpc.wire.records import SamplingParams
 
 

@@ -2,7 +2,7 @@
 
 Both gateways get the same sessions (INIT ≈ RUN durations, jittered) and the same number of RUN slots. The
 pooled one is the real ``StagePools`` code; the sequential one runs start → prepare → run → postrun per slot.
-Time is virtual (``simclock``), so the figures are exact and independent of the machine.
+Time is virtual (``polar_hpc.sim.clock``), so the figures are exact and independent of the machine.
 
     python tools/bench/bench_pools.py [--sessions 400] [--run-slots 8] [--init-s 60] [--run-s 60] [--jitter 0.3]
 """
@@ -15,9 +15,9 @@ import random
 
 from polar_hpc.config.run import GatewayConfig
 from polar_hpc.gateway.pools import StagePools
-from polar_hpc.gateway.simclock import run_simulated
-from polar_hpc.gateway.simulate import SimulatedExecutor
 from polar_hpc.gateway.stages import SessionJob
+from polar_hpc.sim.clock import run_simulated
+from polar_hpc.sim.executor import SimulatedExecutor
 from polar_hpc.wire.records import Session, SessionResult, Task
 
 

@@ -244,7 +244,7 @@ def stage_breakdown(sizes: list[int], reps: int, stub_url: str) -> list[dict[str
     from polar_hpc.proxy.generate import Generator
     from polar_hpc.proxy.normalize import normalize
     from polar_hpc.proxy.parse import parse_reply
-    from polar_hpc.trajectory.continuation import PromptBuilder
+    from polar_hpc.proxy.prompt import PromptBuilder
 
     template = ChatTemplate.from_model_dir(asset_path("tiny-qwen3"))
     route = Route("openai_chat", "generate")

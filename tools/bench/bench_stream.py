@@ -1,6 +1,6 @@
 """Streaming from the engine as it samples (``proxy.stream_upstream``) beside today's synthesized stream, in one run.
 
-Processes: the FAKE engine (``inference.stub.StubServer``, SGLang's streaming ``/generate`` with deltas, one
+Processes: the FAKE engine (``sim.sglang_stub.StubServer``, SGLang's streaming ``/generate`` with deltas, one
 token per chunk) and the load generator on CPU 0; two proxies on CPU 1 (tiny-qwen3 template): ``live``
 (stream_upstream) and ``synth`` (one non-streaming engine call, then a synthesized stream).
 
@@ -54,7 +54,7 @@ def raise_nofile() -> None:
 
 # ---------------------------------------------------------------------------------------------- processes
 def serve_stub(port: int, first_s: float, token_s: float, n_tokens: int) -> None:
-    from polar_hpc.inference.stub import StubServer
+    from polar_hpc.sim.sglang_stub import StubServer
 
     async def main() -> None:
         stub = StubServer(n_tokens=n_tokens, first_token_delay_s=first_s, token_delay_s=token_s,
@@ -163,9 +163,9 @@ async def in_process_added(reps: int) -> float:
     from polar_hpc.assets import asset_path
     from polar_hpc.inference.engine import SGLangEngine
     from polar_hpc.inference.stream import EngineStream
-    from polar_hpc.inference.stub import StubServer
     from polar_hpc.inference.template import ChatTemplate
     from polar_hpc.proxy.server import ProxyServer
+    from polar_hpc.sim.sglang_stub import StubServer
 
     streams: list[EngineStream] = []
 

@@ -267,7 +267,7 @@ async def _after_gone(
         log.warning("an aborted call did not end within %.0fs; it leaves no record", ABORT_WAIT_S)
         return resp or web.Response(status=499)
     except BaseException as err:  # noqa: BLE001 - the call's own failure: its record, if any
-        from polar_hpc.proxy.generate import Failed
+        from polar_hpc.proxy.errors import Failed
 
         finish(err.record if isinstance(err, Failed) else None)
         return resp or web.Response(status=499)

@@ -54,7 +54,7 @@ def spawn_coordinator(run_dir: Path, log: Path) -> subprocess.Popen[bytes]:
 def spawn_rank(run_dir: Path, rank: int, log: Path, *, duration: float = 0.05, capacity: int = 2,
                commit_every: int = 3) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "polar_hpc.coordinator.simrank", "--run-dir", str(run_dir), "--rank", str(rank),
+        [sys.executable, "-m", "polar_hpc.sim.rank", "--run-dir", str(run_dir), "--rank", str(rank),
          "--duration", str(duration), "--capacity", str(capacity), "--commit-every", str(commit_every),
          "--heartbeat", "0.2", "--timeout", "2.0"],
         stdout=log.open("ab"), stderr=subprocess.STDOUT, env=_env())

@@ -9,8 +9,8 @@ import pytest
 
 from polar_hpc.client import ClientError, RunClient
 from polar_hpc.coordinator.server import Coordinator, read_endpoint
-from polar_hpc.coordinator.simrank import SimulatedRank
 from polar_hpc.gateway.control import GatewayControl
+from polar_hpc.sim.rank import SimulatedRank
 from polar_hpc.wire.records import Task
 from tests.integration.coordinator.helpers import async_wait_for, make_config
 

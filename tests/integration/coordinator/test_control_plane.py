@@ -13,8 +13,8 @@ import zmq.asyncio
 
 from polar_hpc.client import ClientError, RunClient
 from polar_hpc.coordinator.server import Coordinator, read_endpoint
-from polar_hpc.coordinator.simrank import SimulatedRank
 from polar_hpc.gateway.control import GatewayControl
+from polar_hpc.sim.rank import SimulatedRank
 from polar_hpc.wire import control as c
 from polar_hpc.wire.records import Task
 from polar_hpc.wire.security import configure_client, load_keys

@@ -11,8 +11,8 @@ import pytest
 from aiohttp import web
 
 from polar_hpc.coordinator.server import Coordinator, read_endpoint
-from polar_hpc.coordinator.simrank import SimulatedRank
 from polar_hpc.gateway.control import GatewayControl
+from polar_hpc.sim.rank import SimulatedRank
 from polar_hpc.wire.security import load_keys
 from tests.integration.coordinator.helpers import async_wait_for, make_config
 

@@ -15,8 +15,8 @@ import zmq.asyncio
 from polar_hpc.client import RunClient
 from polar_hpc.coordinator.journal import Cancelled, Journal, Submitted
 from polar_hpc.coordinator.server import Coordinator, read_endpoint
-from polar_hpc.coordinator.simrank import SimulatedRank
 from polar_hpc.gateway.control import GatewayControl
+from polar_hpc.sim.rank import SimulatedRank
 from polar_hpc.wire import control as c
 from polar_hpc.wire.control import SessionState
 from polar_hpc.wire.endpoints import read_endpoint as wire_read_endpoint

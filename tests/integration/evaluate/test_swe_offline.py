@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 
 from polar_hpc.config import load_recipe
-from polar_hpc.coordinator.tasks import task_from_row
 from polar_hpc.evaluate.base import EvalContext, evaluate_safely
 from polar_hpc.evaluate.registry import get_evaluator
+from polar_hpc.evaluate.swe_upstream import load
 from polar_hpc.evaluate.swegrade import OWN_PARSERS
 from polar_hpc.runtime import Runtime, make_runtime
 from polar_hpc.tasks.offline_set import INSTANCES
-from polar_hpc.tasks.upstream import load
+from polar_hpc.tasks.source import task_from_row
 from polar_hpc.wire.records import Session, Task, TraceStatus, Trajectory
 
 pytestmark = [pytest.mark.container, pytest.mark.slow, pytest.mark.usefixtures("podman_image")]
@@ -147,8 +147,8 @@ async def test_own_parser_agrees_with_swebench_on_real_logs(offline_swe_tasks, r
     """The mirror parser and grader read the real eval logs exactly as swebench's do."""
     import msgspec
 
+    from polar_hpc.evaluate.swe_spec import GradingSpec
     from polar_hpc.evaluate.swegrade import eval_script, grade_log
-    from polar_hpc.tasks.specs import GradingSpec
 
     up = load()
     for row in offline_swe_tasks[::2]:

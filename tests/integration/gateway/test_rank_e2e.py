@@ -35,6 +35,7 @@ from polar_hpc.config.run import (
 )
 from polar_hpc.store.reader import ShardReader
 from polar_hpc.wire.records import TraceStatus
+from tests.integration.launch.helpers import stop_run
 
 REPO = Path(__file__).resolve().parents[3]
 MINI_AGENT = REPO / "polar_hpc" / "harness" / "mini_agent.py"
@@ -90,16 +91,22 @@ def make_recipe(tmp: Path, harness: str, url: str, model_dir: Path, samples: int
 
 
 def run_gateway(config: Path, run_dir: Path, timeout_s: float) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "polar_hpc", "gateway", "--config", str(config), "--rank", "0",
-           "--run-dir", str(run_dir), "--local"]
+    """The recipe through ``polar-hpc launch`` on the local backend (the real coordinator and one gateway rank as
+    local processes); the output is the launcher's followed by the components' logs."""
+    cmd = [sys.executable, "-m", "polar_hpc", "launch", str(config), "--backend", "local", "--run-dir", str(run_dir),
+           "--set", "gateway.num_ranks=1", "--wait", "--timeout", str(int(timeout_s))]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPO)
     try:
-        out, _ = proc.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, _ = proc.communicate(timeout=30)
-        pytest.fail(f"gateway rank did not finish in {timeout_s:.0f}s; output tail:\n{out[-4000:]}")
-    return subprocess.CompletedProcess(cmd, proc.returncode, out, "")
+        try:
+            out, _ = proc.communicate(timeout=timeout_s + 60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, _ = proc.communicate(timeout=30)
+            pytest.fail(f"the local run did not finish in {timeout_s:.0f}s; output tail:\n{out[-4000:]}")
+    finally:
+        stop_run(run_dir)
+    logs = "".join(p.read_text(errors="replace") for p in sorted((run_dir / "logs").rglob("*.out")))
+    return subprocess.CompletedProcess(cmd, proc.returncode, out + logs, "")
 
 
 def check_run(run_dir: Path, harness: str, samples: int, output: str) -> None:
@@ -155,6 +162,6 @@ def test_gateway_cli_refuses_bad_config(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text("[gateway]\nrun_pools = 2\n")
     done = subprocess.run([sys.executable, "-m", "polar_hpc", "gateway", "--config", str(bad), "--run-dir",
-                           str(tmp_path / "run"), "--local"], capture_output=True, text=True, timeout=60,
+                           str(tmp_path / "run")], capture_output=True, text=True, timeout=60,
                           cwd=REPO, env={**os.environ})
     assert done.returncode == 2 and "run_pools" in done.stderr and "run_pool" in done.stderr

@@ -25,9 +25,9 @@ from polar_hpc.config.run import AgentSpec
 from polar_hpc.harness import HarnessContext, HarnessError, get_adapter
 from polar_hpc.harness.toolchain import resolve_harness
 from polar_hpc.inference.engine import SGLangEngine
-from polar_hpc.inference.stub import StubServer
 from polar_hpc.inference.template import ChatTemplate
 from polar_hpc.proxy.server import ProxyServer
+from polar_hpc.sim.sglang_stub import StubServer
 from polar_hpc.wire.records import CompletionRecord
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import msgspec
 
-from polar_hpc.coordinator.simrank import fake_result
 from polar_hpc.gateway.control import summarize
+from polar_hpc.sim.rank import fake_result
 from polar_hpc.wire.records import Session, Task
 
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from polar_hpc.evaluate.swe_spec import GradingSpec
+from polar_hpc.evaluate.swe_upstream import load
 from polar_hpc.evaluate.swegrade import OWN_PARSERS, grade_log
-from polar_hpc.tasks.specs import GradingSpec
-from polar_hpc.tasks.upstream import load
 
 BODY = """+ : '>>>>> Start Test Output'
 + pytest -rA tests/test_a.py
@@ -63,7 +63,7 @@ def test_concurrent_first_loads_in_threads() -> None:
     import subprocess
     import sys
 
-    code = ("import concurrent.futures as f\nfrom polar_hpc.tasks.upstream import load\n"
+    code = ("import concurrent.futures as f\nfrom polar_hpc.evaluate.swe_upstream import load\n"
             "with f.ThreadPoolExecutor(4) as p:\n    print({r.version for r in p.map(lambda _: load(), range(4))})\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "{'4.1.0'}", out.stderr[-2000:]

@@ -11,9 +11,9 @@ import pytest
 
 from polar_hpc.config.run import EvaluatorSpec, GatewayConfig
 from polar_hpc.gateway.pools import DrainingError, StagePools
-from polar_hpc.gateway.simclock import run_simulated
-from polar_hpc.gateway.simulate import SimulatedExecutor
 from polar_hpc.gateway.stages import AgentOutcome, SessionJob, Stage
+from polar_hpc.sim.clock import run_simulated
+from polar_hpc.sim.executor import SimulatedExecutor
 from polar_hpc.wire.records import EvalResult, Session, SessionResult, Task, Trace, TraceStatus, Trajectory
 
 

@@ -3,15 +3,37 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from polar_hpc.config.run import GatewayConfig, RunConfig, ShardConfig
-from polar_hpc.gateway.main import expand_sessions, run_local
 from polar_hpc.gateway.rank import GatewayRank
-from polar_hpc.gateway.simulate import SimulatedExecutor
 from polar_hpc.gateway.stages import Stage
+from polar_hpc.sim.executor import SimulatedExecutor
 from polar_hpc.store.reader import ShardReader
-from polar_hpc.wire.records import SessionResult, Task, TraceStatus
+from polar_hpc.wire.records import Session, SessionResult, Task, TraceStatus
+
+
+def expand_sessions(tasks: Iterable[Task], done: set[str]) -> Iterator[Session]:
+    """Sessions of ``tasks`` (``num_samples`` each), leaving out keys in ``done``."""
+    for task in tasks:
+        for i in range(task.num_samples):
+            s = Session(task=task, sample_index=i)
+            if s.key not in done:
+                yield s
+
+
+async def run_local(rank: GatewayRank, sessions: Iterable[Session], stop: asyncio.Event) -> bool:
+    """Feed sessions while the rank has free slots (the test's stand-in for the coordinator's dispatch)."""
+    for session in sessions:
+        while rank.pools.free_slots <= 0 and not stop.is_set():
+            await asyncio.sleep(0.2)
+        if stop.is_set():
+            return False
+        await rank.submit(session)
+    while rank.in_flight and not stop.is_set():
+        await asyncio.sleep(0.2)
+    return not stop.is_set()
 
 
 def config(**gw: float) -> RunConfig:

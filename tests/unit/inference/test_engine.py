@@ -1,6 +1,6 @@
 """Engine client behaviour: retries, stickiness, failover, deadlines, error mapping.
 
-The servers here are the in-process FAKE ``polar_hpc.inference.stub.StubServer`` (they must fail on demand);
+The servers here are the in-process FAKE ``polar_hpc.sim.sglang_stub.StubServer`` (they must fail on demand);
 failover against real reference servers is in tests/integration/inference/test_engine_failover.py.
 """
 
@@ -17,7 +17,7 @@ import pytest
 from polar_hpc.inference.engine import SGLangEngine
 from polar_hpc.inference.errors import ContextOverflow, EngineError, EngineTimeout, EngineUnavailable
 from polar_hpc.inference.protocol import GenerateRequest
-from polar_hpc.inference.stub import StubServer, error_response, instant_response, sleep_then
+from polar_hpc.sim.sglang_stub import StubServer, error_response, instant_response, sleep_then
 from polar_hpc.wire.records import SamplingParams
 
 PARAMS = SamplingParams(max_new_tokens=3)

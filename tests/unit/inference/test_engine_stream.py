@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from polar_hpc.inference.engine import SGLangEngine
-from polar_hpc.inference.stub import StubServer, error_response
+from polar_hpc.sim.sglang_stub import StubServer, error_response
 from polar_hpc.wire.records import SamplingParams
 
 PROMPT = [5, 6, 7]

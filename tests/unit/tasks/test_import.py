@@ -9,11 +9,11 @@ import msgspec
 import pytest
 
 from polar_hpc.cli import main
+from polar_hpc.evaluate.swe_spec import GradingSpec, modified_files
+from polar_hpc.evaluate.swe_upstream import load
 from polar_hpc.evaluate.swegrade import eval_script
 from polar_hpc.tasks.images import swebench_image, swegym_image
 from polar_hpc.tasks.importer import TaskImportError, import_rows
-from polar_hpc.tasks.specs import GradingSpec, modified_files
-from polar_hpc.tasks.upstream import load
 
 ROWS = Path(__file__).parents[2] / "fixtures" / "swe_rows"
 
@@ -51,7 +51,7 @@ def test_swe_bench_rows_get_swebench_specs(tmp_path: Path) -> None:
 @pytest.mark.parametrize("index", [0, 1, 2])
 def test_eval_script_is_swebench_own(index: int) -> None:
     """Our eval script is line for line what swebench's make_eval_script_list_py builds for the instance."""
-    from polar_hpc.tasks.specs import swebench_spec
+    from polar_hpc.evaluate.swe_spec import swebench_spec
 
     row = rows("swe-bench.jsonl")[index]
     up = load()

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from polar_hpc.train.export import ExportManifest, export_sft
+from polar_hpc.train.export import export_sft
+from polar_hpc.train.manifest import ExportManifest
 
 pytestmark = pytest.mark.slow
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from polar_hpc.trajectory.continuation import PromptBuilder, RenderMode
+from polar_hpc.proxy.prompt import PromptBuilder, RenderMode
 from polar_hpc.wire.records import CanonicalRequest, ChatMessage, CompletionRecord, ToolCall, ToolSpec
 
 TOOLS = [ToolSpec(name="bash", description="Run a shell command",

@@ -58,3 +58,25 @@ def test_build_names_the_bad_line(tmp_path: Path, capsys) -> None:  # type: igno
     with pytest.raises(ValueError, match=r"bad.jsonl:1: not a CompletionRecord"):
         main(["build", str(bad), "--out", str(tmp_path / "o")])
     assert main(["build", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "o")]) == 2
+
+
+def test_build_drops_a_session_that_breaks_token_fidelity(tmp_path: Path, qwen3_tokenizer_dir: Path) -> None:
+    """The offline rebuild runs the gateway's post-run fidelity check: a sampled token without a finite logprob
+    makes the session an ERROR without traces, as in a live run."""
+    from polar_hpc.config.run import BuilderSpec
+    from polar_hpc.postrun.offline import rebuild
+    from polar_hpc.wire.records import TraceStatus
+
+    tpl = ChatTemplate.from_model_dir(qwen3_tokenizer_dir)
+    good = run_session(tpl, "continuation", "sys", "go", tool_loop(2), session_id="ok/0#0")
+    bad = run_session(tpl, "continuation", "sys", "go", tool_loop(2), session_id="bad/0#0")
+    bad.records[0].output_logprobs = bad.records[0].output_logprobs.copy()
+    bad.records[0].output_logprobs[0] = np.nan
+    write_records(tmp_path / "r.jsonl", [*good.records, *bad.records])
+    results = {r.key: r for r in rebuild([tmp_path / "r.jsonl"], BuilderSpec(name="prefix_merging"),
+                                         end_of_turn_id=tpl.end_of_turn_id)}
+    assert results["ok/0"].trajectory.status is TraceStatus.COMPLETED and results["ok/0"].trajectory.traces
+    broken = results["bad/0"]
+    assert broken.trajectory.status is TraceStatus.ERROR and broken.trajectory.traces == []
+    assert "without a finite logprob" in (broken.trajectory.error or "")
+    assert broken.metadata["traces_dropped"] == 1

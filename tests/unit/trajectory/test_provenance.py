@@ -10,7 +10,7 @@ import pytest
 from polar_hpc.config.base import ConfigError
 from polar_hpc.config.run import BuilderSpec
 from polar_hpc.inference.template import ChatTemplate
-from polar_hpc.trajectory.continuation import PromptBuilder
+from polar_hpc.proxy.prompt import PromptBuilder
 from polar_hpc.trajectory.registry import get_builder
 from polar_hpc.wire.records import TraceStatus
 from tests.unit.trajectory.sim import run_session, tool_loop

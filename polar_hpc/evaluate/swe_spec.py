@@ -102,7 +102,7 @@ def _common(row: dict[str, Any]) -> dict[str, Any]:
 
 def swebench_spec(row: dict[str, Any]) -> GradingSpec:
     """From the installed swebench package (raises ``UpstreamUnavailable`` when it is not installed)."""
-    from polar_hpc.tasks.upstream import load
+    from polar_hpc.evaluate.swe_upstream import load
 
     up = load()
     repo, version = str(row["repo"]), str(row["version"])

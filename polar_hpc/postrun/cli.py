@@ -31,8 +31,8 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from polar_hpc.config.run import BuilderSpec, EvaluatorSpec, RuntimeSpec, ShardConfig
+    from polar_hpc.postrun.offline import rebuild
     from polar_hpc.store.writer import ShardWriter
-    from polar_hpc.trajectory.offline import rebuild
     from polar_hpc.wire.records import TraceStatus
 
     for path in args.records:

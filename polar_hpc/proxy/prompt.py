@@ -25,7 +25,7 @@ import msgspec
 from polar_hpc.log import get_logger
 from polar_hpc.wire.records import CanonicalRequest, ChatMessage, ToolCall, ToolSpec
 
-log = get_logger("trajectory.continuation")
+log = get_logger("proxy.prompt")
 
 RenderMode = Literal["canonical", "continuation"]
 

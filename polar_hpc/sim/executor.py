@@ -1,6 +1,6 @@
 """A simulated :class:`SessionExecutor`: each stage sleeps for a chosen duration (or raises), on the loop's clock.
 
-With :mod:`simclock` this runs the real pool code under virtual time: the pool tests and
+With :mod:`polar_hpc.sim.clock` this runs the real pool code under virtual time: the pool tests and
 ``tools/bench/bench_pools.py`` use it. It starts no sandbox; it records what the pools asked of it.
 """
 

@@ -1,4 +1,5 @@
-"""Offline rebuild: saved completion records (JSONL) → trajectories → evaluation → SessionResults."""
+"""Offline rebuild: saved completion records (JSONL) → trajectories → evaluation → fidelity check → SessionResults,
+the gateway's post-run steps (:mod:`.session`) on records saved by an earlier run."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ from pathlib import Path
 import msgspec
 
 from polar_hpc.config.run import BuilderSpec, EvaluatorSpec, RuntimeSpec
+from polar_hpc.evaluate.base import EvalContext
+from polar_hpc.postrun.session import build_trajectory, evaluate_trajectory, fidelity_checked
+from polar_hpc.runtime import Runtime, make_runtime
 from polar_hpc.wire import codec
 from polar_hpc.wire.records import CompletionRecord, EvalResult, SessionResult, TraceStatus
 
@@ -49,31 +53,24 @@ def session_identity(session_id: str) -> tuple[str, int, int]:
 def rebuild(paths: list[Path], builder: BuilderSpec, *, evaluator: EvaluatorSpec | None = None,
             end_of_turn_id: int | None = None, status: TraceStatus = TraceStatus.COMPLETED,
             runtime: RuntimeSpec | None = None) -> list[SessionResult]:
-    from polar_hpc.trajectory.registry import get_builder
-
-    b = get_builder(builder, end_of_turn_id=end_of_turn_id)
     results = []
     for session_id, recs in group_sessions(read_records(paths)).items():
-        traj = b.build(recs, status)
+        traj = build_trajectory(recs, builder, status, end_of_turn_id=end_of_turn_id)
         task_id, sample, attempt = session_identity(session_id)
         result = SessionResult(task_id=task_id, sample_index=sample, attempt=attempt, trajectory=traj,
                                model=recs[0].canonical.model,
                                metadata={"session_id": session_id, "rebuilt_with": builder.name})
         if evaluator is not None:
             result.evaluation = asyncio.run(_evaluate(evaluator, result, runtime))
-        results.append(result)
+        results.append(fidelity_checked(result))
     return results
 
 
 async def _evaluate(spec: EvaluatorSpec, result: SessionResult, runtime: RuntimeSpec | None) -> EvalResult:
-    from polar_hpc.evaluate.base import EvalContext, apply_rewards, evaluate_safely
-    from polar_hpc.evaluate.registry import get_evaluator
-
     tmp = tempfile.TemporaryDirectory(prefix="polar-eval-")
     try:
         new_runtime = None
         if runtime is not None:
-            from polar_hpc.runtime import Runtime, make_runtime
 
             async def new_runtime() -> Runtime:
                 rt = make_runtime(runtime, Path(tmp.name))
@@ -81,8 +78,6 @@ async def _evaluate(spec: EvaluatorSpec, result: SessionResult, runtime: Runtime
                 return rt
 
         ctx = EvalContext(new_runtime=new_runtime, metadata={"offline": True})
-        ev = await evaluate_safely(get_evaluator(spec), result.trajectory, ctx)
-        apply_rewards(result.trajectory, ev)
-        return ev
+        return await evaluate_trajectory(spec, result.trajectory, ctx)
     finally:
         tmp.cleanup()

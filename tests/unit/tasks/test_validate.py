@@ -9,8 +9,8 @@ import pytest
 from polar_hpc.client import RunClient
 from polar_hpc.config import ConfigError
 from polar_hpc.config.run import AgentSpec, BuilderSpec, EvaluatorSpec, RuntimeSpec
-from polar_hpc.coordinator.validate import task_problems
 from polar_hpc.runtime import BACKENDS
+from polar_hpc.tasks.validate import task_problems
 from polar_hpc.wire.records import Task
 
 

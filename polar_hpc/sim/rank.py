@@ -2,7 +2,7 @@
 
 It takes sessions, "runs" each for ``duration_s`` (sleep), builds a small real ``SessionResult`` and writes it
 through the real ``ShardWriter`` (commit every ``commit_every`` results, or on drain). Run it as a process with
-``python -m polar_hpc.coordinator.simrank --run-dir D --rank N`` so tests can SIGKILL / SIGTERM it.
+``python -m polar_hpc.sim.rank --run-dir D --rank N`` so tests can SIGKILL / SIGTERM it.
 """
 
 from __future__ import annotations

@@ -1,0 +1,34 @@
+"""The manifest of an SFT export (``manifest.json``): what was selected and what each split holds; the dataset
+card (:mod:`polar_hpc.train.card`) is rendered from it."""
+
+from __future__ import annotations
+
+import msgspec
+
+from polar_hpc.train.index import TraceSelect
+from polar_hpc.train.sft_files import SPLITS
+
+
+class ExportManifest(msgspec.Struct, kw_only=True):
+    runs: list[str]
+    format: str
+    select: TraceSelect
+    test_fraction: float
+    seed: int
+    traces: dict[str, int]
+    """Per split."""
+    tasks: dict[str, int]
+    repos: dict[str, dict[str, int]]
+    """repo -> {"train": traces, "test": traces, "tasks": n}."""
+    harnesses: dict[str, int]
+    trainable_tokens: dict[str, int]
+    session_duplicates: int
+    content_duplicates: int
+    problems: list[str]
+    files: dict[str, dict[str, list[str]]] = msgspec.field(default_factory=dict)
+    """variant -> split -> data files relative to the export folder (hf: the folder itself)."""
+
+    @property
+    def splits(self) -> list[str]:
+        """Splits that hold traces."""
+        return [s for s in SPLITS if self.traces.get(s)]
