@@ -68,7 +68,8 @@ class TraceIndex(msgspec.Struct, kw_only=True):
 
     @property
     def num_tokens(self) -> np.ndarray:
-        return self.prompt_len + self.response_len
+        total: np.ndarray = self.prompt_len + self.response_len
+        return total
 
     def fingerprint(self) -> str:
         """Identifies the selection (shard names and trace rows), not where the runs live."""
