@@ -10,7 +10,7 @@ from pathlib import Path
 
 import msgspec
 
-from polar_hpc.launch.rundir import JobRecord, JobsFile, RunDir
+from polar_hpc.launch.rundir import Component, JobRecord, JobsFile, RunDir
 from polar_hpc.log import get_logger
 from polar_hpc.util import proc
 from polar_hpc.util.slurm import UNKNOWN, JobInfo, job_infos
@@ -23,7 +23,7 @@ SUBMIT_LAG_S = 60.0
 
 
 class ComponentState(msgspec.Struct, kw_only=True):
-    component: str
+    component: Component
     index: int
     job_id: str
     backend: str
@@ -248,7 +248,7 @@ def cancel_run(run: RunDir, grace_s: float | None = None) -> None:
                 proc.signal_tree(pid, signal.SIGKILL)
 
 
-def dead_components(run: RunDir) -> set[tuple[str, int]]:
+def dead_components(run: RunDir) -> set[tuple[Component, int]]:
     jobs = run.read_jobs()
     if jobs is None:
         return set()
