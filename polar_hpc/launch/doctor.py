@@ -18,6 +18,7 @@ from pathlib import Path
 import msgspec
 
 from polar_hpc.config import RunConfig
+from polar_hpc.launch.rundir import runs_root
 
 MIN_FREE_GB = 5.0
 
@@ -173,7 +174,7 @@ def check_assets(cfg: RunConfig | None) -> list[Finding]:
 
 
 def check_disk(cfg: RunConfig | None) -> list[Finding]:
-    where = Path(cfg.launch.run_dir) if cfg and cfg.launch.run_dir else Path.cwd() / "runs"
+    where = Path(cfg.launch.run_dir) if cfg and cfg.launch.run_dir else runs_root()
     probe = where
     while not probe.exists() and probe != probe.parent:
         probe = probe.parent

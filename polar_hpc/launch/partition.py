@@ -18,7 +18,7 @@ import msgspec
 
 from polar_hpc.config import RunConfig, SlurmResources
 from polar_hpc.launch.doctor import Finding, run_quiet
-from polar_hpc.launch.rundir import Component
+from polar_hpc.wire.rundir import Component
 
 USABLE_NODE_STATES = frozenset({"idle", "mixed", "allocated", "completing", "planned"})
 """``sinfo %T`` states (flags such as ``*`` or ``~`` stripped) of nodes that run, or will run, jobs."""

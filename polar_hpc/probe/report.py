@@ -7,12 +7,9 @@ dropped, a system prompt rewritten; or the tool list / template arguments change
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import msgspec
 
 from polar_hpc.proxy.prompt import messages_match
-from polar_hpc.wire import codec
 from polar_hpc.wire.records import ChatMessage, CompletionRecord, SessionResult
 
 
@@ -106,10 +103,6 @@ def describe_break(parent: CompletionRecord, rec: CompletionRecord) -> str:
     if len(new) < len(old):
         return f"history shortened from {len(old)} to {len(new)} messages (compaction or a fresh context)"
     return "same messages; the prompt tokens differ (template rendering)"
-
-
-def read_records(path: Path) -> list[CompletionRecord]:
-    return [codec.from_json(line, CompletionRecord) for line in path.read_bytes().splitlines() if line.strip()]
 
 
 def probe_row(result: SessionResult, records: list[CompletionRecord], *, records_path: str = "",

@@ -26,6 +26,9 @@ class ExportRow(msgspec.Struct, kw_only=True):
     harness: str
     model: str
     policy_version: int
+    trainable: bool
+    filter: list[str]
+    """Why the trace is not trainable (``Trace.filter``; before schema 3 these two were metadata keys)."""
     prompt_ids: np.ndarray
     response_ids: np.ndarray
     loss_mask: np.ndarray
@@ -39,7 +42,7 @@ class ExportRow(msgspec.Struct, kw_only=True):
 
 _SCALARS = (
     "key task_id sample_index attempt trace_index status session_reward reward finish_reason harness model "
-    "policy_version"
+    "policy_version trainable filter"
 ).split()
 _JSON_FIELDS = ("prompt_messages", "response_messages", "tools", "metadata")
 
@@ -73,6 +76,8 @@ def _row(t: TraceView) -> ExportRow:
         harness=t.harness,
         model=t.model,
         policy_version=t.policy_version,
+        trainable=t.trainable,
+        filter=t.filter,
         prompt_ids=t.prompt_ids,
         response_ids=t.response_ids,
         loss_mask=t.loss_mask,

@@ -43,6 +43,7 @@ from polar_hpc.store.shardfile import (
     resolve_shards,
 )
 from polar_hpc.wire.records import SessionResult, TraceStatus
+from polar_hpc.wire.rundir import shards_of
 
 log = get_logger("store")
 
@@ -75,7 +76,7 @@ def require_shards(paths: PathsArg) -> list[Path]:
 
 def _looked_in(p: Path) -> str:
     if p.is_dir():
-        return str(p / "shards") if (p / "shards").is_dir() else str(p)
+        return str(shards_of(p))
     return str(p)
 
 

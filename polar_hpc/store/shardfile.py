@@ -25,6 +25,7 @@ from polar_hpc.store.schema import (
     offsets_name,
     schema_version,
 )
+from polar_hpc.wire.rundir import shards_of
 
 
 class ShardError(Exception):
@@ -90,8 +91,7 @@ def resolve_shards(
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            d = p / "shards" if (p / "shards").is_dir() else p
-            found = sorted(d.glob(f"*{SHARD_SUFFIX}"), key=lambda x: x.name)
+            found = sorted(shards_of(p).glob(f"*{SHARD_SUFFIX}"), key=lambda x: x.name)
         elif p.is_file():
             if p.name.endswith(TMP_SUFFIX) or not p.name.endswith(SHARD_SUFFIX):
                 problems.append(f"{p}: not a committed shard (expected a *{SHARD_SUFFIX} file)")

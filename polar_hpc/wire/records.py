@@ -7,6 +7,7 @@ carries them as raw buffers in msgpack and as typed objects in JSON.
 from __future__ import annotations
 
 import enum
+import re
 from typing import Any, Literal
 
 import msgspec
@@ -50,11 +51,27 @@ class Session(msgspec.Struct, kw_only=True):
 
     @property
     def session_id(self) -> str:
-        return f"{self.key}#{self.attempt}"
+        return format_session_id(self.key, self.attempt)
 
 
 def session_key(task_id: str, sample_index: int) -> str:
     return f"{task_id}/{sample_index}"
+
+
+def format_session_id(key: str, attempt: int) -> str:
+    """``task/sample#attempt`` (``key`` is :func:`session_key`); :func:`parse_session_id` reads it back."""
+    return f"{key}#{attempt}"
+
+
+_SESSION_ID = re.compile(r"^(?P<task>.+)/(?P<sample>\d+)#(?P<attempt>\d+)$")
+
+
+def parse_session_id(session_id: str) -> tuple[str, int, int]:
+    """(task id, sample index, attempt) of a :func:`format_session_id`; any other id is a task id of its own."""
+    m = _SESSION_ID.match(session_id)
+    if m is None:
+        return session_id, 0, 0
+    return m["task"], int(m["sample"]), int(m["attempt"])
 
 
 class ToolCall(msgspec.Struct, kw_only=True, omit_defaults=True):

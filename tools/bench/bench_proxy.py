@@ -20,32 +20,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import resource
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 import msgspec
+from procs import cpu_s, free_port, raise_nofile, rss_mb, wait_up
+from procs import spawn as spawn_in
 
 OUT_TEXT_IDS = [9707, 0, 2585, 646, 358, 1492, 30, 151645]  # "Hello! How can I help?" + <|im_end|>
 KEY = "sk-bench"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def raise_nofile() -> None:
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
 # ---------------------------------------------------------------------------------------------- processes
@@ -57,7 +45,7 @@ def serve_stub(port: int) -> None:
     state["release"].set()
 
     async def generate(req: web.Request) -> web.Response:
-        body = msgspec.json.decode(await req.read())
+        body: dict[str, Any] = msgspec.json.decode(await req.read())
         if not state["release"].is_set():
             state["pending"] += 1
             await state["release"].wait()
@@ -67,6 +55,13 @@ def serve_stub(port: int) -> None:
                "meta_info": {"id": body.get("rid") or "x", "finish_reason": {"type": "stop", "matched": 151645},
                              "prompt_tokens": n, "completion_tokens": len(OUT_TEXT_IDS), "cached_tokens": 0,
                              "weight_version": "0", "output_token_logprobs": [[-0.1, i, None] for i in OUT_TEXT_IDS]}}
+        if body.get("stream"):  # SGLang's deltas (``--incremental-streaming-output``), one token a chunk
+            frames = []
+            for k, i in enumerate(OUT_TEXT_IDS, 1):
+                meta = {**out["meta_info"], "completion_tokens": k, "output_token_logprobs": [[-0.1, i, None]],
+                        "finish_reason": out["meta_info"]["finish_reason"] if k == len(OUT_TEXT_IDS) else None}
+                frames.append(b"data: " + enc.encode({"text": "", "output_ids": [i], "meta_info": meta}) + b"\n\n")
+            return web.Response(body=b"".join(frames) + b"data: [DONE]\n\n", content_type="text/event-stream")
         return web.Response(body=enc.encode(out), content_type="application/json")
 
     chat_json = enc.encode({"id": "c", "object": "chat.completion", "created": 0, "model": "m", "choices": [
@@ -153,18 +148,6 @@ def serve_polar(port: int, upstream: str) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- helpers
-def cpu_s(pid: int) -> float:
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def rss_mb(pid: int) -> float:
-    for line in open(f"/proc/{pid}/status"):
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
 def chat_body(stream: bool) -> bytes:
     words = " ".join(f"word{i}" for i in range(45))
     return msgspec.json.encode({"model": "policy", "stream": stream, "max_tokens": 32, "messages": [
@@ -178,21 +161,7 @@ def gen_body() -> bytes:
 
 
 def spawn(role: str, *args: str, cpu: int) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen([sys.executable, __file__, f"_{role}", *args], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, preexec_fn=lambda: (os.sched_setaffinity(0, {cpu}), raise_nofile()))
-    return proc
-
-
-def wait_up(url: str, proc: subprocess.Popen[bytes], timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            urllib.request.urlopen(url + "/health", timeout=2).read()
-            return
-        except OSError as err:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"{url} did not start ({err}): {proc.stderr.read().decode()[-2000:] if proc.stderr else ''}")  from None
-            time.sleep(0.1)
+    return spawn_in(__file__, role, *args, cpu=cpu)
 
 
 # ---------------------------------------------------------------------------------------------- measurements

@@ -31,6 +31,7 @@ from polar_hpc.store.select import TraceSelect  # noqa: E402
 from polar_hpc.store.writer import ShardWriter  # noqa: E402
 from polar_hpc.train.index import build_index  # noqa: E402
 from polar_hpc.train.reader import ReaderConfig, TraceReader  # noqa: E402
+from polar_hpc.wire.rundir import RunDir
 from tests.fixtures.trajectories import make_session_result  # noqa: E402
 
 
@@ -56,7 +57,7 @@ def main() -> int:
     args = p.parse_args()
     root = Path(args.dir or tempfile.mkdtemp(prefix="bench-reader-"))
     rng = np.random.default_rng(0)
-    with ShardWriter(root / "shards", 0, ShardConfig(max_sessions=args.shard_sessions), {"bench": "reader"}) as w:
+    with ShardWriter(RunDir(root).shards, 0, ShardConfig(max_sessions=args.shard_sessions), {"bench": "reader"}) as w:
         for i in range(args.sessions):
             w.add(make_session_result(rng, task_id=f"t{i}", sample_index=0, traces=args.traces, turns=args.turns,
                                       prompt_tokens=(1024, 4096), response_tokens=(32, 512),

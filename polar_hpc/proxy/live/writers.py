@@ -15,8 +15,8 @@ from typing import Any
 
 from polar_hpc.proxy.live.text import remainder
 from polar_hpc.proxy.normalize.common import ReplyOptions
-from polar_hpc.proxy.normalize.google import thought_signature
 from polar_hpc.proxy.normalize.openai_responses import encrypt_reasoning
+from polar_hpc.proxy.parse import ParsedReply
 from polar_hpc.proxy.respond import anthropic as r_anthropic
 from polar_hpc.proxy.respond import google as r_google
 from polar_hpc.proxy.respond import openai_chat as r_chat
@@ -41,6 +41,11 @@ class Writer:
 
     def start(self) -> bytes:
         return b""
+
+    def _stub(self) -> Reply:
+        """The reply as it stands before any token (for the opening events)."""
+        return Reply(id=self.id, model=self.model, created=self.created, parsed=ParsedReply(), finish="stop",
+                     prompt_tokens=self.prompt_tokens, output_tokens=0, options=self.options)
 
     def keepalive(self) -> bytes:
         raise NotImplementedError
@@ -77,12 +82,6 @@ class AnthropicWriter(Writer):
         super().__init__(*args)
         self._index = -1
         self._open: str | None = None
-
-    def _stub(self) -> Reply:
-        from polar_hpc.proxy.parse import ParsedReply
-
-        return Reply(id=self.id, model=self.model, created=self.created, parsed=ParsedReply(), finish="stop",
-                     prompt_tokens=self.prompt_tokens, output_tokens=0, options=self.options)
 
     def start(self) -> bytes:
         msg = r_anthropic._message(self._stub(), [], done=False)
@@ -153,10 +152,8 @@ class AnthropicWriter(Writer):
 
 
 class ChatWriter(Writer):
-    def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
-        return sse(None, {"id": f"chatcmpl-{self.id}", "object": "chat.completion.chunk", "created": self.created,
-                          "model": self.model,
-                          "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]})
+    def _chunk(self, delta: dict[str, Any]) -> bytes:
+        return r_chat.chunk(self.id, self.created, self.model, delta)
 
     def start(self) -> bytes:
         return self._chunk({"role": "assistant", "content": ""})
@@ -181,11 +178,7 @@ class ChatWriter(Writer):
             out += self.text(rest)
         if p.tool_calls:
             out += self._chunk({"tool_calls": r_chat._tool_calls(r, indexed=True)})
-        out += self._chunk({}, r_chat._finish(r))
-        if r.options.include_usage:
-            out += sse(None, {"id": f"chatcmpl-{self.id}", "object": "chat.completion.chunk", "created": self.created,
-                              "model": self.model, "choices": [], "usage": r_chat._usage(r)})
-        return out + b"data: [DONE]\n\n"
+        return out + r_chat.tail(r)
 
 
 class ResponsesWriter(Writer):
@@ -201,12 +194,6 @@ class ResponsesWriter(Writer):
         out = sse(name, {"type": name, "sequence_number": self._seq, **data})
         self._seq += 1
         return out
-
-    def _stub(self) -> Reply:
-        from polar_hpc.proxy.parse import ParsedReply
-
-        return Reply(id=self.id, model=self.model, created=self.created, parsed=ParsedReply(), finish="stop",
-                     prompt_tokens=self.prompt_tokens, output_tokens=0, options=self.options)
 
     def start(self) -> bytes:
         resp = r_responses._response(self._stub(), [], "in_progress")
@@ -293,15 +280,8 @@ class ResponsesWriter(Writer):
 
 
 class GoogleWriter(Writer):
-    def _chunk(self, parts: list[dict[str, Any]], finish: str | None = None,
-               usage: dict[str, int] | None = None) -> bytes:
-        cand: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
-        if finish is not None:
-            cand["finishReason"] = finish
-        body: dict[str, Any] = {"candidates": [cand], "modelVersion": self.model, "responseId": self.id}
-        if usage is not None:
-            body["usageMetadata"] = usage
-        return sse(None, body)
+    def _chunk(self, parts: list[dict[str, Any]]) -> bytes:
+        return sse(None, r_google.body(self.id, self.model, parts))
 
     def keepalive(self) -> bytes:
         return GOOGLE_KEEPALIVE
@@ -320,17 +300,9 @@ class GoogleWriter(Writer):
             out += self.reasoning(rest_r)
         rest = self._rest(p.content, self.sent_text, "text")
         self.sent_text += rest
-        parts: list[dict[str, Any]] = []
-        if rest or not p.tool_calls:
-            parts.append({"text": rest})
-        for c in p.tool_calls:
-            parts.append({"functionCall": {"id": c.id, "name": c.name, "args": arguments_object(c.arguments)}})
-        if p.reasoning:  # carries the reasoning back to us on replay, as in the JSON reply
-            target = next((x for x in parts if "functionCall" in x), parts[-1])
-            target["thoughtSignature"] = thought_signature(p.reasoning)
-        usage = {"promptTokenCount": r.prompt_tokens, "candidatesTokenCount": r.output_tokens,
-                 "totalTokenCount": r.prompt_tokens + r.output_tokens}
-        return out + self._chunk(parts, r_google._finish(r), usage)
+        body = r_google.body(r.id, r.model, r_google.parts(r, rest, thoughts=False), r_google._finish(r),
+                             r_google.usage(r))
+        return out + sse(None, body)
 
 
 _WRITERS: dict[str, type[Writer]] = {

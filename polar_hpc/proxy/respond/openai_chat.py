@@ -31,6 +31,21 @@ def _tool_calls(r: Reply, indexed: bool) -> list[dict[str, Any]]:
     return out
 
 
+def chunk(completion_id: str, created: int, model: str, delta: dict[str, Any], finish: str | None = None) -> bytes:
+    """One ``chat.completion.chunk`` event (the synthesized and the live stream's)."""
+    return sse(None, {"id": f"chatcmpl-{completion_id}", "object": "chat.completion.chunk", "created": created,
+                      "model": model, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]})
+
+
+def tail(r: Reply) -> bytes:
+    """The end of a stream: the finish chunk, the usage chunk when asked for, ``[DONE]``."""
+    out = chunk(r.id, r.created, r.model, {}, _finish(r))
+    if r.options.include_usage:
+        out += sse(None, {"id": f"chatcmpl-{r.id}", "object": "chat.completion.chunk", "created": r.created,
+                          "model": r.model, "choices": [], "usage": _usage(r)})
+    return out + b"data: [DONE]\n\n"
+
+
 def json_body(r: Reply) -> bytes:
     p = r.parsed
     msg: dict[str, Any] = {"role": "assistant", "content": p.content if (p.content or not p.tool_calls) else None}
@@ -52,17 +67,9 @@ def json_body(r: Reply) -> bytes:
 
 def sse_body(r: Reply) -> bytes:
     p = r.parsed
-    base = {"id": f"chatcmpl-{r.id}", "object": "chat.completion.chunk", "created": r.created, "model": r.model}
     delta: dict[str, Any] = {"role": "assistant", "content": p.content}
     if p.reasoning:
         delta["reasoning_content"] = p.reasoning
     if p.tool_calls:
         delta["tool_calls"] = _tool_calls(r, indexed=True)
-    chunks = [
-        sse(None, {**base, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}]}),
-        sse(None, {**base, "choices": [{"index": 0, "delta": {}, "logprobs": None, "finish_reason": _finish(r)}]}),
-    ]
-    if r.options.include_usage:
-        chunks.append(sse(None, {**base, "choices": [], "usage": _usage(r)}))
-    chunks.append(b"data: [DONE]\n\n")
-    return b"".join(chunks)
+    return chunk(r.id, r.created, r.model, delta) + tail(r)

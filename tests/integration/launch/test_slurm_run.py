@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from polar_hpc.launch.monitor import read_status, sacct_states, wait_run
-from polar_hpc.launch.rundir import RunDir
+from polar_hpc.launch.monitor import sacct_states, wait_run
+from polar_hpc.wire.rundir import RunDir
 from polar_hpc.wire.waits import read_waits
 from tests.integration.launch.helpers import ROOT, committed_keys, polar
 
@@ -68,7 +68,7 @@ def _scontrol(*args: str) -> None:
 
 
 def _logs(run_dir: Path, component: str, job_id: str) -> str:
-    return "".join(p.read_text(errors="replace") for p in (run_dir / "logs" / component / job_id).glob("*.out"))
+    return "".join(p.read_text(errors="replace") for p in RunDir(run_dir).job_logs(component, job_id).glob("*.out"))
 
 
 @pytest.mark.timeout(800)
@@ -87,11 +87,11 @@ def test_slurm_run_completes_with_a_gateway_array_and_resume_submits_nothing(run
     assert doc["status"]["finished"] is True and doc["state"] == "finished"
     assert {c["job_id"] for c in doc["components"]} == set(jobs.values())
     assert all(c["state"] == "COMPLETED" and c["node"] and c["time_limit"] for c in doc["components"])
-    ledger = (run_dir / "jobs.json").read_bytes()
+    ledger = RunDir(run_dir).jobs_path.read_bytes()
     out = polar("resume", str(run_dir))
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith(f"{run_dir} already finished (sessions 6/6 ") and "nothing submitted" in out.stdout
-    assert (run_dir / "jobs.json").read_bytes() == ledger
+    assert RunDir(run_dir).jobs_path.read_bytes() == ledger
     mine = subprocess.run(["squeue", "-h", "-n", "local-shell-gateway,local-shell-inference,local-shell-coordinator",
                            "-o", "%i"], capture_output=True, text=True, timeout=30).stdout.split()
     assert mine == [], f"resume of a finished run left jobs in the queue: {mine}"
@@ -151,7 +151,7 @@ async def test_a_wait_outlasts_its_deadline_while_the_job_is_held_and_fails_fast
     import asyncio
 
     from polar_hpc.gateway.waits import JobWatch, WaitFailed, wait_for_endpoints
-    from polar_hpc.launch.rundir import JobRecord, JobsFile
+    from polar_hpc.wire.rundir import JobRecord, JobsFile
 
     job = subprocess.run(["sbatch", "--parsable", "--hold", "-t", "1", "-o", "/dev/null", "--wrap", "true"],
                          capture_output=True, text=True, check=True, timeout=30).stdout.strip()
@@ -180,7 +180,7 @@ def test_wait_exits_nonzero_when_every_gateway_is_gone_and_cancel_is_quick(run_d
         [sys.executable, "-m", "polar_hpc", "launch", RECIPE, "--run-dir", str(run_dir), *SLURM_SETS, *HELD,
          "--wait", "--timeout", "300"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        _wait_for(lambda: (run_dir / "jobs.json").is_file(), 60, "jobs.json")
+        _wait_for(lambda: RunDir(run_dir).jobs_path.is_file(), 60, "jobs.json")
         jobs = _jobs(run_dir)
         gateways = [jobs["gateway-0"], jobs["gateway-1"]]
         _wait_for(lambda: all(s == "RUNNING" for s in sacct_states(gateways).values()), 120, "gateways RUNNING")
@@ -209,7 +209,7 @@ def test_cancel_drains_and_commits(run_dir: Path) -> None:
     out = polar("launch", RECIPE, "--run-dir", str(run_dir), *SLURM_SETS, "--set", "tasks.num_samples=6",
                 "--set", "shards.max_sessions=100")
     assert out.returncode == 0, out.stderr
-    status_path = run_dir / "status.json"
+    status_path = RunDir(run_dir).status_path
 
     def some_done() -> bool:
         try:
@@ -227,9 +227,9 @@ def test_cancel_drains_and_commits(run_dir: Path) -> None:
     keys, dups = committed_keys(run_dir)
     assert len(keys) >= 2 and dups == 0, "sessions done before the cancel were not committed"
     assert out.stdout == f"cancelled {run_dir}: {len(keys)} sessions committed in " \
-                         f"{len(list((run_dir / 'shards').glob('*.h5')))} shard(s)\n"
-    assert not list((run_dir / "shards").glob("*.tmp")), "a shard was left half-written"
-    val = polar("shards", "validate", str(run_dir / "shards"))
+                         f"{len(list(RunDir(run_dir).shards.glob('*.h5')))} shard(s)\n"
+    assert not list(RunDir(run_dir).shards.glob("*.tmp")), "a shard was left half-written"
+    val = polar("shards", "validate", str(RunDir(run_dir).shards))
     assert val.returncode == 0, val.stdout
     assert all(s != "FAILED" for s in sacct_states(list(jobs.values())).values()), "a cancel is not a failure"
 
@@ -245,7 +245,7 @@ def test_preempted_gateway_checkpoints_through_submitit_returns_and_rejoins(run_
     victim = jobs["gateway-1"]
 
     def victim_busy() -> bool:
-        status = read_status(RunDir(run_dir))
+        status = RunDir(run_dir).read_status()
         return status is not None and any(r.rank == 1 and r.alive and r.in_flight > 0 for r in status.ranks)
 
     _wait_for(victim_busy, 300, "gateway-1 holding sessions")

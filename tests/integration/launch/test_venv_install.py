@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from polar_hpc.wire.rundir import RunDir
 from tests.integration.launch.helpers import ROOT, committed_keys, stop_run
 
 pytestmark = [pytest.mark.slow, pytest.mark.install]
@@ -142,5 +143,5 @@ def test_plain_user_venv_installs_fetches_and_runs_the_demo(plain_user: tuple[st
         assert "No module named" not in show.stdout, show.stdout[-2000:]
         graded += bool(re.search(r'"tests_parsed": [1-9]', show.stdout))
     assert graded > 0, "no session's evaluation parsed a test result"
-    owners = {p.stat().st_uid for p in (run_dir / "shards").glob("*.h5")}
+    owners = {p.stat().st_uid for p in RunDir(run_dir).shards.glob("*.h5")}
     assert owners == {pwd.getpwnam(user).pw_uid}

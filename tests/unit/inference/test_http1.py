@@ -150,3 +150,50 @@ def test_limit_bounds_requests_in_flight() -> None:
             await runner.cleanup()
 
     asyncio.run(run())
+
+
+def test_streamed_chunked_bodies_in_any_cut() -> None:
+    """A raw server sends chunked bodies cut at random points (chunk data holding CRLFs, a trailer): the
+    streamed body is exactly the data, whichever parser (whole chunks at once, or chunk by chunk) reads it."""
+    import random
+
+    rng = random.Random(1)
+    cases = []
+    for trial in range(40):
+        datas = [bytes(rng.choice(b"ab\r\n:x0") for _ in range(rng.randint(1, 40))) for _ in range(rng.randint(0, 60))]
+        trailer = b"X-Trailer: 1\r\n" if trial % 3 == 0 else b""
+        wire = b"".join(b"%x\r\n" % len(d) + d + b"\r\n" for d in datas) + b"0\r\n" + trailer + b"\r\n"
+        cuts = sorted(rng.sample(range(1, len(wire)), min(len(wire) - 1, rng.randint(0, 12))))
+        cases.append((b"".join(datas), [wire[a:b] for a, b in zip([0, *cuts], [*cuts, len(wire)], strict=True)]))
+
+    async def main() -> None:
+        pieces: list[list[bytes]] = []
+
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+                await reader.readexactly(length)
+                writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+                for piece in pieces.pop(0):
+                    writer.write(piece)
+                    await writer.drain()
+                    await asyncio.sleep(0)
+
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/generate"
+        pool = Http1Pool()
+        try:
+            for body, cut in cases:
+                pieces.append(cut)
+                stream = await pool.stream(url, b"{}", {}, 10, 5)
+                got = b""
+                while data := await stream.read():
+                    got += data
+                assert got == body and stream.complete
+                stream.close()
+        finally:
+            pool.close()
+            server.close()
+
+    asyncio.run(main())
