@@ -177,7 +177,7 @@ class EngineStream:
             entries = meta.output_token_logprobs
             if not self._cumulative and entries is not None and len(ids) + len(entries) == meta.completion_tokens:
                 for lp, tid, _ in entries:  # a delta, the common case
-                    lps.append(lp)  # type: ignore[arg-type]
+                    lps.append(lp)  # type: ignore[arg-type]  # None is caught below, with its position
                     ids.append(tid)
                 self._text.append(chunk.text)
             else:
@@ -187,7 +187,7 @@ class EngineStream:
                 break
         if len(ids) > start:
             if None in lps[start:]:
-                missing = lps.index(None, start)  # type: ignore[arg-type]
+                missing = lps.index(None, start)  # type: ignore[arg-type]  # the None a chunk carried
                 raise EngineError(
                     f"{self.url} (rid {self.rid}): streamed token {missing} (id {ids[missing]}) has no logprob"
                 )
@@ -243,7 +243,7 @@ class EngineStream:
                 f"completion_tokens={meta.completion_tokens} after {seen} tokens (neither cumulative nor a delta)"
             )
         self._ids += [e[1] for e in new]
-        self._lps += [e[0] for e in new]  # type: ignore[misc]
+        self._lps += [e[0] for e in new]  # type: ignore[misc]  # Nones are checked where the ids are taken
 
     def _chunk_error(self, payload: bytes) -> EngineError:
         try:

@@ -232,7 +232,7 @@ def run_resume(args: argparse.Namespace) -> int:
         sys.stdout.write(f"{run.root}: every component is still queued or running; nothing submitted\n")
     else:
         run.cancelled_path.unlink(missing_ok=True)
-        submit_run(cfg, run, only=dead)  # type: ignore[arg-type]
+        submit_run(cfg, run, only=dead)
         sys.stdout.write(f"resumed {run.root}: resubmitted {len(dead) if dead is not None else 'all'} component(s)\n")
     if args.wait:
         code = _follow(run, args.timeout)

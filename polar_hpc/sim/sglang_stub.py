@@ -157,8 +157,7 @@ class StubServer:
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port)
         await site.start()
-        sock = site._server.sockets[0]  # type: ignore[union-attr]
-        self.url = f"http://{host}:{sock.getsockname()[1]}"
+        self.url = f"http://{host}:{self._runner.addresses[0][1]}"
         return self.url
 
     async def stop(self) -> None:
