@@ -32,7 +32,9 @@ import zmq.asyncio
 
 from polar_hpc.log import get_logger
 from polar_hpc.wire import control as c
+from polar_hpc.wire.endpoints import read_endpoint
 from polar_hpc.wire.records import SessionResult, Task
+from polar_hpc.wire.rundir import RunDir, component_name
 from polar_hpc.wire.security import configure_client, load_keys
 
 log = get_logger("client")
@@ -60,6 +62,7 @@ class RunClient:
 
     def __init__(self, run_dir: str | Path, *, timeout_s: float = 30.0, credits: int = 64) -> None:
         self.run_dir = Path(run_dir)
+        self.run = RunDir(run_dir)
         self.timeout_s = timeout_s
         self.window = max(1, credits)
         self._ctx: zmq.asyncio.Context | None = None
@@ -83,11 +86,9 @@ class RunClient:
         await self.close()
 
     async def connect(self) -> c.Welcome:
-        from polar_hpc.coordinator.server import read_endpoint
-
-        ep = read_endpoint(self.run_dir)
+        ep = read_endpoint(self.run_dir, component_name("coordinator"))
         if ep is None:
-            raise ClientError(f"no coordinator endpoint in {self.run_dir / 'endpoints'}; is the run started?")
+            raise ClientError(f"no coordinator endpoint in {self.run.endpoints}; is the run started?")
         keys = load_keys(self.run_dir)
         self._ctx = zmq.asyncio.Context()
         sock = self._ctx.socket(zmq.DEALER)
@@ -105,19 +106,14 @@ class RunClient:
             raise ClientError(self._no_answer(ep.url)) from None
 
     def _no_answer(self, url: str) -> str:
-        from polar_hpc.coordinator.status import read_status
-
-        try:
-            st = read_status(self.run_dir)
-        except (OSError, msgspec.DecodeError, ValueError):
-            st = None
+        st = self.run.read_status()
         if st is not None and st.finished:
             return (f"run {st.run_name or self.run_dir.name!r} finished ({st.tasks_completed}/{st.tasks} "
                     f"tasks, {st.sessions.get('committed', 0)} sessions committed); its coordinator is gone. Read "
-                    f"the results from {self.run_dir / 'shards'} (ShardReader, TraceReader, polar-hpc report)")
+                    f"the results from {self.run.shards} (ShardReader, TraceReader, polar-hpc report)")
         return (f"coordinator at {url} did not answer within {self.timeout_s:.0f}s: it is not running (stopped "
-                f"or crashed; see {self.run_dir / 'status.json'}), or this client has other keys than "
-                f"{self.run_dir / 'keys'}")
+                f"or crashed; see {self.run.status_path}), or this client has other keys than "
+                f"{self.run.secrets}")
 
     async def close(self) -> None:
         if self._reader is not None:
@@ -285,7 +281,7 @@ class RunClient:
         welcome = self._welcome
         if welcome is not None and welcome.done() and not welcome.cancelled() and welcome.exception() is None:
             return Path(welcome.result().shards_dir)
-        return self.run_dir / "shards"
+        return self.run.shards
 
     def _from_shards(self, shards_dir: Path) -> list[SessionResult]:
         from polar_hpc.store.reader import ShardReader

@@ -28,8 +28,9 @@ import torch
 
 from polar_hpc.assets import asset_path
 from polar_hpc.train.async_client import AsyncConfig, AsyncRollouts, Group, TrainSample, group_samples
-from polar_hpc.wire.endpoints import wait_endpoints
+from polar_hpc.wire.endpoints import endpoint_path, wait_endpoints
 from polar_hpc.wire.records import SessionResult, Task
+from polar_hpc.wire.rundir import RunDir
 
 RECIPE = """
 name = "grpo-loop"
@@ -194,9 +195,9 @@ def main() -> int:
     try:
         wait_endpoints(run_dir, ["inference-0"], timeout_s=300)
         deadline = time.monotonic() + 120
-        while not (run_dir / "endpoints" / "coordinator.json").exists():  # the coordinator's own format
+        while not endpoint_path(run_dir, "coordinator").exists():  # the coordinator's own format
             if time.monotonic() > deadline:
-                raise TimeoutError(f"no coordinator endpoint in {run_dir / 'endpoints'} after 120s")
+                raise TimeoutError(f"no coordinator endpoint in {RunDir(run_dir).endpoints} after 120s")
             time.sleep(0.5)
         asyncio.run(loop(run_dir, args))
     finally:

@@ -198,7 +198,8 @@ def to_dict(obj: msgspec.Struct) -> dict[str, Any]:
             return [strip(v) for v in x]
         return x
 
-    return strip(msgspec.to_builtins(obj))  # type: ignore[no-any-return]
+    out: dict[str, Any] = strip(msgspec.to_builtins(obj))
+    return out
 
 
 def dump_toml(obj: msgspec.Struct) -> str:

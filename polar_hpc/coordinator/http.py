@@ -143,7 +143,7 @@ class HttpFacade:
         await self.runner.setup()
         site = web.TCPSite(self.runner, host, port)
         await site.start()
-        bound = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        bound = self.runner.addresses[0][1]
         url = f"http://{host}:{bound}"
         log.info("HTTP facade at %s", url)
         return url

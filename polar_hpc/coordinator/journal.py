@@ -1,5 +1,5 @@
 """What the shards cannot tell a restarted coordinator: tasks submitted by clients, cancellations and sessions
-given up as ERROR. Append-only JSONL under ``run_dir/coordinator/journal.jsonl``, fsynced per write."""
+given up as ERROR. Append-only JSONL (``coordinator/journal.jsonl`` of the run dir), fsynced per write."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import msgspec
 from polar_hpc.log import get_logger
 from polar_hpc.wire.codec import json_decoder, json_encoder
 from polar_hpc.wire.records import Task
+from polar_hpc.wire.rundir import RunDir
 
 log = get_logger("coordinator.journal")
 
@@ -34,7 +35,7 @@ Entry = Submitted | Cancelled | GaveUp
 
 class Journal:
     def __init__(self, run_dir: Path) -> None:
-        self.path = Path(run_dir) / "coordinator" / "journal.jsonl"
+        self.path = RunDir(run_dir).journal_path
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._enc = json_encoder()
         self._fh: BinaryIO | None = None

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import json
 import os
 import socket
 import time
@@ -24,15 +23,15 @@ import zmq.asyncio
 from polar_hpc.config.run import RunConfig
 from polar_hpc.coordinator.journal import Cancelled, GaveUp, Journal, Submitted
 from polar_hpc.coordinator.state import DispatchState, QueueFull
-from polar_hpc.coordinator.status import Progress, build_status, write_status
+from polar_hpc.coordinator.status import Progress, build_status
 from polar_hpc.coordinator.subscribers import Subscribers
 from polar_hpc.log import get_logger
 from polar_hpc.store.resume import resume_index
 from polar_hpc.tasks.validate import task_problems
 from polar_hpc.wire import control as c
-from polar_hpc.wire.endpoints import Endpoint, write_endpoint
-from polar_hpc.wire.endpoints import read_endpoint as wire_read_endpoint
+from polar_hpc.wire.endpoints import Endpoint, read_endpoint, write_endpoint
 from polar_hpc.wire.records import SessionResult, Task
+from polar_hpc.wire.rundir import RunDir, component_name
 from polar_hpc.wire.security import configure_server, ensure_keys, start_authenticator
 
 if TYPE_CHECKING:  # imported when the facade is on: aiohttp costs the coordinator ~0.3 s of start otherwise
@@ -40,17 +39,9 @@ if TYPE_CHECKING:  # imported when the facade is on: aiohttp costs the coordinat
 
 log = get_logger("coordinator")
 
-ENDPOINT_NAME = "coordinator"
+ENDPOINT_NAME = component_name("coordinator")
 _ACK = c.encode(c.HeartbeatAck())
 UNKNOWN_SUBSCRIBER = c.UNKNOWN_SUBSCRIBER
-
-
-def read_endpoint(run_dir: str | Path) -> Endpoint | None:
-    """``endpoints/coordinator.json`` (``Endpoint.url`` is the ZeroMQ address), or ``None`` until published."""
-    try:
-        return wire_read_endpoint(run_dir, ENDPOINT_NAME)
-    except (FileNotFoundError, msgspec.DecodeError, ValueError):
-        return None
 
 
 class Coordinator:
@@ -64,7 +55,8 @@ class Coordinator:
         self.port = port
         self.exit_when_done = exit_when_done
         self.max_frame_bytes = max_frame_bytes
-        self.shards_dir = self.run_dir / "shards"
+        self.paths = RunDir(run_dir)
+        self.shards_dir = self.paths.shards
         self.state = DispatchState(max_attempts=self.cc.max_attempts,
                                    heartbeat_timeout_s=self.cc.heartbeat_timeout_s, max_pending=max_pending)
         self.subs = Subscribers(self.cc.result_buffer, str(self.shards_dir), timeout_s=self.cc.heartbeat_timeout_s)
@@ -117,7 +109,7 @@ class Coordinator:
             self.state.duplicates += index.duplicates
 
     def _bind(self, sock: zmq.asyncio.Socket) -> int:
-        previous = read_endpoint(self.run_dir)
+        previous = read_endpoint(self.run_dir, ENDPOINT_NAME)
         want = self.port if self.port is not None else (previous.port if previous else 0)
         if want:
             try:
@@ -129,7 +121,7 @@ class Coordinator:
 
     async def run(self) -> int:
         keys = ensure_keys(self.run_dir)
-        restarted = read_endpoint(self.run_dir) is not None
+        restarted = read_endpoint(self.run_dir, ENDPOINT_NAME) is not None
         self.restore()
         ctx = zmq.asyncio.Context()
         auth = start_authenticator(ctx, keys)
@@ -232,7 +224,7 @@ class Coordinator:
                 self._send(r.peer, c.CommitNow())
 
     def _write_status(self) -> None:
-        write_status(self.run_dir, self.run_status())
+        self.paths.write_status(self.run_status())
 
     def run_status(self, req: int = 0) -> c.RunStatus:
         return build_status(self.state, self.progress, time.monotonic(), run_name=self.config.name,
@@ -453,8 +445,3 @@ class Coordinator:
                 results.append(self.recent[key])
         return c.TaskStatus(task_id=task_id, req=req, state=self.state.task_state(task_id),  # type: ignore[arg-type]
                             num_samples=len(t.keys), sessions=sessions, results=results)
-
-
-def status_json(run_dir: Path) -> str:
-    """``status.json`` pretty-printed (for ``polar-hpc status``)."""
-    return json.dumps(json.loads((run_dir / "status.json").read_bytes()), indent=2)

@@ -1,13 +1,10 @@
-"""Run progress: a ``RunStatus`` from the dispatch state, written atomically to ``run_dir/status.json``."""
+"""Run progress: a ``RunStatus`` from the dispatch state (the coordinator writes it to the run's ``status.json``)."""
 
 from __future__ import annotations
 
 from collections import deque
-from pathlib import Path
 
 from polar_hpc.coordinator.state import DispatchState
-from polar_hpc.util.fs import write_atomic
-from polar_hpc.wire.codec import from_json, to_json
 from polar_hpc.wire.control import TERMINAL, RankInfo, RunStatus, SessionState
 
 
@@ -50,10 +47,3 @@ def build_status(state: DispatchState, progress: Progress, now: float, *, run_na
         subscribers=subscribers, finished=ends_when_done and state.finished, tokens=state.tokens,
     )
 
-
-def write_status(run_dir: Path, status: RunStatus) -> None:
-    write_atomic(Path(run_dir) / "status.json", to_json(status))
-
-
-def read_status(run_dir: Path) -> RunStatus:
-    return from_json((Path(run_dir) / "status.json").read_bytes(), RunStatus)

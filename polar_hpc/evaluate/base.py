@@ -88,11 +88,19 @@ async def evaluate_safely(evaluator: Evaluator, trajectory: Trajectory, ctx: Eva
 def mark_not_trainable(trajectory: Trajectory, reason: str) -> None:
     """Add a training filter reason to every trace (see ``trajectory.base.mark_training_filter``)."""
     for tr in trajectory.traces:
-        reasons = list(tr.metadata.get("filter") or [])
-        if reason not in reasons:
-            reasons.append(reason)
-        tr.metadata["filter"] = reasons
-        tr.metadata["trainable"] = False
+        tr.mark_not_trainable(reason)
+
+
+def failure_text(result: EvalResult) -> str:
+    """``Trajectory.error`` of a session whose evaluation failed (:func:`evaluation_failed`)."""
+    return f"evaluation failed: {result.details.get('error', 'unknown error')}"
+
+
+def evaluation_crashed(trajectory: Trajectory, err: BaseException) -> str:
+    """An evaluation call that raised instead of returning a result: every trace is marked not trainable
+    (``evaluation_error``, as for a failed result); returns the ``Trajectory.error`` text."""
+    mark_not_trainable(trajectory, EVALUATION_ERROR)
+    return f"evaluation failed: {err!r}"
 
 
 def apply_rewards(trajectory: Trajectory, result: EvalResult) -> None:

@@ -23,6 +23,7 @@ from polar_hpc.evaluate.simple import score_tests, test_lists
 from polar_hpc.evaluate.swe_spec import SPEC_KEY, GradingSpec
 from polar_hpc.runtime.base import Runtime
 from polar_hpc.wire.records import EvalResult, Trajectory
+from polar_hpc.wire.rundir import SESSION_LOGS, SessionDir
 
 LOG_TAIL_CHARS = 4000
 
@@ -142,8 +143,8 @@ class SWEBenchEvaluator(Evaluator):
             details["applied_with"] = applied
             script = f".polar-eval-{uuid.uuid4().hex[:8]}.sh"
             (rt.session_dir / script).write_text(eval_script(spec))
-            log_name = f"logs/eval-{uuid.uuid4().hex[:8]}.log"
-            (rt.session_dir / "logs").mkdir(exist_ok=True)
+            log_name = f"{SESSION_LOGS}/eval-{uuid.uuid4().hex[:8]}.log"
+            SessionDir(rt.session_dir).logs.mkdir(exist_ok=True)
             inside = f"{rt.sandbox_session_dir}"
             res = await rt.exec(["bash", "-c", f"bash {inside}/{script} > {inside}/{log_name} 2>&1"],
                                 timeout_s=self.spec.timeout_s, cwd=spec.repo_dir)

@@ -22,19 +22,30 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol, TypeVarTuple
 
 import msgspec
 import zmq
 import zmq.asyncio
 
 from polar_hpc.gateway.stages import Stage
+from polar_hpc.gateway.waits import WaitFailed, wait_for_endpoints
 from polar_hpc.log import get_logger
 from polar_hpc.wire import control as c
-from polar_hpc.wire.records import Session, SessionResult, TraceStatus
+from polar_hpc.wire.records import (
+    Session,
+    SessionResult,
+    TraceStatus,
+    format_session_id,
+    parse_session_id,
+    session_key,
+)
+from polar_hpc.wire.rundir import RunDir, component_name
 from polar_hpc.wire.security import configure_client, load_keys
 
 log = get_logger("gateway.control")
+
+_Args = TypeVarTuple("_Args")
 
 
 class ControlledRank(Protocol):
@@ -77,11 +88,6 @@ def summarize(result: SessionResult) -> c.SessionSummary:
     )
 
 
-def _split(session_id: str) -> tuple[str, int]:
-    key, _, attempt = session_id.rpartition("#")
-    return key, int(attempt or 0)
-
-
 class GatewayControl:
     def __init__(self, rank: ControlledRank, run_dir: str | Path, *, rank_id: int, proxy_endpoint: str = "",
                  heartbeat_interval_s: float = 1.0, heartbeat_timeout_s: float = 30.0,
@@ -114,7 +120,7 @@ class GatewayControl:
 
     # ---- callbacks from the rank (any thread) -----------------------------------------------------------
 
-    def _on_loop(self, fn: Callable[..., None], *args: Any) -> None:
+    def _on_loop(self, fn: Callable[[*_Args], None], *args: *_Args) -> None:
         """Run ``fn`` on the event loop thread (now if already there), in call order."""
         loop = self._loop
         if loop is None:
@@ -131,7 +137,8 @@ class GatewayControl:
         self._on_loop(self._status_on_loop, session_id, str(stage))
 
     def _status_on_loop(self, session_id: str, stage: str) -> None:
-        key, attempt = _split(session_id)
+        task_id, sample, attempt = parse_session_id(session_id)
+        key = session_key(task_id, sample)
         self._outbox.put_nowait(c.SessionStatus(key=key, attempt=attempt, stage=stage))
         if stage == "cancelled":
             self._released(key, attempt)
@@ -209,10 +216,8 @@ class GatewayControl:
     async def _endpoint(self) -> str | None:
         """The coordinator's address once it is published (waiting while its Slurm job is queued; failing at
         once if that job ended), or ``None`` when the rank is stopped meanwhile."""
-        from polar_hpc.gateway.waits import WaitFailed, wait_for_endpoints
-
         waiting = asyncio.create_task(wait_for_endpoints(
-            self.run_dir, ["coordinator"], me=f"gateway-{self.rank_id}", timeout_s=self.connect_timeout_s,
+            self.run_dir, [component_name("coordinator")], me=component_name("gateway", self.rank_id), timeout_s=self.connect_timeout_s,
             poll_s=0.2))
         stopper = asyncio.create_task(self._stop.wait())
         try:
@@ -265,12 +270,8 @@ class GatewayControl:
         return reason
 
     def _run_finished(self) -> bool:
-        try:
-            from polar_hpc.coordinator.status import read_status
-
-            return read_status(self.run_dir).finished
-        except (OSError, ValueError):
-            return False
+        status = RunDir(self.run_dir).read_status()
+        return status is not None and status.finished
 
     async def _session(self, sock: zmq.asyncio.Socket) -> str:
         self._last_hello = time.monotonic()
@@ -343,7 +344,7 @@ class GatewayControl:
                                         "in this rank's next shard", self.rank_id, key)
                         continue
                     self._cancelling.add(key)
-                    await self.rank.cancel(f"{key}#{attempt}")
+                    await self.rank.cancel(format_session_id(key, attempt))
             case c.CommitNow():
                 r = self.rank.commit()
                 if inspect.isawaitable(r):

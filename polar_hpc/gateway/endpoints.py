@@ -6,6 +6,7 @@ from pathlib import Path
 
 from polar_hpc.config.run import RunConfig
 from polar_hpc.gateway.waits import wait_for_endpoints
+from polar_hpc.wire.rundir import component_name
 
 
 async def engine_endpoints(config: RunConfig, run_dir: Path, *, timeout_s: float | None = None,
@@ -17,7 +18,7 @@ async def engine_endpoints(config: RunConfig, run_dir: Path, *, timeout_s: float
     inf = config.inference
     if inf.endpoints:
         return list(inf.endpoints)
-    names = [f"inference-{i}" for i in range(max(1, inf.num_servers))]
+    names = [component_name("inference", i) for i in range(max(1, inf.num_servers))]
     limit = config.launch.wait_timeout_s + inf.startup_timeout_s if timeout_s is None else timeout_s
     found = await wait_for_endpoints(Path(run_dir), names, me=me, timeout_s=limit, min_found=1)
     return [e.url for e in found]

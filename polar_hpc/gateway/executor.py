@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import re
 import shutil
 from pathlib import Path
 
@@ -21,17 +19,13 @@ from polar_hpc.proxy.oracle.script import OracleScript, script_from_task
 from polar_hpc.proxy.server import ProxyServer
 from polar_hpc.runtime import Runtime, make_runtime
 from polar_hpc.runtime.prepare import run_prepare
+from polar_hpc.util.fs import unique_name
 from polar_hpc.wire.records import CompletionRecord, EvalResult, TraceStatus, Trajectory
+from polar_hpc.wire.rundir import SessionDir
 
 log = get_logger("gateway.executor")
 
 LOG_TAIL_BYTES = 4000
-
-
-def session_dirname(session_id: str) -> str:
-    """A file name for a session id: readable, and distinct even where sanitizing makes ids collide."""
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", session_id)[:80]
-    return f"{safe}-{hashlib.sha256(session_id.encode()).hexdigest()[:8]}"
 
 
 class SessionState:
@@ -46,7 +40,7 @@ class SessionState:
         self.launch: HarnessLaunch | None = None
         """How the harness CLI starts in a host-rooted sandbox (``resolve_harness``); None: by its name."""
         self.records: list[CompletionRecord] | None = None
-        self.harness_log = session_dir / "logs" / "harness.log"
+        self.harness_log = SessionDir(session_dir).harness_log
 
 
 class SessionExecutor:
@@ -68,7 +62,7 @@ class SessionExecutor:
     # -- INIT -------------------------------------------------------------------------------------------------
     def _state(self, job: SessionJob) -> SessionState:
         if job.state is None:
-            job.state = SessionState(self.sessions_dir / session_dirname(job.session_id))
+            job.state = SessionState(self.sessions_dir / unique_name(job.session_id))
         assert isinstance(job.state, SessionState)
         return job.state
 
@@ -113,7 +107,7 @@ class SessionExecutor:
         if timeout_s is None:
             timeout_s = max(1.0, job.deadline - asyncio.get_running_loop().time())
         await run_prepare(rt, list(spec.prepare), retries=spec.prepare_retries, timeout_s=timeout_s,
-                          log_path=rt.session_dir / "logs" / "prepare.log")
+                          log_path=SessionDir(rt.session_dir).prepare_log)
 
     def _eval_prepare_budget(self, job: SessionJob) -> float:
         """A fresh evaluation runtime has its own budget: the session's may be spent by the time it is needed."""

@@ -7,6 +7,7 @@ import signal
 from pathlib import Path
 
 from polar_hpc.config.run import RunConfig
+from polar_hpc.gateway.control import GatewayControl
 from polar_hpc.gateway.rank import GatewayRank
 from polar_hpc.log import get_logger
 
@@ -54,8 +55,6 @@ async def _start_unless_stopped(rank: GatewayRank, stop: asyncio.Event) -> bool:
 
 async def _run_controlled(rank: GatewayRank, cfg: RunConfig, rank_id: int, run_dir: Path,
                           stop: asyncio.Event) -> bool:
-    from polar_hpc.gateway.control import GatewayControl
-
     control = GatewayControl(rank, run_dir, rank_id=rank_id, proxy_endpoint=rank.proxy_url,
                              heartbeat_interval_s=cfg.coordinator.heartbeat_interval_s,
                              heartbeat_timeout_s=cfg.coordinator.heartbeat_timeout_s)

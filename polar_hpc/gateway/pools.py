@@ -23,12 +23,7 @@ import math
 from collections.abc import Awaitable, Callable, Iterator
 
 from polar_hpc.config.run import GatewayConfig
-from polar_hpc.evaluate.base import (
-    EVALUATION_ERROR,
-    evaluation_failed,
-    evaluation_timeout_s,
-    mark_not_trainable,
-)
+from polar_hpc.evaluate.base import evaluation_crashed, evaluation_failed, failure_text
 from polar_hpc.gateway.stages import AgentOutcome, SessionExecutor, SessionJob, Stage
 from polar_hpc.log import get_logger
 from polar_hpc.postrun.session import fidelity_checked
@@ -333,24 +328,18 @@ class StagePools:
         if job.prewarm is not None:
             with self._timed(job, "prewarm_wait"), contextlib.suppress(Exception):
                 await job.prewarm
-        eval_timeout = evaluation_timeout_s(job.session.task.evaluator)
-        try:
+        try:  # evaluation bounds itself (evaluation_timeout_s) and marks the traces of a failed one
             with self._timed(job, "evaluate"):
-                async with asyncio.timeout(eval_timeout):
-                    evaluation = await self.executor.evaluate(job, trajectory)
+                evaluation = await self.executor.evaluate(job, trajectory)
         except Exception as err:
-            if isinstance(err, TimeoutError):
-                err = TimeoutError(f"no result within {eval_timeout:.0f}s")
             log.warning("session %s: evaluation failed: %r", job.session_id, err)
-            mark_not_trainable(trajectory, EVALUATION_ERROR)
             trajectory.status = TraceStatus.ERROR
-            trajectory.error = f"evaluation failed: {err!r}"
+            trajectory.error = evaluation_crashed(trajectory, err)
             return trajectory, None
         if evaluation_failed(evaluation):  # infrastructure, not a score: the session is an ERROR
             assert evaluation is not None
-            mark_not_trainable(trajectory, EVALUATION_ERROR)
             trajectory.status = TraceStatus.ERROR
-            trajectory.error = f"evaluation failed: {evaluation.details.get('error', 'unknown error')}"
+            trajectory.error = failure_text(evaluation)
         return trajectory, evaluation
 
     def _result(self, job: SessionJob, trajectory: Trajectory, evaluation: EvalResult | None) -> SessionResult:

@@ -35,6 +35,7 @@ from polar_hpc.store.writer import ShardWriter
 from polar_hpc.wire.endpoints import read_endpoints
 from polar_hpc.wire.records import Session, SessionResult
 from polar_hpc.wire.resolved import resolve_session
+from polar_hpc.wire.rundir import RunDir, component_name, component_prefix
 
 log = get_logger("gateway.rank")
 
@@ -77,7 +78,7 @@ class GatewayRank:
             executor = await self._start_proxy_and_executor()
         producer = {"component": "gateway", "rank": str(self.rank), "host": socket.gethostname(),
                     "polar_hpc": __version__, "model": model}
-        self._writer = ShardWriter(self.run_dir / "shards", self.rank, cfg.shards, producer,
+        self._writer = ShardWriter(RunDir(self.run_dir).shards, self.rank, cfg.shards, producer,
                                    on_commit=self._committed)
         self._pools = StagePools(cfg.gateway, executor, self._sink, on_status=self._status, rank=self.rank,
                                  model=model)
@@ -92,7 +93,7 @@ class GatewayRank:
         cfg = self.config
         inf = cfg.inference
         template = await asyncio.to_thread(ChatTemplate.from_model_dir, resolve_model(inf.model))
-        endpoints = await engine_endpoints(cfg, self.run_dir, me=f"gateway-{self.rank}")
+        endpoints = await engine_endpoints(cfg, self.run_dir, me=component_name("gateway", self.rank))
         engine = self._engine = SGLangEngine(endpoints, request_timeout_s=inf.request_timeout_s,
                                     context_length=inf.context_length, default_max_new_tokens=inf.max_new_tokens,
                                     api_key=run_api_key(self.run_dir))
@@ -100,14 +101,14 @@ class GatewayRank:
                                   tool_parser=inf.tool_parser, render_mode=cfg.gateway.render,
                                   context_length=inf.context_length, max_new_tokens=inf.max_new_tokens,
                                   enable_thinking=inf.enable_thinking, request_timeout_s=inf.request_timeout_s,
-                                  records_dir=self.run_dir / "records" if cfg.gateway.keep_records else None,
+                                  records_dir=RunDir(self.run_dir).records if cfg.gateway.keep_records else None,
                                   measure_divergence=cfg.gateway.measure_divergence,
                                   stream_upstream=cfg.proxy.stream_upstream, sse_keepalive_s=cfg.proxy.keepalive_s)
         unix_path = self._socket_path() if cfg.runtime.network == "none" else None
         self.proxy_url = await proxy.start(host="127.0.0.1", port=cfg.gateway.proxy_port,
                                                  unix_path=str(unix_path) if unix_path else None)
         self.proxy_socket = unix_path
-        sessions_dir = self.run_dir / "sessions" / f"rank-{self.rank:05d}"
+        sessions_dir = RunDir(self.run_dir).sessions(self.rank)
         await self._stop_stale_instances()
         if sessions_dir.exists():  # left by an earlier life of this rank (crash, preemption): start clean
             await asyncio.to_thread(shutil.rmtree, sessions_dir, True)
@@ -133,7 +134,7 @@ class GatewayRank:
             log.warning("rank %d: stopping stale apptainer instances: %r", self.rank, err)
 
     def _socket_path(self) -> Path:
-        path = self.run_dir / "sessions" / f"proxy-{self.rank:05d}.sock"
+        path = RunDir(self.run_dir).proxy_socket(self.rank)
         if len(str(path)) > UNIX_PATH_MAX:
             self._socket_dir = Path(tempfile.mkdtemp(prefix="polar-proxy-"))
             path = self._socket_dir / "proxy.sock"
@@ -246,7 +247,7 @@ class GatewayRank:
         """Inference servers that were requeued or restarted publish new endpoints: follow them."""
         while True:
             await asyncio.sleep(ENDPOINT_POLL_S)
-            found = await asyncio.to_thread(read_endpoints, self.run_dir, "inference-")
+            found = await asyncio.to_thread(read_endpoints, self.run_dir, component_prefix("inference"))
             if found and self._engine is not None and self._engine.pool.set_urls([e.url for e in found]):
                 log.info("rank %d: inference servers now %s", self.rank, ", ".join(e.url for e in found))
 

@@ -16,7 +16,8 @@ from pathlib import Path
 from polar_hpc.log import get_logger
 from polar_hpc.util import proc
 from polar_hpc.util.slurm import JobInfo, job_infos
-from polar_hpc.wire.endpoints import Endpoint, endpoint_path, read_endpoint
+from polar_hpc.wire.endpoints import Endpoint, read_endpoint
+from polar_hpc.wire.rundir import RunDir
 from polar_hpc.wire.waits import WaitRecord, clear_wait, write_wait
 
 log = get_logger("gateway.waits")
@@ -41,16 +42,13 @@ class JobWatch:
         self._asked = 0.0
 
     def _ledger(self) -> dict[str, tuple[str, str, int | None]]:
-        from polar_hpc.launch.rundir import RunDir  # the run dir's ledger (jobs.json) is the launcher's file
-
         try:
             jobs = RunDir(self.run_dir).read_jobs()
         except (OSError, ValueError):
             return {}
         if jobs is None:
             return {}
-        return {("coordinator" if j.component == "coordinator" else f"{j.component}-{j.index}"):
-                (j.job_id, j.backend, j.pid_start) for j in jobs.jobs}
+        return {j.name: (j.job_id, j.backend, j.pid_start) for j in jobs.jobs}
 
     def refresh(self, names: list[str]) -> None:
         now = time.monotonic()
@@ -92,14 +90,15 @@ async def wait_for_endpoints(run_dir: Path, names: list[str], *, me: str, timeou
     last_log = 0.0
     try:
         while True:
-            found = [n for n in names if endpoint_path(run_dir, n).is_file()]
+            published = {n: read_endpoint(run_dir, n) for n in names}
+            found = [n for n, ep in published.items() if ep is not None]
             missing = [n for n in names if n not in found]
             if not missing:
-                return [read_endpoint(run_dir, n) for n in names]
+                return [ep for ep in published.values() if ep is not None]
             await asyncio.to_thread(watch.refresh, missing)
             infos = {n: watch.info(n) for n in missing}
             dead = {n: i for n, i in infos.items() if i is not None and not i.live and i.state != "UNKNOWN"
-                    and not endpoint_path(run_dir, n).is_file()}
+                    and read_endpoint(run_dir, n) is None}
             now = time.monotonic()
             queued = all(i is not None and i.state == "PENDING" for i in infos.values())
             if not queued:
@@ -111,13 +110,13 @@ async def wait_for_endpoints(run_dir: Path, names: list[str], *, me: str, timeou
                     break
                 why = "; ".join(f"{n}: {i.describe()}" for n, i in dead.items())
                 raise WaitFailed(f"{me}: {why} before publishing its endpoint; gave up waiting for "
-                                 f"{', '.join(missing)} (see its log under {run_dir / 'logs'})")
+                                 f"{', '.join(missing)} (see its log under {RunDir(run_dir).logs()})")
             if budget <= 0:
                 if len(found) >= need and found:
                     break
                 seen = "; ".join(f"{n}: {i.describe() if i else 'job state unknown'}" for n, i in infos.items())
                 raise WaitFailed(f"{me}: waited {_minutes(now - started)} for {', '.join(missing)} in "
-                                 f"{run_dir / 'endpoints'} ({timeout_s:.0f} s of it not queued); last seen: {seen}")
+                                 f"{RunDir(run_dir).endpoints} ({timeout_s:.0f} s of it not queued); last seen: {seen}")
             states = ", ".join(f"{n}: {i.describe() if i else 'job state unknown'}" for n, i in infos.items())
             said = f"waiting for {states}"
             if said != last_said or now - last_log >= LOG_EVERY_S:
@@ -129,7 +128,8 @@ async def wait_for_endpoints(run_dir: Path, names: list[str], *, me: str, timeou
             await asyncio.sleep(poll_s)
     finally:
         clear_wait(run_dir, me)
-    eps = [read_endpoint(run_dir, n) for n in names if endpoint_path(run_dir, n).is_file()]
+    published = {n: read_endpoint(run_dir, n) for n in names}
+    eps = [ep for ep in published.values() if ep is not None]
     log.warning("%s: going on with %s; %s did not come", me, ", ".join(e.name for e in eps),
-                ", ".join(n for n in names if not endpoint_path(run_dir, n).is_file()))
+                ", ".join(n for n, ep in published.items() if ep is None))
     return eps

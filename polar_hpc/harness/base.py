@@ -9,6 +9,7 @@ from typing import Any, ClassVar, Protocol
 import msgspec
 
 from polar_hpc.config.run import AgentSpec
+from polar_hpc.wire.rundir import SESSION_HOME, SessionDir
 
 
 class HarnessError(ValueError):
@@ -33,11 +34,11 @@ class HarnessContext(msgspec.Struct, frozen=True, kw_only=True):
 
     @property
     def home(self) -> str:
-        return f"{self.sandbox_session_dir}/home"
+        return f"{self.sandbox_session_dir}/{SESSION_HOME}"
 
     @property
     def host_home(self) -> Path:
-        return Path(self.session_dir) / "home"
+        return SessionDir(self.session_dir).home
 
 
 class HarnessCommand(msgspec.Struct, frozen=True, kw_only=True):
@@ -109,7 +110,7 @@ class BaseAdapter:
         ctx.host_home.mkdir(parents=True, exist_ok=True)
         files: list[str] = []
         argv, env = self.build(ctx, files)
-        log_path = Path(ctx.session_dir) / "logs" / "agent" / f"{self.name}.txt"
+        log_path = SessionDir(ctx.session_dir).agent_log(self.name)
         log_path.parent.mkdir(parents=True, exist_ok=True)
         return HarnessCommand(
             argv=argv,

@@ -79,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         if not msg.tool_calls:
             return 0
         for call in msg.tool_calls:
+            # only the bash function tool is offered, so every call is a function call
             result = run_bash(call.function.arguments, args.tool_timeout)  # type: ignore[union-attr]
             say(f"[tool] {call.function.arguments} -> {result[:200]}")  # type: ignore[union-attr]
             messages.append({"role": "tool", "tool_call_id": call.id, "content": result})

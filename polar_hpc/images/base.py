@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from polar_hpc.log import get_logger
 
@@ -42,8 +43,8 @@ def image_exists(engine: str, name: str) -> bool:
     return res.returncode == 0
 
 
-def _run(argv: list[str], what: str, **kw: object) -> None:
-    res = subprocess.run(argv, capture_output=True, timeout=BUILD_TIMEOUT_S, **kw)  # type: ignore[call-overload]
+def _run(argv: list[str], what: str, **kw: Any) -> None:
+    res = subprocess.run(argv, capture_output=True, timeout=BUILD_TIMEOUT_S, **kw)
     if res.returncode != 0:
         tail = (res.stderr or b"").decode(errors="replace").strip()[-1500:]
         raise ImageBuildError(f"{what}: `{' '.join(argv[:4])} ...` exited {res.returncode}: {tail}")

@@ -112,7 +112,7 @@ class EngineAdmin:
         ``in_place``/``retract`` keep them until ``continue_generation``."""
         if mode not in ("abort", "retract", "in_place"):
             raise ValueError(f"pause mode must be abort, retract or in_place, got {mode!r}")
-        await self._all("POST", "/pause_generation", PauseRequest(mode=mode), self.admin_timeout_s)  # type: ignore[arg-type]
+        await self._all("POST", "/pause_generation", PauseRequest(mode=mode), self.admin_timeout_s)  # type: ignore[arg-type]  # mode checked above
 
     async def continue_generation(self) -> None:
         await self._all("POST", "/continue_generation", _Empty(), self.admin_timeout_s)

@@ -21,6 +21,7 @@ import aiohttp
 import msgspec
 import numpy as np
 
+from polar_hpc.config.run import InferenceConfig
 from polar_hpc.inference.admin import EngineAdmin
 from polar_hpc.inference.attempts import Attempts
 from polar_hpc.inference.errors import ContextOverflow, EngineError, EngineTimeout
@@ -41,6 +42,9 @@ from polar_hpc.log import get_logger
 from polar_hpc.wire.records import SamplingParams
 
 log = get_logger("inference.engine")
+
+_INF = InferenceConfig()
+"""The recipe's defaults, which the client's own defaults are."""
 
 
 class GenerateResult(msgspec.Struct, kw_only=True):
@@ -83,10 +87,10 @@ class SGLangEngine(EngineAdmin):
         self,
         endpoints: list[str],
         *,
-        request_timeout_s: float = 600.0,
+        request_timeout_s: float = _INF.request_timeout_s,
         max_retries: int = 3,
         context_length: int | None = None,
-        default_max_new_tokens: int = 1024,
+        default_max_new_tokens: int = _INF.max_new_tokens,
         backoff_s: float = 0.2,
         max_backoff_s: float = 5.0,
         connect_timeout_s: float = 10.0,

@@ -29,7 +29,7 @@ class _Conn(asyncio.Protocol):
         self.stream: Http1Stream | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
+        self.transport = transport  # type: ignore[assignment]  # a TCP connection's transport is a Transport
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True

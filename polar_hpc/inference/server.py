@@ -31,6 +31,7 @@ from polar_hpc.inference.readiness import ServerStartError, stop_process, wait_h
 from polar_hpc.inference.sglang_launch import API_KEY_ENV
 from polar_hpc.log import get_logger
 from polar_hpc.wire.endpoints import Endpoint, advertised_host, remove_endpoint, write_endpoint
+from polar_hpc.wire.rundir import RunDir, component_name
 
 log = get_logger("inference.server")
 
@@ -140,12 +141,11 @@ def container_prefix(image: str, model_path: str, *, env: dict[str, str] | None 
 def run_api_key(run_dir: str | Path) -> str | None:
     """The key the run's inference servers require: the run token (``RUN_DIR/secrets/run_token``), None without
     one (a run dir made by hand; the servers then accept any caller)."""
-    path = Path(run_dir) / "secrets" / "run_token"
-    try:
-        return path.read_text().strip() or None
-    except FileNotFoundError:
-        log.warning("%s does not exist: this run's inference servers take no API key", path)
-        return None
+    run = RunDir(run_dir)
+    token = run.run_token()
+    if token is None:
+        log.warning("%s does not exist: this run's inference servers take no API key", run.run_token_path)
+    return token
 
 
 def server_scratch(index: int, base: str | None = None) -> Path:
@@ -184,13 +184,13 @@ class ServerJob:
     ) -> None:
         self.cfg = cfg
         self.index = index
-        self.name = f"inference-{index}"
+        self.name = component_name("inference", index)
         self.run_dir = Path(run_dir)
         self.model_path = model_path
         self.topology = topology or slurm_topology()
         self.host = host or advertised_host()
         self.bind_host = bind_host or self.host
-        self.log_dir = Path(log_dir) if log_dir else self.run_dir / "logs" / "inference"
+        self.log_dir = Path(log_dir) if log_dir else RunDir(run_dir).logs("inference")
         self.proc: subprocess.Popen[bytes] | None = None
         self._stopping = False
         self.api_key = run_api_key(self.run_dir)
@@ -270,10 +270,8 @@ class ServerJob:
 
 def run_from_run_dir(run_dir: str | Path, index: int, config_path: str | Path | None = None) -> int:
     from polar_hpc.assets import resolve_model
-    from polar_hpc.config import RunConfig
-    from polar_hpc.config.base import load_toml
+    from polar_hpc.config import load_recipe
 
-    path = Path(config_path) if config_path else Path(run_dir) / "config.toml"
-    cfg = load_toml(path, RunConfig).inference
+    cfg = (load_recipe(config_path) if config_path else RunDir(run_dir).load_config()).inference
     model_path = str(resolve_model(cfg.model))
     return ServerJob(cfg, index=index, run_dir=run_dir, model_path=model_path).run()

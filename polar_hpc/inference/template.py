@@ -164,7 +164,7 @@ class ChatTemplate:
         encode the whole text every time.
         """
         if self._splitter is None:
-            return self.tokenizer.encode(text, add_special_tokens=False).ids  # type: ignore[no-any-return]
+            return self.tokenizer.encode(text, add_special_tokens=False).ids
         parts = self._splitter.split(text)
         ids: list[int] = []
         added = self._added_ids

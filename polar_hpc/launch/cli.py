@@ -45,19 +45,24 @@ def register(sub: Any) -> None:
                                       "inference, assets, disk) and how to fix each")
     d.add_argument("recipe", nargs="?", help="check for this recipe (what it needs becomes required)")
     d.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+    d.add_argument("--on-partition", action="store_true",
+                   help="also run the node checks on a compute node of each partition the recipe uses (srun)")
+    d.add_argument("--probe-timeout", type=float, default=300.0, metavar="S",
+                   help="--on-partition: give up on a probe job not done this long after submission (default 300)")
+    d.add_argument("--node-json", action="store_true", help=argparse.SUPPRESS)
     d.set_defaults(func=run_doctor)
 
 
 def _open_run(path: str) -> Any:
     """An existing run dir, or a one-line error (exit 2) naming what is missing."""
     from polar_hpc.config import ConfigError
-    from polar_hpc.launch.rundir import RunDir
+    from polar_hpc.wire.rundir import CONFIG, RunDir
 
     run = RunDir(path)
     if not run.root.is_dir():
         raise ConfigError(f"{run.root}: no such run directory")
     if not run.exists():
-        raise ConfigError(f"{run.root}: not a polar-hpc run directory (no config.toml)")
+        raise ConfigError(f"{run.root}: not a polar-hpc run directory (no {CONFIG})")
     return run
 
 
@@ -70,8 +75,9 @@ def run_launch(args: argparse.Namespace) -> int:
         overrides.append(f"launch.backend={args.backend}")
     cfg = load_recipe(args.recipe, overrides)
     if args.dry_run:
-        from polar_hpc.launch.rundir import RunDir, default_run_dir
+        from polar_hpc.launch.rundir import default_run_dir
         from polar_hpc.launch.submit import render_sbatch
+        from polar_hpc.wire.rundir import RunDir
 
         run = RunDir(args.run_dir or cfg.launch.run_dir or default_run_dir(cfg))
         out = ["# resolved config", dump_config(cfg)]
@@ -106,7 +112,7 @@ def run_launch(args: argparse.Namespace) -> int:
         lines.append(f"  {job.component}-{job.index}: job {job.job_id}")
     lines += [
         "logs:",
-        f"  tail -F {run.root}/logs/*/*/*.out",
+        f"  tail -F {run.logs()}/*/*/*.out",
         f"watch: polar-hpc status {run.root}",
         f"stop:  polar-hpc cancel {run.root}",
     ]
@@ -125,7 +131,7 @@ def _follow(run: Any, timeout_s: float | None) -> int:
     if sys.stderr.isatty():
         from polar_hpc.launch.live import LiveDisplay
 
-        with LiveDisplay(sys.stderr) as live:
+        with LiveDisplay(sys.stderr, run) as live:
             return wait_run(run, timeout_s=timeout_s, report=live.say, on_status=live.update)
     return wait_run(run, timeout_s=timeout_s, report=_report)
 
@@ -136,9 +142,9 @@ def _report(line: str) -> None:
 
 
 def _print_summary(run: Any) -> None:
-    from polar_hpc.launch.monitor import progress_line, read_status
+    from polar_hpc.launch.monitor import progress_line
 
-    sys.stdout.write(f"final: {progress_line(read_status(run))}\nshards: {run.shards}\n")
+    sys.stdout.write(f"final: {progress_line(run.read_status())}\nshards: {run.shards}\n")
 
 
 def _committed(run: Any) -> str:
@@ -163,13 +169,15 @@ def _run_state(run: Any, status: Any) -> str:
 def run_status(args: argparse.Namespace) -> int:
     import msgspec
 
-    from polar_hpc.launch.monitor import component_states, progress_line, read_status, recent_errors
+    from polar_hpc.launch.live import wait_line
+    from polar_hpc.launch.monitor import component_states, progress_line, recent_errors
+    from polar_hpc.wire.rundir import component_name
     from polar_hpc.wire.waits import read_waits
 
     run = _open_run(args.run_dir)
     jobs = run.read_jobs()
     comps = component_states(run, jobs) if jobs else []
-    status = read_status(run)
+    status = run.read_status()
     state = _run_state(run, status)
     errors = recent_errors(jobs) if jobs and not state.startswith("cancelled") else []
     waits = read_waits(run.root)
@@ -181,11 +189,11 @@ def run_status(args: argparse.Namespace) -> int:
     rows = [f"{'component':<14} {'job':>10} {'pid':>8} {'state':<12} {'endpoint':<8} {'reason':<14} {'node':<10} "
             f"{'elapsed':>10} {'limit':>10}"]
     for c in comps:
-        name = "coordinator" if c.component == "coordinator" else f"{c.component}-{c.index}"
+        name = component_name(c.component, c.index)
         rows.append(f"{name:<14} {c.job_id:>10} {c.pid or '-':>8} {c.state:<12} {'yes' if c.endpoint else 'no':<8} "
                     f"{c.reason or '-':<14} {c.node or '-':<10} {c.elapsed or '-':>10} {c.time_limit or '-':>10}")
     if waits:
-        rows += ["", *(f"{w.component} {w.detail}" for w in waits.values())]
+        rows += ["", *(wait_line(w) for w in waits.values())]
     rows.append("")
     rows.append(progress_line(status))
     rows.append(state)
@@ -198,22 +206,23 @@ def run_status(args: argparse.Namespace) -> int:
 def run_cancel(args: argparse.Namespace) -> int:
     from polar_hpc.config import ConfigError
     from polar_hpc.launch.monitor import cancel_run
+    from polar_hpc.wire.rundir import JOBS
 
     run = _open_run(args.run_dir)
     if run.read_jobs() is None:
-        raise ConfigError(f"{run.root}: nothing was launched here (no jobs.json)")
+        raise ConfigError(f"{run.root}: nothing was launched here (no {JOBS})")
     cancel_run(run, grace_s=args.grace)
     sys.stdout.write(f"cancelled {run.root}: {_committed(run)}\n")
     return 0
 
 
 def run_resume(args: argparse.Namespace) -> int:
-    from polar_hpc.launch.monitor import dead_components, progress_line, read_status
+    from polar_hpc.launch.monitor import dead_components, progress_line
     from polar_hpc.launch.submit import submit_run
 
     run = _open_run(args.run_dir)
     cfg = run.load_config()
-    status = read_status(run)
+    status = run.read_status()
     if status is not None and status.finished:
         sys.stdout.write(f"{run.root} already finished ({progress_line(status)}); nothing submitted\n")
         return 0
@@ -235,9 +244,21 @@ def run_resume(args: argparse.Namespace) -> int:
 def run_doctor(args: argparse.Namespace) -> int:
     """Exit 1 when something the recipe needs is missing (without a recipe nothing is required)."""
     from polar_hpc.config import load_recipe
+    from polar_hpc.launch import partition
     from polar_hpc.launch.doctor import diagnose, render
 
     cfg = load_recipe(args.recipe, args.overrides) if args.recipe else None
     findings = diagnose(cfg)
+    if args.node_json:  # what an --on-partition probe job prints
+        sys.stdout.write(partition.node_report(findings) + "\n")
+        return 0
+    findings += partition.check_partitions(cfg)
+    if args.on_partition:
+        if cfg is None or cfg.launch.backend != "slurm":
+            sys.stderr.write("polar-hpc doctor: --on-partition needs a recipe with launch.backend = 'slurm'"
+                             f"{'' if cfg is None else f' (it has {cfg.launch.backend!r})'}\n")
+            return 2
+        recipe = [str(Path(args.recipe).resolve()), *(a for o in args.overrides for a in ("--set", o))]
+        findings += partition.probe_partitions(cfg, recipe, timeout_s=args.probe_timeout)
     sys.stdout.write(render(findings) + "\n")
     return 1 if any(f.required and not f.ok for f in findings) else 0

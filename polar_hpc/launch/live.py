@@ -1,23 +1,31 @@
 """The live progress display of ``launch --wait`` / ``resume --wait`` on a terminal (rich).
 
 Sessions done / total, in flight per stage (summed over the live ranks), accepted, tokens/s, elapsed, ETA (failed
-sessions count in the total; the final line says how many). In a
-batch log (stderr not a terminal) the CLI prints one line per change instead (:func:`monitor.progress_line`).
+sessions count in the total; the final line says how many); under the table the components' job states (Slurm's,
+with the reason a job pends) and what a component waits for. In a batch log (stderr not a terminal) the CLI prints
+one line per change instead (:func:`monitor.progress_line`).
 """
 
 from __future__ import annotations
 
 import time
+from collections import Counter
 from typing import IO
 
 from rich import box
-from rich.console import Console
+from rich.console import Console, Group
 from rich.live import Live
 from rich.table import Table
+from rich.text import Text
 
+from polar_hpc.launch.monitor import ComponentState, component_states
+from polar_hpc.launch.rundir import RunDir
 from polar_hpc.wire.control import RunStatus
+from polar_hpc.wire.waits import WaitRecord, read_waits
 
 STAGES = ("queued", "init", "ready", "run", "postrun")
+JOBS_EVERY_S = 10.0
+"""How often the display asks Slurm (squeue/sacct) for the components' states."""
 
 
 def _clock(seconds: float | None) -> str:
@@ -28,18 +36,37 @@ def _clock(seconds: float | None) -> str:
 
 
 class TokenRate:
-    """Tokens/s from successive statuses (the coordinator reports the running total)."""
+    """Tokens/s since the first status seen (the coordinator reports the running total of done sessions, so the
+    rate between two statuses jumps, and is 0 in the last one)."""
 
     def __init__(self) -> None:
-        self.last: tuple[float, int] | None = None
+        self.first: tuple[float, int] | None = None
         self.rate = 0.0
 
     def update(self, status: RunStatus) -> float:
-        if self.last is not None and status.updated > self.last[0]:
-            self.rate = (status.tokens - self.last[1]) / (status.updated - self.last[0])
-        if self.last is None or status.updated > self.last[0]:
-            self.last = (status.updated, status.tokens)
+        if self.first is None:
+            self.first = (status.updated, status.tokens)
+        elif status.updated > self.first[0]:
+            self.rate = (status.tokens - self.first[1]) / (status.updated - self.first[0])
         return self.rate
+
+
+def wait_line(wait: WaitRecord, now: float | None = None) -> str:
+    """``gateway-0 waiting for inference-0: job 123 PENDING (Resources), 4 min``, the time counted to ``now``
+    (the record's own detail keeps the time it was written at)."""
+    said = wait.detail.rsplit(", ", 1)[0]
+    waited = (time.time() if now is None else now) - wait.since
+    return f"{wait.component} {said}, {waited / 60:.0f} min" if waited >= 60 else f"{wait.component} {said}, {waited:.0f} s"
+
+
+def jobs_summary(comps: list[ComponentState]) -> str:
+    """``inference 1 PENDING (Resources) · coordinator 1 RUNNING · gateway 7 RUNNING, 1 PENDING (Priority)``."""
+    groups: dict[str, Counter[str]] = {c: Counter() for c in ("inference", "coordinator", "gateway")}
+    for c in comps:
+        label = f"{c.state} ({c.reason})" if c.state == "PENDING" and c.reason not in ("", "None") else c.state
+        groups.setdefault(c.component, Counter())[label] += 1
+    return " · ".join(f"{comp} " + ", ".join(f"{n} {label}" for label, n in counts.items())
+                      for comp, counts in groups.items() if counts)
 
 
 def progress_table(status: RunStatus | None, tokens_per_s: float, now: float | None = None) -> Table:
@@ -61,12 +88,21 @@ def progress_table(status: RunStatus | None, tokens_per_s: float, now: float | N
     return table
 
 
+def progress_view(table: Table, notes: list[str]) -> Group:
+    """The table, then one line per note (job states, waits) at the terminal's width, not the table's."""
+    return Group(table, *(Text(line, no_wrap=False) for line in notes))
+
+
 class LiveDisplay:
     """A context manager: ``update(status)`` redraws the table, ``say(line)`` prints a message above it."""
 
-    def __init__(self, stream: IO[str]) -> None:
+    def __init__(self, stream: IO[str], run: RunDir | None = None, jobs_every_s: float = JOBS_EVERY_S) -> None:
         self.console = Console(file=stream)
         self.rate = TokenRate()
+        self.run = run
+        self.jobs_every_s = jobs_every_s
+        self._jobs_at = -jobs_every_s
+        self._jobs_line = ""
         self.live = Live(progress_table(None, 0.0), console=self.console, refresh_per_second=2, transient=False)
 
     def __enter__(self) -> LiveDisplay:
@@ -78,7 +114,18 @@ class LiveDisplay:
 
     def update(self, status: RunStatus | None) -> None:
         rate = self.rate.update(status) if status is not None else 0.0
-        self.live.update(progress_table(status, rate))
+        self.live.update(progress_view(progress_table(status, rate), self.notes()))
+
+    def notes(self) -> list[str]:
+        """The components' job states (refreshed every ``jobs_every_s``) and what each waits for."""
+        if self.run is None:
+            return []
+        if time.monotonic() - self._jobs_at >= self.jobs_every_s:
+            self._jobs_at = time.monotonic()
+            jobs = self.run.read_jobs()
+            self._jobs_line = f"jobs: {jobs_summary(component_states(self.run, jobs))}" if jobs else ""
+        waits = [wait_line(w) for w in read_waits(self.run.root).values()]
+        return [line for line in (self._jobs_line, *waits) if line]
 
     def say(self, line: str) -> None:
         self.console.print(line, markup=False, highlight=False)

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import msgspec
 
-from polar_hpc.launch.rundir import JobRecord, JobsFile, RunDir
 from polar_hpc.log import get_logger
 from polar_hpc.util import proc
 from polar_hpc.util.slurm import UNKNOWN, JobInfo, job_infos
 from polar_hpc.wire.control import RunStatus
+from polar_hpc.wire.endpoints import endpoint_path
+from polar_hpc.wire.rundir import JOBS, JobRecord, JobsFile, RunDir
 
 log = get_logger("launch")
 
@@ -39,16 +40,9 @@ class ComponentState(msgspec.Struct, kw_only=True):
     time_limit: str = ""
 
 
-def read_status(run: RunDir) -> RunStatus | None:
-    try:
-        return msgspec.json.decode(run.status_path.read_bytes(), type=RunStatus)
-    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
-        return None
-
-
 def _component_pid(run: RunDir, job: JobRecord) -> int | None:
     """The component's pid from its pid file, only while that pid is still the process the job started."""
-    record = proc.read_pid_file(run.logs(job.component) / f"{job.component}-{job.index}.pid")
+    record = proc.read_pid_file(run.pid_file(job.component, job.index))
     if record is None:
         return None
     pid, started = record
@@ -89,10 +83,9 @@ def component_states(run: RunDir, jobs: JobsFile) -> list[ComponentState]:
         else:
             alive = _controller_pid(run, job) is not None or pid is not None
             state = "RUNNING" if alive else "ENDED"
-        name = "coordinator" if job.component == "coordinator" else f"{job.component}-{job.index}"
         out.append(ComponentState(
             component=job.component, index=job.index, job_id=job.job_id, backend=jobs.backend, state=state,
-            alive=alive, pid=pid, endpoint=(run.endpoints / f"{name}.json").is_file(),
+            alive=alive, pid=pid, endpoint=endpoint_path(run.root, job.name).is_file(),
             log_dir=job.folder, reason=info.reason if info else "", node=info.node if info else "",
             elapsed=info.elapsed if info else "", time_limit=info.time_limit if info else "",
         ))
@@ -111,13 +104,12 @@ def recent_errors(jobs: JobsFile, limit: int = 5, tail_bytes: int = 65536) -> li
                 mtime = log_file.stat().st_mtime
             except OSError:
                 continue
-            name = "coordinator" if job.component == "coordinator" else f"{job.component}-{job.index}"
             for i, line in enumerate(lines):
                 if " ERROR " in line or " CRITICAL " in line or (
                         line.startswith("Traceback") and i + 1 < len(lines)):
                     text = line if not line.startswith("Traceback") else next(
                         (x for x in lines[i + 1:] if x and not x.startswith(" ")), line)
-                    found.append((mtime + i * 1e-6, f"{name}: {text.strip()[:200]}"))
+                    found.append((mtime + i * 1e-6, f"{job.name}: {text.strip()[:200]}"))
     return [text for _, text in sorted(found)[-limit:]]
 
 
@@ -174,7 +166,7 @@ def wait_run(
     last = ""
     gone_since: float | None = None
     while True:
-        status = read_status(run)
+        status = run.read_status()
         line = progress_line(status)
         if on_status is not None:
             on_status(status)
@@ -195,7 +187,7 @@ def wait_run(
             elif gone_since is None:
                 gone_since = time.monotonic()
             elif time.monotonic() - gone_since >= confirm_s:
-                status = read_status(run)
+                status = run.read_status()
                 if status is not None and status.finished:
                     return 0
                 say(why)
@@ -217,7 +209,7 @@ def cancel_run(run: RunDir, grace_s: float | None = None) -> None:
 
     jobs = run.read_jobs()
     if jobs is None:
-        raise FileNotFoundError(f"{run.root}: no jobs.json; nothing was launched here")
+        raise FileNotFoundError(f"{run.root}: no {JOBS}; nothing was launched here")
     if grace_s is None:
         grace_s = stop_grace_s(run.load_config()) + REQUEUE_MARGIN_S
     run.mark_cancelled(grace_s)

@@ -19,9 +19,10 @@ from submitit.slurm.slurm import _make_sbatch_string
 
 from polar_hpc.config import ConfigError, RunConfig, SlurmResources, decode
 from polar_hpc.launch.jobs import ComponentJob, signal_delay_s, stop_grace_s
-from polar_hpc.launch.rundir import Component, JobRecord, JobsFile, RunDir
 from polar_hpc.log import get_logger
 from polar_hpc.util.proc import start_time
+from polar_hpc.wire.endpoints import remove_endpoint
+from polar_hpc.wire.rundir import Component, JobRecord, JobsFile, RunDir, component_name
 
 log = get_logger("launch")
 
@@ -158,7 +159,7 @@ def render_sbatch(cfg: RunConfig, run: RunDir) -> dict[str, str]:
     for component in ("inference", "coordinator", "gateway"):
         if component == "inference" and cfg.inference.engine == "external":
             continue
-        folder = run.logs(component) / "%j"
+        folder = run.job_logs(component)
         params = slurm_parameters(res[component], f"{cfg.name}-{component}", run, cfg)
         if component == "gateway" and cfg.gateway.num_ranks > 1:
             params["map_count"] = cfg.gateway.num_ranks
@@ -169,7 +170,7 @@ def render_sbatch(cfg: RunConfig, run: RunDir) -> dict[str, str]:
 
 
 def _executor(cfg: RunConfig, run: RunDir, component: Component, res: SlurmResources) -> submitit.Executor:
-    folder = run.logs(component) / "%j"
+    folder = run.job_logs(component)
     if cfg.launch.backend == "slurm":
         ex: submitit.Executor = submitit.SlurmExecutor(folder=folder, max_num_timeout=3)
         params = slurm_parameters(res, f"{cfg.name}-{component}", run, cfg)
@@ -191,14 +192,14 @@ def submit_run(cfg: RunConfig, run: RunDir, only: set[tuple[Component, int]] | N
     for component, index in wanted:
         by_component.setdefault(component, []).append(index)
     local = cfg.launch.backend == "local"
-    with clean_slurm_env(), detached_children(run.root / "logs" / "launcher.log") if local else contextlib.nullcontext():
+    with clean_slurm_env(), detached_children(run.launcher_log) if local else contextlib.nullcontext():
         for component in ("inference", "coordinator", "gateway"):
             indices = by_component.get(component, [])
             if not indices:
                 continue
             if component == "inference":  # a dead server's endpoint must not be mistaken for the new one
                 for i in indices:
-                    (run.endpoints / f"inference-{i}.json").unlink(missing_ok=True)
+                    remove_endpoint(run.root, component_name(component, i))
             ex = _executor(cfg, run, component, res[component])
             bodies = [ComponentJob(str(run.root), component, i, stop_grace_s(cfg), requeue=cfg.launch.requeue)
                       for i in indices]
@@ -207,7 +208,7 @@ def submit_run(cfg: RunConfig, run: RunDir, only: set[tuple[Component, int]] | N
             else:
                 jobs = [ex.submit(b) for b in bodies]
             for index, job in zip(indices, jobs, strict=True):
-                folder = str(run.logs(component) / str(job.job_id))
+                folder = str(run.job_logs(component, str(job.job_id)))
                 ledger.jobs = [j for j in ledger.jobs if not (j.component == component and j.index == index)]
                 ledger.jobs.append(
                     JobRecord(component=component, index=index, job_id=str(job.job_id),

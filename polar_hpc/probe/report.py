@@ -7,12 +7,9 @@ dropped, a system prompt rewritten; or the tool list / template arguments change
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import msgspec
 
 from polar_hpc.proxy.prompt import messages_match
-from polar_hpc.wire import codec
 from polar_hpc.wire.records import ChatMessage, CompletionRecord, SessionResult
 
 
@@ -108,10 +105,6 @@ def describe_break(parent: CompletionRecord, rec: CompletionRecord) -> str:
     return "same messages; the prompt tokens differ (template rendering)"
 
 
-def read_records(path: Path) -> list[CompletionRecord]:
-    return [codec.from_json(line, CompletionRecord) for line in path.read_bytes().splitlines() if line.strip()]
-
-
 def probe_row(result: SessionResult, records: list[CompletionRecord], *, records_path: str = "",
               shard: str = "", version: str = "") -> ProbeRow:
     main = [r for r in records if not r.side_request]
@@ -120,14 +113,15 @@ def probe_row(result: SessionResult, records: list[CompletionRecord], *, records
     agent = agent if isinstance(agent, dict) else {}
     breaks: list[ChainBreak] = []
     for tr in result.trajectory.traces:
-        meta = tr.metadata
-        reason = meta.get("break_reason")
+        meta = tr.meta()
+        reason = meta.break_reason
         if not reason:
             continue
-        first = by_id.get((meta.get("completion_ids") or [""])[0])
-        parent = by_id.get(meta.get("fork_completion_id") or "")
+        first = by_id.get((meta.completion_ids or [""])[0])
+        parent = by_id.get(meta.fork_completion_id or "")
         detail = describe_break(parent, first) if parent is not None and first is not None else "no parent chain"
-        breaks.append(ChainBreak(chain=int(meta.get("chain_index", -1)), reason=str(reason), detail=detail))
+        chain = meta.chain_index if meta.chain_index is not None else -1
+        breaks.append(ChainBreak(chain=chain, reason=reason, detail=detail))
     measured = [r.divergence_tokens for r in main if r.render_mode == "continuation"]
     return ProbeRow(
         harness=result.harness, version=version, status=str(agent.get("status", "")),

@@ -25,7 +25,10 @@ from polar_hpc.config.run import (
     TaskTemplate,
 )
 from polar_hpc.log import get_logger
-from polar_hpc.probe.report import ProbeRow, probe_row, read_records
+from polar_hpc.probe.report import ProbeRow, probe_row
+from polar_hpc.wire.codec import read_jsonl
+from polar_hpc.wire.records import CompletionRecord
+from polar_hpc.wire.rundir import RunDir
 
 log = get_logger("probe")
 
@@ -166,9 +169,9 @@ def run_probe(spec: ProbeSpec) -> ProbeRow:
     reader = ShardReader([run_dir])
     results = list(reader.results(None))
     if not results:
-        raise ProbeError(f"the session left no result in {run_dir / 'shards'} ({'; '.join(reader.problems) or 'no shard'})")
+        raise ProbeError(f"the session left no result in {RunDir(run_dir).shards} ({'; '.join(reader.problems) or 'no shard'})")
     result = results[0]
-    records_files = sorted((run_dir / "records").glob("*.jsonl"))
-    records = [r for p in records_files for r in read_records(p)]
+    records_files = sorted(RunDir(run_dir).records.glob("*.jsonl"))
+    records = [r for p in records_files for r in read_jsonl(p, CompletionRecord)]
     return probe_row(result, records, records_path=", ".join(str(p) for p in records_files),
                      shard=", ".join(str(p) for p in reader.shards), version=version)

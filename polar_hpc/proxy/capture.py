@@ -8,22 +8,18 @@ even when calls overlap.
 from __future__ import annotations
 
 import os
-import re
 import struct
 import tempfile
 from pathlib import Path
 from typing import IO
 
 from polar_hpc.log import get_logger
+from polar_hpc.util.fs import safe_name
 from polar_hpc.wire import codec
 from polar_hpc.wire.records import CompletionRecord
 
 log = get_logger("proxy.capture")
 _LEN = struct.Struct("<Q")
-
-
-def safe_name(session_id: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]", "_", session_id) or "_"
 
 
 def record_bytes(rec: CompletionRecord) -> int:

@@ -21,11 +21,11 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
-from polar_hpc.config.run import ProxyConfig, RenderMode, ToolParser
+from polar_hpc.config.run import InferenceConfig, ProxyConfig, RenderMode, ToolParser
 from polar_hpc.inference.template import ChatTemplate
 from polar_hpc.log import get_logger
 from polar_hpc.proxy import respond
-from polar_hpc.proxy.capture import SessionLog, safe_name
+from polar_hpc.proxy.capture import SessionLog
 from polar_hpc.proxy.detect import Route, body_provider, header_provider, request_key, route_by_path
 from polar_hpc.proxy.errors import Failed, ProxyError, bad_request, error_body, error_bytes
 from polar_hpc.proxy.generate import Engine, Generator
@@ -42,11 +42,15 @@ from polar_hpc.proxy.oracle.policy import OraclePolicy
 from polar_hpc.proxy.oracle.script import OracleScript
 from polar_hpc.proxy.prompt import PromptBuilder
 from polar_hpc.proxy.respond.common import SSE_HEADERS, Reply, bare_keepalive
+from polar_hpc.util.fs import safe_name
 from polar_hpc.wire.records import CompletionRecord, Provider
 
 log = get_logger("proxy")
 
 KEEPALIVE_S = ProxyConfig().keepalive_s
+_INF = InferenceConfig()
+"""The recipe's defaults, which the server's own defaults are (``render_mode`` excepted: a bare server renders
+each prompt canonically; runs default to ``gateway.render``)."""
 _JSON_CT = "application/json"
 _DECODE = msgspec.json.Decoder()
 _ENC = msgspec.json.Encoder()
@@ -93,10 +97,10 @@ class ProxyServer:
         engine: Engine,
         *,
         model_name: str,
-        tool_parser: ToolParser = "qwen",
+        tool_parser: ToolParser = _INF.tool_parser,
         render_mode: RenderMode = "canonical",
-        context_length: int = 32768,
-        max_new_tokens: int = 1024,
+        context_length: int = _INF.context_length,
+        max_new_tokens: int = _INF.max_new_tokens,
         records_dir: str | Path | None = None,
         served_models: list[str] | None = None,
         enable_thinking: bool | None = None,

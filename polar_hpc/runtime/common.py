@@ -22,6 +22,7 @@ from polar_hpc.runtime.base import (
     SandboxStateError,
 )
 from polar_hpc.runtime.process import DRAIN_S, KILL_GRACE_S, kill_tree, run_command
+from polar_hpc.wire.rundir import SessionDir
 
 log = get_logger("runtime")
 
@@ -100,8 +101,9 @@ class SandboxBase:
         if self.proxy_socket is not None and not self.proxy_socket.exists():
             raise SandboxError(f"proxy socket {self.proxy_socket} does not exist (start the proxy with unix_path=...)")
         self.session_dir.mkdir(parents=True, exist_ok=True)
-        for sub in ("home", "logs", "work"):
-            (self.session_dir / sub).mkdir(exist_ok=True)
+        layout = SessionDir(self.session_dir)
+        for sub in (layout.home, layout.logs, layout.work):
+            sub.mkdir(exist_ok=True)
         self._scratch = Path(tempfile.mkdtemp(prefix=f"polar-{self.backend}-"))
         (self._scratch / "tmp").mkdir()
         self._state = "starting"

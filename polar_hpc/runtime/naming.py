@@ -7,6 +7,8 @@ import hashlib
 import re
 from pathlib import Path
 
+from polar_hpc.wire.rundir import session_rank
+
 
 def run_tag(run_dir: Path) -> str:
     """8 hex digits naming one run dir (a digest of its resolved path)."""
@@ -25,11 +27,8 @@ def instance_prefix(run_dir: Path, rank: int) -> str:
 
 def session_owner(session_dir: Path) -> str | None:
     """The :func:`owner_tag` of a session dir under ``<run>/sessions/rank-NNNNN/``, else None."""
-    for parent in Path(session_dir).parents:
-        m = re.fullmatch(r"rank-(\d+)", parent.name)
-        if m and parent.parent.name == "sessions":
-            return owner_tag(parent.parent.parent, int(m.group(1)))
-    return None
+    found = session_rank(session_dir)
+    return owner_tag(*found) if found else None
 
 
 def instance_name(session_dir: Path) -> str:

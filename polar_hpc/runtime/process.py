@@ -8,6 +8,7 @@ import os
 import signal
 import time
 from pathlib import Path
+from typing import BinaryIO
 
 from polar_hpc.log import get_logger
 from polar_hpc.runtime.base import ExecResult
@@ -31,7 +32,7 @@ def _killpg(pgid: int) -> None:
 class _Sink:
     """Keeps the tail of one stream in memory and mirrors every chunk into the log file."""
 
-    def __init__(self, log_file: object | None) -> None:
+    def __init__(self, log_file: BinaryIO | None) -> None:
         self.buf = bytearray()
         self.log_file = log_file
 
@@ -40,8 +41,8 @@ class _Sink:
         if len(self.buf) > MAX_CAPTURE:
             del self.buf[: len(self.buf) - MAX_CAPTURE]
         if self.log_file is not None:
-            self.log_file.write(chunk)  # type: ignore[attr-defined]
-            self.log_file.flush()  # type: ignore[attr-defined]
+            self.log_file.write(chunk)
+            self.log_file.flush()
 
     def text(self) -> str:
         return self.buf.decode("utf-8", errors="replace")

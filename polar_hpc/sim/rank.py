@@ -13,11 +13,11 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from polar_hpc.config.run import ShardConfig
+from polar_hpc.gateway.stages import Stage
 from polar_hpc.log import get_logger, setup_logging
 from polar_hpc.wire.records import (
     EvalResult,
@@ -27,6 +27,7 @@ from polar_hpc.wire.records import (
     TraceStatus,
     Trajectory,
 )
+from polar_hpc.wire.rundir import RunDir
 
 log = get_logger("simrank")
 
@@ -48,7 +49,7 @@ class SimulatedRank:
         self.duration_s = duration_s
         self.commit_every = commit_every
         self.drain_grace_s = drain_grace_s
-        self.on_status: Callable[[str, Any], None] | None = None
+        self.on_status: Callable[[str, Stage], None] | None = None
         self.on_done: Callable[[SessionResult], None] | None = None
         self.on_commit: Callable[[Path, list[str]], None] | None = None
         self.running: dict[str, asyncio.Task[None]] = {}
@@ -57,7 +58,7 @@ class SimulatedRank:
         if write_shards:
             from polar_hpc.store.writer import ShardWriter
 
-            self.writer = ShardWriter(run_dir / "shards", rank, ShardConfig(max_sessions=10**9, max_age_s=1e9),
+            self.writer = ShardWriter(RunDir(run_dir).shards, rank, ShardConfig(max_sessions=10**9, max_age_s=1e9),
                                       producer={"harness": "simulated"}, on_commit=self._committed)
         self._pending = 0
 
@@ -85,14 +86,14 @@ class SimulatedRank:
 
     async def _run(self, session: Session) -> None:
         if self.on_status is not None:
-            self.on_status(session.session_id, "run")
+            self.on_status(session.session_id, Stage.RUN)
         try:
             if self.duration_s > 0:
                 await asyncio.sleep(self.duration_s)
         except asyncio.CancelledError:  # like the real pools: a session cut before its result says so
             self.running.pop(session.session_id, None)
             if self.on_status is not None:
-                self.on_status(session.session_id, "cancelled")
+                self.on_status(session.session_id, Stage.CANCELLED)
             raise
         result = fake_result(session, self.rank)
         self.running.pop(session.session_id, None)

@@ -12,7 +12,7 @@ _EXPORTS = {
     "ShardWriter": "polar_hpc.store.writer",
     "install_sigterm_commit": "polar_hpc.store.writer",
     "ShardReader": "polar_hpc.store.reader",
-    "ShardFilter": "polar_hpc.store.reader",
+    "TraceSelect": "polar_hpc.store.select",
     "TraceView": "polar_hpc.store.reader",
     "ResumeIndex": "polar_hpc.store.resume",
     "resume_index": "polar_hpc.store.resume",

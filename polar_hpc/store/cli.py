@@ -55,12 +55,12 @@ def _add_filters(p: argparse.ArgumentParser) -> None:
 
 
 def _filter(args: argparse.Namespace) -> Any:
-    from polar_hpc.store.reader import ShardFilter
+    from polar_hpc.store.select import TraceSelect
     from polar_hpc.wire.records import TraceStatus
 
     if not (args.status or args.min_reward is not None or args.harness or args.task_ids):
         return None
-    return ShardFilter(
+    return TraceSelect(
         status=tuple(TraceStatus[s.upper()] for s in args.status) if args.status else None,
         min_reward=args.min_reward,
         harness=tuple(args.harness) if args.harness else None,

@@ -11,7 +11,17 @@ import numpy as np
 import zstandard
 
 from polar_hpc.config.run import TokenPolicy
-from polar_hpc.store.schema import BLOB_COMPRESS_MIN, BLOB_ZSTD_LEVEL, COLUMNS, SessionBlob, TraceBlob
+from polar_hpc.store import schema as S
+from polar_hpc.store.schema import (
+    BLOB_COMPRESS_MIN,
+    BLOB_ZSTD_LEVEL,
+    COLUMNS,
+    FILTER_SEP,
+    LEGACY_MARK_KEYS,
+    SessionBlob,
+    TraceBlob,
+    offsets_name,
+)
 from polar_hpc.wire.codec import json_decoder, json_encoder
 from polar_hpc.wire.records import SessionResult, Trace, TraceStatus, Trajectory
 
@@ -143,6 +153,7 @@ def encode_session(result: SessionResult, *, compress_blobs: bool = True) -> Enc
         m = _token_array(tr.loss_mask, "loss_mask", where)
         lp = _token_array(tr.response_logprobs, "response_logprobs", where)
         check_trace_tokens(p, r, m, lp, where)
+        filter_text(tr.filter, where)
         blob = pack(
             _ENC.encode(
                 TraceBlob(
@@ -228,17 +239,17 @@ def blob_items(data: np.ndarray, offsets: np.ndarray) -> list[memoryview]:
 def raw_pieces(sessions: Sequence[EncodedSession]) -> dict[str, list[np.ndarray]]:
     """The per-trace pieces of the big columns (tokens and trace blobs), in shard order."""
     return token_pieces(sessions) | {
-        "traces/blob": [np.frombuffer(b, dtype=np.uint8) for s in sessions for b in s.trace_blobs]
+        S.TRACE_BLOB: [np.frombuffer(b, dtype=np.uint8) for s in sessions for b in s.trace_blobs]
     }
 
 
 def token_pieces(sessions: Sequence[EncodedSession]) -> dict[str, list[np.ndarray]]:
     """The per-trace arrays of each token column, in shard order."""
     return {
-        "tokens/prompt_ids": [a for s in sessions for a in s.prompts],
-        "tokens/response_ids": [a for s in sessions for a in s.responses],
-        "tokens/loss_mask": [a for s in sessions for a in s.masks],
-        "tokens/response_logprobs": [a for s in sessions for a in s.logprobs],
+        S.PROMPT_IDS: [a for s in sessions for a in s.prompts],
+        S.RESPONSE_IDS: [a for s in sessions for a in s.responses],
+        S.LOSS_MASK: [a for s in sessions for a in s.masks],
+        S.RESPONSE_LOGPROBS: [a for s in sessions for a in s.logprobs],
     }
 
 
@@ -249,52 +260,74 @@ def build_columns(sessions: Sequence[EncodedSession], *, tokens: bool = True) ->
     ``traces/blob``; its offsets stay): the writer writes those from the pieces.
     """
     pieces = token_pieces(sessions)
-    prompts, responses = pieces["tokens/prompt_ids"], pieces["tokens/response_ids"]
+    prompts, responses = pieces[S.PROMPT_IDS], pieces[S.RESPONSE_IDS]
     cols: dict[str, np.ndarray] = {}
     if tokens:
         for name, parts in pieces.items():
             cols[name] = _concat(parts, COLUMNS[name].dtype)
     cols |= {
-        "traces/prompt_offsets": _offsets([a.shape[0] for a in prompts]),
-        "traces/response_offsets": _offsets([a.shape[0] for a in responses]),
-        "traces/session": np.repeat(
+        S.PROMPT_OFFSETS: _offsets([a.shape[0] for a in prompts]),
+        S.RESPONSE_OFFSETS: _offsets([a.shape[0] for a in responses]),
+        S.TRACE_SESSION: np.repeat(
             np.arange(len(sessions), dtype=np.int64), [len(s.prompts) for s in sessions]
         ).astype(np.int64),
     }
     traces = [t for s in sessions for t in s.result.trajectory.traces]
-    cols["traces/reward"] = np.array([t.reward for t in traces], dtype=np.float64)
-    _put(cols, "traces/finish_reason", [t.finish_reason.encode() for t in traces])
-    _put(cols, "traces/policy", [t.policy.encode() for t in traces])
+    cols[S.TRACE_REWARD] = np.array([t.reward for t in traces], dtype=np.float64)
+    _put(cols, S.FINISH_REASON, [t.finish_reason.encode() for t in traces])
+    _put(cols, S.POLICY, [t.policy.encode() for t in traces])
+    cols[S.TRAINABLE] = np.array([t.trainable for t in traces], dtype=np.uint8)
+    _put(cols, S.FILTER, [filter_text(t.filter).encode() for t in traces])
     tblobs = [b for s in sessions for b in s.trace_blobs]
     if tokens:
-        _put(cols, "traces/blob", tblobs)
+        _put(cols, S.TRACE_BLOB, tblobs)
     else:
-        cols["traces/blob_offsets"] = _offsets([len(b) for b in tblobs])
+        cols[offsets_name(S.TRACE_BLOB)] = _offsets([len(b) for b in tblobs])
     results = [s.result for s in sessions]
-    _put(cols, "sessions/key", [r.key.encode() for r in results])
-    _put(cols, "sessions/task_id", [r.task_id.encode() for r in results])
-    cols["sessions/sample_index"] = np.array([r.sample_index for r in results], dtype=np.int64)
-    cols["sessions/attempt"] = np.array([r.attempt for r in results], dtype=np.int64)
-    cols["sessions/status"] = np.array([int(r.trajectory.status) for r in results], dtype=np.uint8)
-    cols["sessions/reward"] = np.array([r.reward for r in results], dtype=np.float64)
-    cols["sessions/duration_s"] = np.array([sum(r.timings.values()) for r in results], dtype=np.float64)
-    _put(cols, "sessions/harness", [r.harness.encode() for r in results])
-    _put(cols, "sessions/model", [r.model.encode() for r in results])
-    cols["sessions/policy_version"] = np.array([r.policy_version for r in results], dtype=np.int64)
-    cols["sessions/gateway_rank"] = np.array([r.gateway_rank for r in results], dtype=np.int64)
-    cols["sessions/trace_offsets"] = _offsets([len(s.prompts) for s in sessions])
-    _put(cols, "sessions/blob", [s.session_blob for s in sessions])
+    _put(cols, S.SESSION_KEY, [r.key.encode() for r in results])
+    _put(cols, S.TASK_ID, [r.task_id.encode() for r in results])
+    cols[S.SAMPLE_INDEX] = np.array([r.sample_index for r in results], dtype=np.int64)
+    cols[S.ATTEMPT] = np.array([r.attempt for r in results], dtype=np.int64)
+    cols[S.STATUS] = np.array([int(r.trajectory.status) for r in results], dtype=np.uint8)
+    cols[S.SESSION_REWARD] = np.array([r.reward for r in results], dtype=np.float64)
+    cols[S.DURATION_S] = np.array([sum(r.timings.values()) for r in results], dtype=np.float64)
+    _put(cols, S.HARNESS, [r.harness.encode() for r in results])
+    _put(cols, S.MODEL, [r.model.encode() for r in results])
+    cols[S.POLICY_VERSION] = np.array([r.policy_version for r in results], dtype=np.int64)
+    cols[S.GATEWAY_RANK] = np.array([r.gateway_rank for r in results], dtype=np.int64)
+    cols[S.TRACE_OFFSETS] = _offsets([len(s.prompts) for s in sessions])
+    _put(cols, S.SESSION_BLOB, [s.session_blob for s in sessions])
     return cols
 
 
 def _put(cols: dict[str, np.ndarray], path: str, items: list[bytes]) -> None:
-    cols[path], cols[f"{path}_offsets"] = ragged(items)
+    cols[path], cols[offsets_name(path)] = ragged(items)
+
+
+def filter_text(reasons: Sequence[str], where: str = "trace") -> str:
+    """One ``traces/filter`` item; ValueError for a reason that is empty or holds the separator."""
+    for r in reasons:
+        if not r or FILTER_SEP in r:
+            raise ValueError(f"{where}.filter: expected reasons without {FILTER_SEP!r}, got {r!r}")
+    return FILTER_SEP.join(reasons)
+
+
+def filter_reasons(text: str) -> list[str]:
+    """A ``traces/filter`` item back as its reasons."""
+    return text.split(FILTER_SEP) if text else []
+
+
+def legacy_marks(tb: TraceBlob) -> tuple[bool, list[str]]:
+    """(trainable, filter) of a trace blob written before schema 3, taken out of its metadata."""
+    trainable = tb.metadata.pop(LEGACY_MARK_KEYS[0], True)
+    reasons = tb.metadata.pop(LEGACY_MARK_KEYS[1], None) or []
+    return trainable is not False, [str(r) for r in reasons]
 
 
 def token_policy(text: str) -> TokenPolicy:
     """A ``traces/policy`` item; ValueError naming the valid ones otherwise."""
     if text not in TOKEN_POLICIES:
-        raise ValueError(f"traces/policy {text!r} is not one of {', '.join(TOKEN_POLICIES)}")
+        raise ValueError(f"{S.POLICY} {text!r} is not one of {', '.join(TOKEN_POLICIES)}")
     return text  # type: ignore[return-value]
 
 
@@ -315,6 +348,8 @@ def rebuild_trace(
     finish_reason: str,
     reward: float,
     policy: TokenPolicy = "sample",
+    trainable: bool = True,
+    filter: list[str] | None = None,
 ) -> Trace:
     return Trace(
         prompt_ids=prompt,
@@ -328,6 +363,8 @@ def rebuild_trace(
         reward=reward,
         metadata=tb.metadata,
         policy=policy,
+        trainable=trainable,
+        filter=filter if filter is not None else [],
     )
 
 

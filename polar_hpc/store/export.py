@@ -9,7 +9,8 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from polar_hpc.store.reader import ShardFilter, ShardReader, TraceView
+from polar_hpc.store.reader import ShardReader, TraceView
+from polar_hpc.store.select import TraceSelect
 
 
 class ExportRow(msgspec.Struct, kw_only=True):
@@ -25,6 +26,9 @@ class ExportRow(msgspec.Struct, kw_only=True):
     harness: str
     model: str
     policy_version: int
+    trainable: bool
+    filter: list[str]
+    """Why the trace is not trainable (``Trace.filter``; before schema 3 these two were metadata keys)."""
     prompt_ids: np.ndarray
     response_ids: np.ndarray
     loss_mask: np.ndarray
@@ -38,7 +42,7 @@ class ExportRow(msgspec.Struct, kw_only=True):
 
 _SCALARS = (
     "key task_id sample_index attempt trace_index status session_reward reward finish_reason harness model "
-    "policy_version"
+    "policy_version trainable filter"
 ).split()
 _JSON_FIELDS = ("prompt_messages", "response_messages", "tools", "metadata")
 
@@ -52,7 +56,7 @@ def _enc_hook(obj: Any) -> Any:
 _ENC = msgspec.json.Encoder(enc_hook=_enc_hook)
 
 
-def rows(reader: ShardReader, flt: ShardFilter | None) -> Iterator[ExportRow]:
+def rows(reader: ShardReader, flt: TraceSelect | None) -> Iterator[ExportRow]:
     for t in reader.traces(flt):
         yield _row(t)
 
@@ -72,6 +76,8 @@ def _row(t: TraceView) -> ExportRow:
         harness=t.harness,
         model=t.model,
         policy_version=t.policy_version,
+        trainable=t.trainable,
+        filter=t.filter,
         prompt_ids=t.prompt_ids,
         response_ids=t.response_ids,
         loss_mask=t.loss_mask,
@@ -83,7 +89,7 @@ def _row(t: TraceView) -> ExportRow:
     )
 
 
-def export_jsonl(reader: ShardReader, flt: ShardFilter | None, out: Path) -> int:
+def export_jsonl(reader: ShardReader, flt: TraceSelect | None, out: Path) -> int:
     n = 0
     with open(out, "wb") as f:
         for r in rows(reader, flt):
@@ -122,7 +128,7 @@ def _batch(pa: Any, batch: list[ExportRow]) -> Any:
     return pa.table(cols)
 
 
-def export_parquet(reader: ShardReader, flt: ShardFilter | None, out: Path, batch_rows: int = 512) -> int:
+def export_parquet(reader: ShardReader, flt: TraceSelect | None, out: Path, batch_rows: int = 512) -> int:
     """Lists of int32/uint8/float32 for the token fields (NaN kept), JSON text for messages, tools, metadata."""
     pa, pq = _import_pyarrow()
     writer = None

@@ -19,78 +19,35 @@ from polar_hpc.store.encode import (
     blob_items,
     decode_session_blob,
     decode_trace_blob,
+    filter_reasons,
+    legacy_marks,
     rebuild_session,
     rebuild_trace,
     token_policy,
 )
+from polar_hpc.store.repo import repo_of
 from polar_hpc.store.schema import SHARD_SUFFIX, TraceBlob
+from polar_hpc.store.select import TraceSelect
 from polar_hpc.store.shardfile import (
     SessionTable,
     Shard,
     ShardError,
     Tokens,
     TraceTable,
+    has_marks,
     open_shard,
+    read_session_blobs,
     read_sessions,
     read_tokens,
     read_traces,
     resolve_shards,
 )
-from polar_hpc.wire.records import SessionResult, TraceStatus, trace_status
+from polar_hpc.wire.records import SessionResult, TraceStatus
+from polar_hpc.wire.rundir import shards_of
 
 log = get_logger("store")
 
 PathsArg = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
-
-
-class ShardFilter(msgspec.Struct, kw_only=True, frozen=True):
-    """Session-level selection; every set field must match. ``None`` = no condition."""
-
-    status: tuple[TraceStatus, ...] | None = None
-    min_reward: float | None = None
-    """Session (outcome) reward >= this."""
-    harness: tuple[str, ...] | None = None
-    task_ids: frozenset[str] | None = None
-
-    def __post_init__(self) -> None:
-        normalize_filter(self, "ShardFilter")
-
-    def select(self, t: SessionTable) -> np.ndarray:
-        keep = np.ones(len(t), dtype=bool)
-        if self.status is not None:
-            keep &= np.isin(t.status, np.array([int(s) for s in self.status], dtype=np.uint8))
-        if self.min_reward is not None:
-            keep &= t.reward >= self.min_reward
-        if self.harness is not None:
-            wanted = set(self.harness)
-            keep &= np.fromiter((h in wanted for h in t.harness), dtype=bool, count=len(t))
-        if self.task_ids is not None:
-            ids = self.task_ids
-            keep &= np.fromiter((k in ids for k in t.task_ids), dtype=bool, count=len(t))
-        return keep
-
-
-_COLLECTIONS = {"status": "tuple", "harness": "tuple", "task_ids": "frozenset", "repos": "frozenset"}
-
-
-def normalize_filter(flt: msgspec.Struct, owner: str) -> None:
-    """Check a filter's collection fields and turn status names into ``TraceStatus``; a bad value raises
-    ``TypeError``/``ValueError`` naming the field, what it expects and what it got."""
-    for name, kind in _COLLECTIONS.items():
-        value = getattr(flt, name, None)
-        if value is None:
-            continue
-        if isinstance(value, str | bytes | int) or not isinstance(value, Iterable):
-            raise TypeError(f"{owner}.{name}: expected a {kind} of values, got {type(value).__name__} {value!r} "
-                            f"(write {name}=({value!r},))")
-        items = list(value)
-        if name == "status":
-            msgspec.structs.force_setattr(flt, name, tuple(trace_status(v) for v in items))
-            continue
-        bad = [v for v in items if not isinstance(v, str)]
-        if bad:
-            raise TypeError(f"{owner}.{name}: expected strings, got {type(bad[0]).__name__} {bad[0]!r}")
-        msgspec.structs.force_setattr(flt, name, tuple(items) if kind == "tuple" else frozenset(items))
 
 
 class EmptySelection(LookupError):
@@ -119,7 +76,7 @@ def require_shards(paths: PathsArg) -> list[Path]:
 
 def _looked_in(p: Path) -> str:
     if p.is_dir():
-        return str(p / "shards") if (p / "shards").is_dir() else str(p)
+        return str(shards_of(p))
     return str(p)
 
 
@@ -145,6 +102,9 @@ class TraceView(msgspec.Struct, kw_only=True):
     finish_reason: str
     policy: str
     """``sample`` | ``oracle``: whether the trace's trainable tokens were sampled or forced by the oracle."""
+    trainable: bool
+    filter: list[str]
+    """Why the trace is not trainable (``Trace.filter``)."""
     harness: str
     model: str
     policy_version: int
@@ -236,18 +196,41 @@ class ShardReader:
         log.warning("skipping shard: %s", problem)
         self._problems.append(problem)
 
-    def _selected(self, flt: ShardFilter | None) -> Iterator[tuple[_Indexed, np.ndarray]]:
+    def selected(self, flt: TraceSelect | None) -> Iterator[tuple[Path, SessionTable, np.ndarray]]:
+        """(shard, table, rows) of the sessions ``flt``'s session conditions keep (first copies only).
+
+        Trace conditions (``trainable_only``, ``policies``) are the caller's: see ``traces()``.
+        """
+        for s, rows in self._selected(flt):
+            yield s.path, s.table, rows
+
+    def _selected(self, flt: TraceSelect | None) -> Iterator[tuple[_Indexed, np.ndarray]]:
         for s in self._scan():
-            keep = s.first & flt.select(s.table) if flt is not None else s.first
+            keep = s.first & flt.sessions(s.table) if flt is not None else s.first
             rows = np.flatnonzero(keep)
+            if rows.size and flt is not None and flt.needs_session_blobs:
+                rows = self._by_metadata(s, rows, flt)
             if rows.size:
                 yield s, rows
 
-    def traces(self, flt: ShardFilter | None = None, *, blobs: bool = True) -> Iterator[TraceView]:
-        """Every trace of the selected sessions; token arrays are views into whole-column reads.
+    def _by_metadata(self, s: _Indexed, rows: np.ndarray, flt: TraceSelect) -> np.ndarray:
+        try:
+            with open_shard(s.path, check=False) as f:
+                sblobs = read_session_blobs(f)
+            metas = [decode_session_blob(sblobs[row]).metadata for row in rows.tolist()]
+        except (ShardError, OSError, KeyError, ValueError) as err:
+            self.report(f"{s.path}: unreadable session blobs: {err}")
+            return rows[:0]
+        return np.array([row for row, meta in zip(rows.tolist(), metas, strict=True)
+                         if flt.session_metadata(meta, repo_of(s.table.task_ids[row], meta))], dtype=np.int64)
+
+    def traces(self, flt: TraceSelect | None = None, *, blobs: bool = True) -> Iterator[TraceView]:
+        """Every trace of the selected sessions (and, with trace conditions, traces); token arrays are views
+        into whole-column reads.
 
         ``blobs=False`` skips reading messages/tools/metadata (faster; ``TraceView.decode`` then raises).
         """
+        by_trace = flt is not None and flt.selects_traces
         for s, rows in self._selected(flt):
             try:
                 with open_shard(s.path, check=False) as f:
@@ -259,10 +242,12 @@ class ShardReader:
             t = s.table
             po, ro, to = tr.prompt_offsets.tolist(), tr.response_offsets.tolist(), t.trace_offsets.tolist()
             tblobs = blob_items(tr.blob, tr.blob_offsets) if blobs else None
-            rewards = tr.reward.tolist()
+            rewards, trainable = tr.reward.tolist(), tr.trainable.tolist()
             for row in rows.tolist():
                 status = TraceStatus(int(t.status[row]))
                 for j, ti in enumerate(range(to[row], to[row + 1])):
+                    if by_trace and flt is not None and not flt.trace(trainable[ti], tr.policy[ti]):
+                        continue
                     a, b, c, d = po[ti], po[ti + 1], ro[ti], ro[ti + 1]
                     yield TraceView(
                         shard=s.path,
@@ -276,6 +261,8 @@ class ShardReader:
                         reward=rewards[ti],
                         finish_reason=tr.finish_reason[ti],
                         policy=tr.policy[ti],
+                        trainable=bool(trainable[ti]),
+                        filter=filter_reasons(tr.filter[ti]),
                         harness=t.harness[row],
                         model=t.model[row],
                         policy_version=int(t.policy_version[row]),
@@ -286,8 +273,14 @@ class ShardReader:
                         blob=tblobs[ti] if tblobs is not None else None,
                     )
 
-    def results(self, flt: ShardFilter | None = None) -> Iterator[SessionResult]:
-        """The selected sessions rebuilt as SessionResults (arrays are copies; equal to what was written)."""
+    def results(self, flt: TraceSelect | None = None) -> Iterator[SessionResult]:
+        """The selected sessions rebuilt as SessionResults (arrays are copies; equal to what was written).
+
+        Whole sessions: a filter with trace conditions (``trainable_only``, ``policies``) raises ValueError.
+        """
+        if flt is not None and flt.selects_traces:
+            raise ValueError(f"results() reads whole sessions; {flt.describe()} selects single traces "
+                             "(trainable_only / policies): use traces()")
         for s, rows in self._selected(flt):
             try:
                 with open_shard(s.path, check=False) as f:
@@ -314,6 +307,8 @@ class _Loaded(msgspec.Struct):
     po: list[int]
     ro: list[int]
     rewards: list[float]
+    legacy: bool
+    """Schema < 3: the training marks are (also) in the trace blobs' metadata, taken out when rebuilt."""
 
     @classmethod
     def read(cls, f: Shard) -> _Loaded:
@@ -322,10 +317,11 @@ class _Loaded(msgspec.Struct):
             tr,
             read_tokens(f),
             blob_items(tr.blob, tr.blob_offsets),
-            blob_items(f.read("sessions/blob"), f.read("sessions/blob_offsets")),
+            read_session_blobs(f),
             tr.prompt_offsets.tolist(),
             tr.response_offsets.tolist(),
             tr.reward.tolist(),
+            not has_marks(f),
         )
 
     def rebuild(self, t: SessionTable, row: int) -> SessionResult:
@@ -333,9 +329,12 @@ class _Loaded(msgspec.Struct):
         traces = []
         for ti in range(int(t.trace_offsets[row]), int(t.trace_offsets[row + 1])):
             a, b, c, d = po[ti], po[ti + 1], ro[ti], ro[ti + 1]
+            tb = decode_trace_blob(self.tblobs[ti])
+            if self.legacy:
+                legacy_marks(tb)
             traces.append(
                 rebuild_trace(
-                    decode_trace_blob(self.tblobs[ti]),
+                    tb,
                     tok.prompt_ids[a:b].copy(),
                     tok.response_ids[c:d].copy(),
                     tok.loss_mask[c:d].copy(),
@@ -343,6 +342,8 @@ class _Loaded(msgspec.Struct):
                     self.tr.finish_reason[ti],
                     self.rewards[ti],
                     token_policy(self.tr.policy[ti]),
+                    bool(self.tr.trainable[ti]),
+                    filter_reasons(self.tr.filter[ti]),
                 )
             )
         return rebuild_session(

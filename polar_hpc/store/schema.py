@@ -12,6 +12,8 @@ One shard holds S sessions with T traces in total, columnar::
     /traces/reward              float64 [T]
     /traces/finish_reason       text    [T]
     /traces/policy              text    [T]     ``sample`` | ``oracle`` (what produced the trace's tokens; v2)
+    /traces/trainable           uint8   [T]     1 | 0: 0 = a trainer should leave the trace out (v3)
+    /traces/filter              text    [T]     why not trainable: reasons joined by ``,``, empty when none (v3)
     /traces/blob                blob    [T]     zstd(JSON(TraceBlob)): messages, tools, metadata
     /sessions/key ... /sessions/blob            one row per session (SESSION_COLUMNS)
     /sessions/trace_offsets     int64   [S+1]   session s: traces trace_offsets[s]:trace_offsets[s+1]
@@ -26,7 +28,10 @@ float64 columns and token logprobs in float32 columns, so those keep NaN/inf bit
 File attributes: ``schema`` (SCHEMA_NAME), ``schema_version``, ``producer`` (JSON object of strings),
 ``rank``, ``seq``, ``created_unix``, ``sessions``, ``traces``.
 
-Versions: 2 added ``traces/policy``; version-1 shards are still read (every trace ``sample``).
+Versions: 2 added ``traces/policy``; 3 added ``traces/trainable`` and ``traces/filter``, which older shards keep
+as the keys ``trainable`` and ``filter`` of each trace blob's metadata. Versions 1 and 2 are still read: every
+trace of a version-1 shard is ``sample``, and the marks of both come from the blobs (a missing key: trainable,
+no reasons). Readers get the same ``Trace`` from any version (the two keys leave the metadata).
 """
 
 from __future__ import annotations
@@ -39,12 +44,16 @@ import numpy as np
 from polar_hpc.wire.records import ChatMessage, EvalResult, ReconstructionStats, ToolSpec
 
 SCHEMA_NAME = "polar-hpc-shard"
-SCHEMA_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+SCHEMA_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 SHARD_SUFFIX = ".h5"
 TMP_SUFFIX = ".h5.tmp"
 BLOB_ZSTD_LEVEL = 1
 BLOB_COMPRESS_MIN = 512
+FILTER_SEP = ","
+"""Separates the reasons of one ``traces/filter`` item."""
+LEGACY_MARK_KEYS = ("trainable", "filter")
+"""Trace-blob metadata keys that held the training marks before schema 3."""
 
 Kind = Literal["array", "text", "blob"]
 Length = Literal["prompt", "response", "traces", "traces+1", "sessions", "sessions+1"]
@@ -65,35 +74,66 @@ def _a(path: str, dtype: str, length: Length) -> Column:
     return Column(path, "array", dtype, length)
 
 
+GROUPS = ("tokens", "traces", "sessions")
+
+PROMPT_IDS = "tokens/prompt_ids"
+RESPONSE_IDS = "tokens/response_ids"
+LOSS_MASK = "tokens/loss_mask"
+RESPONSE_LOGPROBS = "tokens/response_logprobs"
+PROMPT_OFFSETS = "traces/prompt_offsets"
+RESPONSE_OFFSETS = "traces/response_offsets"
+TRACE_SESSION = "traces/session"
+TRACE_REWARD = "traces/reward"
+FINISH_REASON = "traces/finish_reason"
+POLICY = "traces/policy"
+TRAINABLE = "traces/trainable"
+FILTER = "traces/filter"
+TRACE_BLOB = "traces/blob"
+SESSION_KEY = "sessions/key"
+TASK_ID = "sessions/task_id"
+SAMPLE_INDEX = "sessions/sample_index"
+ATTEMPT = "sessions/attempt"
+STATUS = "sessions/status"
+SESSION_REWARD = "sessions/reward"
+DURATION_S = "sessions/duration_s"
+HARNESS = "sessions/harness"
+MODEL = "sessions/model"
+POLICY_VERSION = "sessions/policy_version"
+GATEWAY_RANK = "sessions/gateway_rank"
+TRACE_OFFSETS = "sessions/trace_offsets"
+SESSION_BLOB = "sessions/blob"
+
 TOKEN_COLUMNS = (
-    _a("tokens/prompt_ids", "int32", "prompt"),
-    _a("tokens/response_ids", "int32", "response"),
-    _a("tokens/loss_mask", "uint8", "response"),
-    _a("tokens/response_logprobs", "float32", "response"),
+    _a(PROMPT_IDS, "int32", "prompt"),
+    _a(RESPONSE_IDS, "int32", "response"),
+    _a(LOSS_MASK, "uint8", "response"),
+    _a(RESPONSE_LOGPROBS, "float32", "response"),
 )
 TRACE_COLUMNS = (
-    _a("traces/prompt_offsets", "int64", "traces+1"),
-    _a("traces/response_offsets", "int64", "traces+1"),
-    _a("traces/session", "int64", "traces"),
-    _a("traces/reward", "float64", "traces"),
-    Column("traces/finish_reason", "text", "uint8", "traces"),
-    Column("traces/policy", "text", "uint8", "traces", since=2),
-    Column("traces/blob", "blob", "uint8", "traces"),
+    _a(PROMPT_OFFSETS, "int64", "traces+1"),
+    _a(RESPONSE_OFFSETS, "int64", "traces+1"),
+    _a(TRACE_SESSION, "int64", "traces"),
+    _a(TRACE_REWARD, "float64", "traces"),
+    Column(FINISH_REASON, "text", "uint8", "traces"),
+    Column(POLICY, "text", "uint8", "traces", since=2),
+    Column(TRAINABLE, "array", "uint8", "traces", since=3),
+    Column(FILTER, "text", "uint8", "traces", since=3),
+    Column(TRACE_BLOB, "blob", "uint8", "traces"),
 )
 SESSION_COLUMNS = (
-    Column("sessions/key", "text", "uint8", "sessions"),
-    Column("sessions/task_id", "text", "uint8", "sessions"),
-    _a("sessions/sample_index", "int64", "sessions"),
-    _a("sessions/attempt", "int64", "sessions"),
-    _a("sessions/status", "uint8", "sessions"),
-    _a("sessions/reward", "float64", "sessions"),
-    _a("sessions/duration_s", "float64", "sessions"),
-    Column("sessions/harness", "text", "uint8", "sessions"),
-    Column("sessions/model", "text", "uint8", "sessions"),
-    _a("sessions/policy_version", "int64", "sessions"),
-    _a("sessions/gateway_rank", "int64", "sessions"),
-    _a("sessions/trace_offsets", "int64", "sessions+1"),
-    Column("sessions/blob", "blob", "uint8", "sessions"),
+    Column(SESSION_KEY, "text", "uint8", "sessions"),
+    Column(TASK_ID, "text", "uint8", "sessions"),
+    _a(SAMPLE_INDEX, "int64", "sessions"),
+    _a(ATTEMPT, "int64", "sessions"),
+    _a(STATUS, "uint8", "sessions"),
+    _a(SESSION_REWARD, "float64", "sessions"),
+    _a(DURATION_S, "float64", "sessions"),
+    Column(HARNESS, "text", "uint8", "sessions"),
+    Column(MODEL, "text", "uint8", "sessions"),
+    _a(POLICY_VERSION, "int64", "sessions"),
+    _a(GATEWAY_RANK, "int64", "sessions"),
+    _a(TRACE_OFFSETS, "int64", "sessions+1"),
+    Column(SESSION_BLOB, "blob", "uint8", "sessions"),
 )
 ALL_COLUMNS = TOKEN_COLUMNS + TRACE_COLUMNS + SESSION_COLUMNS
 COLUMNS = {c.path: c for c in ALL_COLUMNS}
@@ -190,10 +230,10 @@ def check_structure(f: ShardLike) -> list[str]:
     if missing:
         return [f"missing datasets: {', '.join(missing)}"]
     sizes = {
-        "traces": f.shape("traces/session")[0],
-        "sessions": f.shape("sessions/sample_index")[0],
-        "prompt": f.shape("tokens/prompt_ids")[0],
-        "response": f.shape("tokens/response_ids")[0],
+        "traces": f.shape(TRACE_SESSION)[0],
+        "sessions": f.shape(SAMPLE_INDEX)[0],
+        "prompt": f.shape(PROMPT_IDS)[0],
+        "response": f.shape(RESPONSE_IDS)[0],
     }
     for c in columns_of(version):
         shape, dtype = f.shape(c.path), f.dtype(c.path)
@@ -212,9 +252,8 @@ def check_structure(f: ShardLike) -> list[str]:
         problems += check_offsets(name, f.read(name), shape[0])
     if problems:
         return problems
-    problems += check_offsets("traces/prompt_offsets", f.read("traces/prompt_offsets"), sizes["prompt"])
-    problems += check_offsets("traces/response_offsets", f.read("traces/response_offsets"), sizes["response"])
-    problems += check_offsets("sessions/trace_offsets", f.read("sessions/trace_offsets"), sizes["traces"])
+    for name, total in ((PROMPT_OFFSETS, "prompt"), (RESPONSE_OFFSETS, "response"), (TRACE_OFFSETS, "traces")):
+        problems += check_offsets(name, f.read(name), sizes[total])
     return problems
 
 

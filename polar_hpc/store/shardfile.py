@@ -12,8 +12,20 @@ import h5py
 import msgspec
 import numpy as np
 
-from polar_hpc.store.encode import text_items
-from polar_hpc.store.schema import SHARD_SUFFIX, TMP_SUFFIX, check_attributes, check_offsets, check_structure
+from polar_hpc.store import schema as S
+from polar_hpc.store.encode import blob_items, decode_trace_blob, legacy_marks, text_items
+from polar_hpc.store.schema import (
+    COLUMNS,
+    GROUPS,
+    SHARD_SUFFIX,
+    TMP_SUFFIX,
+    check_attributes,
+    check_offsets,
+    check_structure,
+    offsets_name,
+    schema_version,
+)
+from polar_hpc.wire.rundir import shards_of
 
 
 class ShardError(Exception):
@@ -50,6 +62,10 @@ class TraceTable(msgspec.Struct, kw_only=True):
     blob_offsets: np.ndarray
     policy: list[str]
     """``traces/policy`` (schema 2); every trace ``sample`` in a version-1 shard."""
+    trainable: np.ndarray
+    """``traces/trainable`` as bool (schema 3; older shards: from the blobs, see ``read_marks``)."""
+    filter: list[str]
+    """``traces/filter`` items (``encode.filter_reasons`` splits one)."""
 
 
 class Tokens(msgspec.Struct, kw_only=True):
@@ -75,8 +91,7 @@ def resolve_shards(
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            d = p / "shards" if (p / "shards").is_dir() else p
-            found = sorted(d.glob(f"*{SHARD_SUFFIX}"), key=lambda x: x.name)
+            found = sorted(shards_of(p).glob(f"*{SHARD_SUFFIX}"), key=lambda x: x.name)
         elif p.is_file():
             if p.name.endswith(TMP_SUFFIX) or not p.name.endswith(SHARD_SUFFIX):
                 problems.append(f"{p}: not a committed shard (expected a *{SHARD_SUFFIX} file)")
@@ -111,7 +126,7 @@ class Shard:
 
     def names(self) -> set[str]:
         out: set[str] = set()
-        for group in ("tokens", "traces", "sessions"):
+        for group in GROUPS:
             g = self.file.get(group)
             if isinstance(g, h5py.Group):
                 out.update(f"{group}/{k}" for k in g)
@@ -127,7 +142,8 @@ class Shard:
         return tuple(self.dsid(name).shape)
 
     def dtype(self, name: str) -> np.dtype[Any]:
-        return np.dtype(self.dsid(name).dtype)
+        dtype: np.dtype[Any] = np.dtype(self.dsid(name).dtype)
+        return dtype
 
     def read(self, name: str) -> np.ndarray:
         d = self.dsid(name)
@@ -137,7 +153,12 @@ class Shard:
         return out
 
     def text(self, name: str) -> list[str]:
-        return text_items(self.read(name), self.read(f"{name}_offsets"))
+        return text_items(self.read(name), self.read(offsets_name(name)))
+
+    @property
+    def version(self) -> int:
+        """The shard's ``schema_version`` (checked by ``open_shard`` unless ``check=False``)."""
+        return int(schema_version(self.file))
 
 
 def _open(path: Path) -> h5py.File:
@@ -177,11 +198,12 @@ def read_keys(path: Path) -> list[str]:
         shard = Shard(f, path)
         problems = check_attributes(shard)
         if not problems:
-            data, off = shard.read("sessions/key"), shard.read("sessions/key_offsets")
-            problems = check_offsets("sessions/key_offsets", off, data.shape[0])
+            name = offsets_name(S.SESSION_KEY)
+            data, off = shard.read(S.SESSION_KEY), shard.read(name)
+            problems = check_offsets(name, off, data.shape[0])
             if not problems and off.shape[0] != int(f.attrs["sessions"]) + 1:
                 problems = [
-                    f"sessions/key holds {off.shape[0] - 1} keys, attribute sessions says {f.attrs['sessions']}"
+                    f"{S.SESSION_KEY} holds {off.shape[0] - 1} keys, attribute sessions says {f.attrs['sessions']}"
                 ]
         if problems:
             raise ShardError(f"{path}: " + "; ".join(problems))
@@ -194,46 +216,94 @@ def read_keys(path: Path) -> list[str]:
 
 def read_sessions(f: Shard) -> SessionTable:
     return SessionTable(
-        keys=f.text("sessions/key"),
-        task_ids=f.text("sessions/task_id"),
-        sample_index=f.read("sessions/sample_index"),
-        attempt=f.read("sessions/attempt"),
-        status=f.read("sessions/status"),
-        reward=f.read("sessions/reward"),
-        duration_s=f.read("sessions/duration_s"),
-        harness=f.text("sessions/harness"),
-        model=f.text("sessions/model"),
-        policy_version=f.read("sessions/policy_version"),
-        gateway_rank=f.read("sessions/gateway_rank"),
-        trace_offsets=f.read("sessions/trace_offsets"),
+        keys=f.text(S.SESSION_KEY),
+        task_ids=f.text(S.TASK_ID),
+        sample_index=f.read(S.SAMPLE_INDEX),
+        attempt=f.read(S.ATTEMPT),
+        status=f.read(S.STATUS),
+        reward=f.read(S.SESSION_REWARD),
+        duration_s=f.read(S.DURATION_S),
+        harness=f.text(S.HARNESS),
+        model=f.text(S.MODEL),
+        policy_version=f.read(S.POLICY_VERSION),
+        gateway_rank=f.read(S.GATEWAY_RANK),
+        trace_offsets=f.read(S.TRACE_OFFSETS),
     )
 
 
 def read_traces(f: Shard, *, blobs: bool = True) -> TraceTable:
     """``blobs=False`` leaves the blob column (messages, tools, metadata) unread and empty."""
+    blob = f.read(S.TRACE_BLOB) if blobs else np.zeros(0, dtype=np.uint8)  # read_trace_blobs slices these
+    blob_offsets = f.read(offsets_name(S.TRACE_BLOB)) if blobs else np.zeros(1, dtype=np.int64)
+    trainable, filters = read_marks(f, (blob, blob_offsets) if blobs else None)
     return TraceTable(
-        prompt_offsets=f.read("traces/prompt_offsets"),
-        response_offsets=f.read("traces/response_offsets"),
-        session=f.read("traces/session"),
-        reward=f.read("traces/reward"),
-        finish_reason=f.text("traces/finish_reason"),
-        blob=f.read("traces/blob") if blobs else np.zeros(0, dtype=np.uint8),
-        blob_offsets=f.read("traces/blob_offsets") if blobs else np.zeros(1, dtype=np.int64),
+        prompt_offsets=f.read(S.PROMPT_OFFSETS),
+        response_offsets=f.read(S.RESPONSE_OFFSETS),
+        session=f.read(S.TRACE_SESSION),
+        reward=read_trace_rewards(f),
+        finish_reason=read_finish_reasons(f),
+        blob=blob,
+        blob_offsets=blob_offsets,
         policy=read_policies(f),
+        trainable=trainable,
+        filter=filters,
     )
 
 
 def read_policies(f: Shard) -> list[str]:
     """``traces/policy``; a version-1 shard has no such column and only sampled traces."""
-    if "traces/policy" in f.names():
-        return f.text("traces/policy")
-    return ["sample"] * f.shape("traces/session")[0]
+    if f.version >= COLUMNS[S.POLICY].since:
+        return f.text(S.POLICY)
+    return ["sample"] * f.shape(S.TRACE_SESSION)[0]
+
+
+def has_marks(f: Shard) -> bool:
+    """Whether the shard has the ``traces/trainable`` and ``traces/filter`` columns (schema 3)."""
+    return f.version >= COLUMNS[S.TRAINABLE].since
+
+
+def read_trainable(f: Shard) -> np.ndarray:
+    """``traces/trainable`` as bool; decodes every trace blob of a shard older than schema 3."""
+    return f.read(S.TRAINABLE).astype(bool) if has_marks(f) else read_marks(f)[0]
+
+
+def read_marks(f: Shard, blobs: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, list[str]]:
+    """(``traces/trainable`` as bool, ``traces/filter`` items). A shard older than schema 3 keeps both in each
+    trace blob's metadata: they are decoded from ``blobs`` (the blob column and its offsets; read when None)."""
+    if has_marks(f):
+        return f.read(S.TRAINABLE).astype(bool), f.text(S.FILTER)
+    data, off = blobs if blobs is not None else (f.read(S.TRACE_BLOB), f.read(offsets_name(S.TRACE_BLOB)))
+    marks = [legacy_marks(decode_trace_blob(b)) for b in blob_items(data, off)]
+    return np.array([m[0] for m in marks], dtype=bool), [S.FILTER_SEP.join(m[1]) for m in marks]
+
+
+def read_offsets(f: Shard) -> tuple[np.ndarray, np.ndarray]:
+    """(``traces/prompt_offsets``, ``traces/response_offsets``): trace t's tokens are ``[off[t], off[t+1])``."""
+    return f.read(S.PROMPT_OFFSETS), f.read(S.RESPONSE_OFFSETS)
+
+
+def read_trace_rewards(f: Shard) -> np.ndarray:
+    return f.read(S.TRACE_REWARD)
+
+
+def read_finish_reasons(f: Shard) -> list[str]:
+    return f.text(S.FINISH_REASON)
+
+
+def read_trace_blobs(f: Shard) -> list[memoryview]:
+    """Each trace's blob (``encode.decode_trace_blob`` reads one), zero-copy."""
+    return blob_items(f.read(S.TRACE_BLOB), f.read(offsets_name(S.TRACE_BLOB)))
+
+
+def read_session_blobs(f: Shard) -> list[memoryview]:
+    """Each session's blob (``encode.decode_session_blob`` reads one), zero-copy."""
+    return blob_items(f.read(S.SESSION_BLOB), f.read(offsets_name(S.SESSION_BLOB)))
 
 
 def read_tokens(f: Shard) -> Tokens:
     return Tokens(
-        prompt_ids=f.read("tokens/prompt_ids"),
-        response_ids=f.read("tokens/response_ids"),
-        loss_mask=f.read("tokens/loss_mask"),
-        response_logprobs=f.read("tokens/response_logprobs"),
+        prompt_ids=f.read(S.PROMPT_IDS),
+        response_ids=f.read(S.RESPONSE_IDS),
+        loss_mask=f.read(S.LOSS_MASK),
+        response_logprobs=f.read(S.RESPONSE_LOGPROBS),
     )

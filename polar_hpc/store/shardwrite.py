@@ -14,10 +14,11 @@ import numpy as np
 
 from polar_hpc.config.run import ShardConfig
 from polar_hpc.store.encode import EncodedSession, build_columns, raw_pieces
-from polar_hpc.store.schema import COLUMNS, SCHEMA_NAME, SCHEMA_VERSION
+from polar_hpc.store.schema import COLUMNS, GROUPS, SCHEMA_NAME, SCHEMA_VERSION, TOKEN_COLUMNS, TRACE_SESSION
 
 _IOV_MAX = min(os.sysconf("SC_IOV_MAX"), 1024) if hasattr(os, "sysconf") else 1024
 _SMALL_PIECE = 64 * 1024
+TOKEN_PATHS = frozenset(c.path for c in TOKEN_COLUMNS)
 
 
 def _compression(config: ShardConfig) -> dict[str, Any]:
@@ -54,11 +55,11 @@ def write_shard(
         f.attrs["seq"] = seq
         f.attrs["created_unix"] = time.time()
         f.attrs["sessions"] = len(sessions)
-        f.attrs["traces"] = int(cols["traces/session"].shape[0])
-        for group in ("tokens", "traces", "sessions"):
+        f.attrs["traces"] = int(cols[TRACE_SESSION].shape[0])
+        for group in GROUPS:
             f.create_group(group)
         for name, arr in cols.items():
-            if opts and name.startswith("tokens/") and arr.size:
+            if opts and name in TOKEN_PATHS and arr.size:
                 f.create_dataset(name, data=arr, **opts)
             else:
                 _create(f, name, arr)

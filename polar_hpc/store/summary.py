@@ -7,8 +7,10 @@ from collections import Counter
 import msgspec
 import numpy as np
 
-from polar_hpc.store.reader import ShardFilter, ShardReader
-from polar_hpc.store.shardfile import ShardError, open_shard
+from polar_hpc.store.reader import ShardReader
+from polar_hpc.store.schema import LOSS_MASK
+from polar_hpc.store.select import TraceSelect
+from polar_hpc.store.shardfile import ShardError, open_shard, read_offsets
 from polar_hpc.wire.records import TraceStatus
 
 
@@ -29,22 +31,19 @@ class Summary(msgspec.Struct, kw_only=True):
     reward_mean: float | None
 
 
-def summarize(reader: ShardReader, flt: ShardFilter | None = None, bins: int = 10) -> Summary:
+def summarize(reader: ShardReader, flt: TraceSelect | None = None, bins: int = 10) -> Summary:
     sessions = traces = prompt = response = trainable = 0
     statuses: Counter[str] = Counter()
     harnesses: Counter[str] = Counter()
     models: Counter[str] = Counter()
     rewards: list[np.ndarray] = []
-    for path, table, first in reader.session_tables():
-        keep = first & flt.select(table) if flt is not None else first
-        rows = np.flatnonzero(keep)
-        if not rows.size:
-            continue
+    if flt is not None and flt.selects_traces:
+        raise ValueError(f"a summary counts whole sessions; {flt.describe()} selects single traces")
+    for path, table, rows in reader.selected(flt):
         try:
             with open_shard(path) as f:
-                po = f.read("traces/prompt_offsets")
-                ro = f.read("traces/response_offsets")
-                mask = f.read("tokens/loss_mask")
+                po, ro = read_offsets(f)
+                mask = f.read(LOSS_MASK)
         except (ShardError, OSError, KeyError) as err:
             reader.report(f"{path}: unreadable offsets: {err}")
             continue

@@ -3,17 +3,27 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import msgspec
 import numpy as np
 
-from polar_hpc.store.encode import TOKEN_POLICIES, blob_items, decode_session_blob, decode_trace_blob
+from polar_hpc.store import schema as S
+from polar_hpc.store.encode import (
+    TOKEN_POLICIES,
+    blob_items,
+    decode_session_blob,
+    decode_trace_blob,
+    filter_reasons,
+    filter_text,
+)
 from polar_hpc.store.shardfile import (
     SessionTable,
     ShardError,
+    has_marks,
     open_shard,
+    read_session_blobs,
     read_sessions,
     read_tokens,
     read_traces,
@@ -59,7 +69,8 @@ def validate_shard(path: Path) -> list[Violation]:
             st = read_sessions(f)
             tr = read_traces(f)
             tok = read_tokens(f)
-            sblobs = blob_items(f.read("sessions/blob"), f.read("sessions/blob_offsets"))
+            sblobs = read_session_blobs(f)
+            raw_trainable = f.read(S.TRAINABLE) if has_marks(f) else None
     except ShardError as err:
         return [Violation(file=file, message=str(err).removeprefix(f"{path}: "))]
     except (OSError, KeyError, ValueError) as err:
@@ -82,10 +93,10 @@ def validate_shard(path: Path) -> list[Violation]:
     bad_rows = np.flatnonzero(tr.session != owner)
     report(
         [
-            at_trace(int(t), f"traces/session is {int(tr.session[t])}, session ranges say {int(owner[t])}")
+            at_trace(int(t), f"{S.TRACE_SESSION} is {int(tr.session[t])}, session ranges say {int(owner[t])}")
             for t in bad_rows
         ],
-        "traces/session mismatches",
+        f"{S.TRACE_SESSION} mismatches",
     )
     out += _session_checks(file, st, sblobs)
     for t, blob in enumerate(blob_items(tr.blob, tr.blob_offsets)):
@@ -103,8 +114,10 @@ def validate_shard(path: Path) -> list[Violation]:
             out.append(Violation(file=file, message=f"{positions.size - MAX_PER_CHECK} more: {message}"))
 
     bad_policy = [t for t, p in enumerate(tr.policy) if p not in TOKEN_POLICIES]
-    report([at_trace(t, f"traces/policy {tr.policy[t]!r} is not one of {', '.join(TOKEN_POLICIES)}")
-            for t in bad_policy], "unknown traces/policy values")
+    report([at_trace(t, f"{S.POLICY} {tr.policy[t]!r} is not one of {', '.join(TOKEN_POLICIES)}")
+            for t in bad_policy], f"unknown {S.POLICY} values")
+    if raw_trainable is not None:
+        report(_mark_checks(raw_trainable, tr.filter, at_trace), f"bad {S.TRAINABLE} / {S.FILTER} values")
     token_check(np.flatnonzero(tok.prompt_ids < 0), tr.prompt_offsets, "negative prompt token id")
     token_check(np.flatnonzero(tok.response_ids < 0), tr.response_offsets, "negative response token id")
     token_check(np.flatnonzero(tok.loss_mask > 1), tr.response_offsets, "loss_mask value not 0/1")
@@ -112,6 +125,22 @@ def validate_shard(path: Path) -> list[Violation]:
     token_check(np.flatnonzero(unscored), tr.response_offsets, "loss_mask 1 without a finite logprob")
     token_check(np.flatnonzero((tok.loss_mask == 1) & (tok.response_logprobs > 0)), tr.response_offsets,
                 "loss_mask 1 with a positive logprob (not the engine's)")
+    return out
+
+
+def _mark_checks(trainable: np.ndarray, filters: list[str], at_trace: Callable[[int, str], Violation]) -> list[Violation]:
+    """``traces/trainable`` is 0/1, each ``traces/filter`` item well formed, and a trace with reasons is not
+    trainable."""
+    out = [at_trace(int(t), f"{S.TRAINABLE} is {int(trainable[t])}, expected 0 or 1")
+           for t in np.flatnonzero(trainable > 1)]
+    for t, text in enumerate(filters):
+        try:
+            reasons = filter_reasons(filter_text(filter_reasons(text)))
+        except ValueError:
+            out.append(at_trace(t, f"{S.FILTER} {text!r}: expected reasons joined by {S.FILTER_SEP!r}"))
+            continue
+        if reasons and trainable[t] == 1:
+            out.append(at_trace(t, f"{S.TRAINABLE} is 1 but {S.FILTER} gives reasons {text!r}"))
     return out
 
 

@@ -51,6 +51,7 @@ from polar_hpc.log import get_logger
 from polar_hpc.wire.control import SessionState
 from polar_hpc.wire.endpoints import read_endpoints
 from polar_hpc.wire.records import SessionResult, Task, TraceStatus
+from polar_hpc.wire.rundir import RunDir, component_prefix
 
 log = get_logger("train")
 
@@ -65,12 +66,10 @@ class AsyncConfig(msgspec.Struct, kw_only=True, frozen=True):
     @classmethod
     def from_run(cls, run_dir: str | Path) -> AsyncConfig:
         """The run's ``[trainer]`` section (``run_dir/config.toml``); the defaults when the run has none."""
-        from polar_hpc.config import load_recipe
-
-        path = Path(run_dir) / "config.toml"
-        if not path.is_file():
+        run = RunDir(run_dir)
+        if not run.exists():
             return cls()
-        t = load_recipe(path).trainer
+        t = run.load_config().trainer
         return cls(max_off_policy_steps=t.max_off_policy_steps, min_group_fraction=t.min_group_fraction)
 
 
@@ -114,6 +113,9 @@ class TrainSample(msgspec.Struct, kw_only=True):
     policy_version: int
     weight_versions: list[str]
     metadata: dict[str, Any]
+    trainable: bool = True
+    """``Trace.trainable``: False when the trace's own marks say to leave it out (``filter`` says why)."""
+    filter: list[str] = msgspec.field(default_factory=list)
 
 
 class AsyncStats(msgspec.Struct, kw_only=True):
@@ -144,8 +146,8 @@ def group_samples(group: Group, *, include_oracle: bool = False) -> list[TrainSa
                 loss_mask=mask, rollout_logprobs=np.asarray(tr.response_logprobs, dtype=np.float32),
                 prompt_length=pl, response_length=rl, reward=float(tr.reward), status=r.trajectory.status,
                 masked=masked, policy_version=group.policy_version,
-                weight_versions=[str(v) for v in tr.metadata.get("weight_versions", [])],
-                metadata={**r.metadata, **tr.metadata},
+                weight_versions=tr.meta().weight_versions,
+                metadata={**r.metadata, **tr.metadata}, trainable=tr.trainable, filter=list(tr.filter),
             ))
     return out
 
@@ -294,7 +296,7 @@ class AsyncRollouts:
 
     def inference_urls(self) -> list[str]:
         """Base URLs of the run's inference servers (``endpoints/inference-*.json``)."""
-        eps = read_endpoints(self.run_dir, "inference-")
+        eps = read_endpoints(self.run_dir, component_prefix("inference"))
         if not eps:
             raise FileNotFoundError(f"no inference endpoints (endpoints/inference-*.json) in {self.run_dir}")
         return [e.url for e in eps]

@@ -62,8 +62,8 @@ def _run(args: argparse.Namespace) -> int:
                             allow_empty=args.allow_empty)
         sys.stdout.write(text + f"\nwritten to {out}\n")
         return 0
+    from polar_hpc.store.select import TraceSelect
     from polar_hpc.train.export import export_sft, status_names
-    from polar_hpc.train.index import TraceSelect
 
     select = TraceSelect(
         status=status_names(args.status), min_reward=args.min_reward,

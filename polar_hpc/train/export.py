@@ -25,12 +25,13 @@ import msgspec
 import numpy as np
 
 from polar_hpc.log import get_logger
-from polar_hpc.store.encode import blob_items, decode_trace_blob
+from polar_hpc.store.encode import decode_trace_blob
 from polar_hpc.store.reader import EmptySelection
-from polar_hpc.store.shardfile import open_shard, read_policies, read_tokens
+from polar_hpc.store.select import TraceSelect
+from polar_hpc.store.shardfile import open_shard, read_policies, read_tokens, read_trace_blobs
 from polar_hpc.train.card import render_card
 from polar_hpc.train.chat import chat_message, chat_tools
-from polar_hpc.train.index import TraceIndex, TraceSelect, build_index
+from polar_hpc.train.index import TraceIndex, build_index
 from polar_hpc.train.manifest import ExportManifest
 from polar_hpc.train.sft_files import DEFAULT_SHARD_BYTES, SPLITS, VARIANTS, Format, SplitFiles, save_hf
 from polar_hpc.train.split import split_tasks
@@ -76,7 +77,7 @@ def export_sft(
         rows = np.flatnonzero(ix.shard == shard_i).tolist()
         with open_shard(Path(ix.shards[shard_i]), check=False) as f:
             tok = read_tokens(f)
-            blobs = blob_items(f.read("traces/blob"), f.read("traces/blob_offsets"))
+            blobs = read_trace_blobs(f)
             policies = read_policies(f)
         for i in rows:
             tb = decode_trace_blob(blobs[int(ix.trace[i])])

@@ -16,63 +16,26 @@ from typing import Any, Literal
 import msgspec
 import numpy as np
 
-from polar_hpc.config.run import TokenPolicy
 from polar_hpc.log import get_logger
-from polar_hpc.store.encode import blob_items, decode_session_blob, decode_trace_blob
-from polar_hpc.store.reader import ShardFilter, ShardReader, normalize_filter, require_shards
-from polar_hpc.store.shardfile import ShardError, open_shard, read_policies, read_tokens
-from polar_hpc.train.repo import repo_of
-from polar_hpc.wire.records import TraceStatus
+from polar_hpc.store.encode import decode_session_blob
+from polar_hpc.store.reader import ShardReader, require_shards
+from polar_hpc.store.repo import repo_of
+from polar_hpc.store.select import TraceSelect
+from polar_hpc.store.shardfile import (
+    ShardError,
+    open_shard,
+    read_offsets,
+    read_policies,
+    read_session_blobs,
+    read_tokens,
+    read_trace_rewards,
+    read_trainable,
+)
 
 log = get_logger("train")
 
 Dedup = Literal["session", "content"]
 RunPath = str | os.PathLike[str]
-
-
-class TraceSelect(msgspec.Struct, kw_only=True, frozen=True):
-    """Which traces to read; every set field must match. ``None`` = no condition."""
-
-    status: tuple[TraceStatus, ...] | None = None
-    min_reward: float | None = None
-    """Session (outcome) reward >= this."""
-    max_reward: float | None = None
-    harness: tuple[str, ...] | None = None
-    task_ids: frozenset[str] | None = None
-    repos: frozenset[str] | None = None
-    """``metadata["repo"]`` or the repository derived from the task id (``polar_hpc.train.repo``)."""
-    min_policy_version: int | None = None
-    max_policy_version: int | None = None
-    metadata: dict[str, Any] | None = None
-    """Session metadata (the task's) must hold these key/value pairs."""
-    trainable_only: bool = False
-    """Drop traces the builder marked ``trainable: false`` (unfinished session, unparsed tool call)."""
-    policies: tuple[TokenPolicy, ...] | None = None
-    """Keep traces whose tokens these policies produced (``sample``, ``oracle``); RL readers default to sample."""
-
-    def shard_filter(self) -> ShardFilter:
-        return ShardFilter(status=self.status, min_reward=self.min_reward, harness=self.harness,
-                           task_ids=self.task_ids)
-
-    @property
-    def needs_session_blobs(self) -> bool:
-        return self.repos is not None or bool(self.metadata)
-
-    def __post_init__(self) -> None:
-        normalize_filter(self, "TraceSelect")
-
-    def describe(self) -> str:
-        """The set conditions as ``field=value`` text (for messages); ``all traces`` when none is set."""
-        parts = []
-        for name, value in msgspec.structs.asdict(self).items():
-            if value is None or value is False:
-                continue
-            if name == "status":
-                value = ",".join(s.name for s in value)
-            elif isinstance(value, tuple | frozenset):
-                value = ",".join(sorted(map(str, value)))
-            parts.append(f"{name}={value}")
-        return "the filter " + " ".join(parts) if parts else "no filter (all traces)"
 
 
 class TraceIndex(msgspec.Struct, kw_only=True):
@@ -105,7 +68,8 @@ class TraceIndex(msgspec.Struct, kw_only=True):
 
     @property
     def num_tokens(self) -> np.ndarray:
-        return self.prompt_len + self.response_len
+        total: np.ndarray = self.prompt_len + self.response_len
+        return total
 
     def fingerprint(self) -> str:
         """Identifies the selection (shard names and trace rows), not where the runs live."""
@@ -160,7 +124,6 @@ def build_index(
     if must_exist:
         require_shards(run_list)
     select = select or TraceSelect()
-    sflt = select.shard_filter()
     need_meta = with_repo or select.needs_session_blobs
     acc = _Acc()
     shards: list[str] = []
@@ -170,27 +133,18 @@ def build_index(
     for run_i, run in enumerate(run_list):
         reader = ShardReader(run)
         for path, table, first in reader.session_tables():
-            keep = first & sflt.select(table)
-            if select.max_reward is not None:
-                keep &= table.reward <= select.max_reward
-            if select.min_policy_version is not None:
-                keep &= table.policy_version >= select.min_policy_version
-            if select.max_policy_version is not None:
-                keep &= table.policy_version <= select.max_policy_version
-            rows = np.flatnonzero(keep)
+            rows = np.flatnonzero(first & select.sessions(table))
             if not rows.size:
                 continue
             try:
                 with open_shard(path, check=False) as f:
-                    po = f.read("traces/prompt_offsets")
-                    ro = f.read("traces/response_offsets")
-                    treward = f.read("traces/reward")
-                    sblobs = (blob_items(f.read("sessions/blob"), f.read("sessions/blob_offsets"))
-                              if need_meta else None)
-                    tblobs = (blob_items(f.read("traces/blob"), f.read("traces/blob_offsets"))
-                              if select.trainable_only else None)
+                    po, ro = read_offsets(f)
+                    treward = read_trace_rewards(f)
+                    sblobs = read_session_blobs(f) if need_meta else None
+                    trainable = read_trainable(f) if select.trainable_only else None
                     tok = read_tokens(f) if dedup == "content" else None
                     tpolicy = read_policies(f) if select.policies is not None else None
+                    by_trace = select.selects_traces
             except (ShardError, OSError, KeyError, ValueError) as err:
                 problems.append(f"{path}: unreadable trace data: {err}")
                 continue
@@ -199,15 +153,12 @@ def build_index(
             to = table.trace_offsets.tolist()
             for row in rows.tolist():
                 meta = decode_session_blob(sblobs[row]).metadata if sblobs is not None else None
-                if select.metadata and (meta is None or any(meta.get(k) != v for k, v in select.metadata.items())):
-                    continue
                 repo = repo_of(table.task_ids[row], meta)
-                if select.repos is not None and repo not in select.repos:
+                if not select.session_metadata(meta, repo):
                     continue
                 for j, ti in enumerate(range(to[row], to[row + 1])):
-                    if tblobs is not None and decode_trace_blob(tblobs[ti]).metadata.get("trainable") is False:
-                        continue
-                    if tpolicy is not None and select.policies is not None and tpolicy[ti] not in select.policies:
+                    if by_trace and not select.trace(trainable is None or bool(trainable[ti]),
+                                                     tpolicy[ti] if tpolicy is not None else "sample"):
                         continue
                     a, b, c, d = int(po[ti]), int(po[ti + 1]), int(ro[ti]), int(ro[ti + 1])
                     if tok is not None:

@@ -15,11 +15,18 @@ from pathlib import Path
 import msgspec
 import numpy as np
 
-from polar_hpc.store.encode import blob_items, decode_session_blob, decode_trace_blob
+from polar_hpc.store.encode import decode_session_blob, decode_trace_blob
 from polar_hpc.store.reader import EmptySelection, ShardReader
-from polar_hpc.store.shardfile import ShardError, open_shard
+from polar_hpc.store.repo import repo_of
+from polar_hpc.store.shardfile import (
+    ShardError,
+    open_shard,
+    read_finish_reasons,
+    read_offsets,
+    read_session_blobs,
+    read_trace_blobs,
+)
 from polar_hpc.train.outcome import failure_reason
-from polar_hpc.train.repo import repo_of
 from polar_hpc.train.report_types import Dist, GroupRow, HarnessRow, RunReport, SessionRow, stage_order
 from polar_hpc.util.units import count, duration
 from polar_hpc.wire.records import TraceStatus
@@ -33,10 +40,9 @@ def collect(runs: Sequence[str | os.PathLike[str]], accept: float) -> tuple[list
         for path, table, first in reader.session_tables():
             try:
                 with open_shard(path, check=False) as f:
-                    po, ro = f.read("traces/prompt_offsets"), f.read("traces/response_offsets")
-                    sblobs = blob_items(f.read("sessions/blob"), f.read("sessions/blob_offsets"))
-                    tblobs = blob_items(f.read("traces/blob"), f.read("traces/blob_offsets"))
-                    finish = f.text("traces/finish_reason")
+                    po, ro = read_offsets(f)
+                    sblobs, tblobs = read_session_blobs(f), read_trace_blobs(f)
+                    finish = read_finish_reasons(f)
             except (ShardError, OSError, KeyError, ValueError) as err:
                 problems.append(f"{path}: {err}")
                 continue

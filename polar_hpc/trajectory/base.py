@@ -11,7 +11,14 @@ import numpy as np
 
 from polar_hpc.config.base import StrictStruct, decode
 from polar_hpc.config.run import BuilderSpec
-from polar_hpc.wire.records import CompletionRecord, ReconstructionStats, Trace, TraceStatus, Trajectory
+from polar_hpc.wire.records import (
+    CompletionRecord,
+    ReconstructionStats,
+    RetriedAbort,
+    Trace,
+    TraceStatus,
+    Trajectory,
+)
 
 UNPARSED_TOOL_MARKERS = ("<tool_call>", "<function=")
 
@@ -40,10 +47,10 @@ class Builder(ABC):
         traces = self._build(kept, stats)
         forced = {r.completion_id for r in kept if r.policy == "oracle"}
         for tr in traces:
-            if forced and any(c in forced for c in tr.metadata.get("completion_ids", ())):
+            if forced and any(c in forced for c in tr.meta().completion_ids):
                 tr.policy = "oracle"
             if retried:
-                tr.metadata["retried_aborts"] = retried
+                tr.metadata["retried_aborts"] = [msgspec.to_builtins(n) for n in retried]
             mark_training_filter(tr, status)
             stats.tokens_trainable += int(tr.loss_mask.sum())
             stats.tokens_masked += int(tr.loss_mask.shape[0] - tr.loss_mask.sum())
@@ -54,19 +61,19 @@ class Builder(ABC):
         """Records are in arrival order, side requests already removed unless asked for."""
 
 
-def drop_retried_aborts(records: list[CompletionRecord]) -> tuple[list[CompletionRecord], list[dict[str, Any]]]:
+def drop_retried_aborts(records: list[CompletionRecord]) -> tuple[list[CompletionRecord], list[RetriedAbort]]:
     """A call aborted because its client went away (a harness retrying a stream) and sent again with the same
     prompt: the later call is the turn; the aborted one is left out (one trainable copy of a turn) and noted."""
     last_of: dict[bytes, CompletionRecord] = {}
     for r in records:
         last_of[np.asarray(r.prompt_ids, dtype=np.int32).tobytes()] = r
     kept: list[CompletionRecord] = []
-    notes: list[dict[str, Any]] = []
+    notes: list[RetriedAbort] = []
     for r in records:
         later = last_of[np.asarray(r.prompt_ids, dtype=np.int32).tobytes()]
         if r.finish_reason == "abort" and later is not r:
-            notes.append({"completion_id": r.completion_id, "index": r.index, "sampled_tokens": len(r.output_ids),
-                          "retried_by": later.completion_id})
+            notes.append(RetriedAbort(completion_id=r.completion_id, index=r.index, sampled_tokens=len(r.output_ids),
+                                      retried_by=later.completion_id))
         else:
             kept.append(r)
     return kept, notes
@@ -82,6 +89,7 @@ def unparsed_tool_call(rec: CompletionRecord) -> str | None:
 
 
 def completion_metadata(records: Sequence[CompletionRecord]) -> dict[str, Any]:
+    """The ``TraceMeta`` keys every builder writes for the completions of one trace."""
     errors = {r.completion_id: e for r in records if (e := unparsed_tool_call(r)) is not None}
     versions = sorted({r.weight_version for r in records if r.weight_version is not None})
     return {
@@ -101,10 +109,10 @@ def mark_training_filter(trace: Trace, status: TraceStatus) -> None:
     reasons: list[str] = []
     if status != TraceStatus.COMPLETED:
         reasons.append(f"session_{status.name.lower()}")
-    if trace.metadata.get("unparsed_tool_calls"):
+    if trace.meta().unparsed_tool_calls:
         reasons.append("unparsed_tool_call")
-    trace.metadata["filter"] = reasons
-    trace.metadata["trainable"] = not reasons
+    trace.filter = reasons
+    trace.trainable = not reasons
 
 
 def sampled_part(rec: CompletionRecord) -> tuple[np.ndarray, np.ndarray]:

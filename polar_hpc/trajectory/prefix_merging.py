@@ -77,7 +77,7 @@ class _Chain:
 
 def _lcp(a: np.ndarray, b: np.ndarray) -> int:
     """Longest common prefix, scanning in growing chunks so an early difference costs little."""
-    m = min(a.shape[0], b.shape[0])
+    m = min(len(a), len(b))
     lo, step = 0, 256
     while lo < m:
         hi = min(m, lo + step)

@@ -1,9 +1,23 @@
-"""Atomic file writes: readers see either the old file or the complete new one, never a partial write."""
+"""Atomic file writes (readers see either the old file or the complete new one, never a partial write) and file
+names made from ids."""
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 from pathlib import Path
+
+
+def safe_name(text: str) -> str:
+    """``text`` as a file name: every character but ``A-Za-z0-9._-`` becomes ``_`` (never empty)."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", text) or "_"
+
+
+def unique_name(text: str, max_len: int = 80) -> str:
+    """A readable file name for ``text`` that stays distinct where :func:`safe_name` makes two collide: its first
+    ``max_len`` characters, sanitized, and 8 hex digits of ``text``'s digest."""
+    return f"{safe_name(text)[:max_len]}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
 
 
 def write_atomic(path: str | os.PathLike[str], data: bytes, mode: int = 0o644) -> Path:

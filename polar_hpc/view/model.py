@@ -4,7 +4,6 @@ timings in pipeline order. The HTML page and ``shards show`` both render this.""
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 from collections.abc import Iterable
 from pathlib import Path
@@ -14,16 +13,17 @@ import msgspec
 import numpy as np
 
 from polar_hpc.log import get_logger
-from polar_hpc.proxy.capture import safe_name
 from polar_hpc.train.chat import chat_message, chat_tools
 from polar_hpc.train.outcome import failure_reason
 from polar_hpc.train.report_types import stage_order
+from polar_hpc.util.fs import unique_name
 from polar_hpc.wire.records import SessionResult, Trace, TraceStatus
+from polar_hpc.wire.rundir import RunDir
 
 log = get_logger("view")
 SegmentKind = Literal["prompt", "sampled", "inserted"]
 CHAIN_KEYS = ("chain_index", "parent_chain", "fork_token", "fork_completion_id", "break_reason",
-              "retokenized_tokens", "trainable", "filter_reason")
+              "retokenized_tokens")
 
 
 class Segment(msgspec.Struct, array_like=True):
@@ -85,8 +85,7 @@ class SessionView(msgspec.Struct, kw_only=True):
 
 
 def page_name(key: str) -> str:
-    digest = hashlib.blake2b(key.encode(), digest_size=4).hexdigest()
-    return f"{safe_name(key)}-{digest}.html"
+    return f"{unique_name(key)}.html"
 
 
 def _segments(prompt_len: int, mask: np.ndarray) -> list[Segment]:
@@ -106,8 +105,11 @@ def trace_view(i: int, t: Trace) -> TraceView:
     keep = (mask > 0) & np.isfinite(rlp)
     lps: list[float | None] = [None] * pl
     lps += [v if k else None for v, k in zip(rlp.tolist(), keep.tolist(), strict=True)]
+    chain = {k: t.metadata[k] for k in CHAIN_KEYS if k in t.metadata}
+    if not t.trainable:
+        chain |= {"trainable": False, "filter": ",".join(t.filter)}
     return TraceView(
-        index=i, chain={k: t.metadata[k] for k in CHAIN_KEYS if k in t.metadata}, finish_reason=t.finish_reason,
+        index=i, chain=chain, finish_reason=t.finish_reason,
         reward=t.reward, policy=t.policy, messages=[chat_message(m) for m in t.prompt_messages + t.response_messages],
         tools=chat_tools(t.tools), ids=t.prompt_ids.tolist() + t.response_ids.tolist(),
         trainable=[0] * pl + mask.tolist(), logprobs=lps, segments=_segments(pl, mask), prompt_tokens=pl,
@@ -163,14 +165,12 @@ def load_tokenizer(spec: str | None, run: Path | None = None) -> TokenTexts | No
 
     from polar_hpc.assets import resolve_model
 
-    if spec is None and run is not None and (run / "config.toml").is_file():
+    if spec is None and run is not None and RunDir(run).exists():
         from polar_hpc.assets import AssetError
         from polar_hpc.config import ConfigError
-        from polar_hpc.config.base import load_toml
-        from polar_hpc.config.run import RunConfig
 
         try:
-            path = resolve_model(load_toml(run / "config.toml", RunConfig).inference.model)
+            path = resolve_model(RunDir(run).load_config().inference.model)
         except (ConfigError, AssetError, FileNotFoundError) as err:
             log.warning("token text not shown: the run's model tokenizer is not available here (%s)", err)
             return None

@@ -15,7 +15,8 @@ from pathlib import Path
 import msgspec
 
 from polar_hpc.log import get_logger
-from polar_hpc.store.reader import EmptySelection, ShardFilter, ShardReader
+from polar_hpc.store.reader import EmptySelection, ShardReader
+from polar_hpc.store.select import TraceSelect
 from polar_hpc.view.html import run_page, session_page
 from polar_hpc.view.model import SessionView, TokenTexts, session_view
 from polar_hpc.view.static import CSS, JS
@@ -46,7 +47,7 @@ def write_site(run: str | os.PathLike[str], out: Path, *, session: str | None = 
     is found."""
     t0 = time.perf_counter()
     reader = ShardReader(run, must_exist=True)
-    flt = ShardFilter(task_ids=frozenset({session.rpartition("/")[0] or session})) if session else None
+    flt = TraceSelect(task_ids=frozenset({session.rpartition("/")[0] or session})) if session else None
     (out / "sessions").mkdir(parents=True, exist_ok=True)
     size = _write(out / "viewer.css", CSS) + _write(out / "viewer.js", JS)
     views: list[SessionView] = []

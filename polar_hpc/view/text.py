@@ -6,7 +6,8 @@ import json
 import os
 from typing import IO, Any
 
-from polar_hpc.store.reader import ShardFilter, ShardReader
+from polar_hpc.store.reader import ShardReader
+from polar_hpc.store.select import TraceSelect
 from polar_hpc.util.units import duration
 from polar_hpc.view.model import SessionView, TokenTexts, TraceView, session_view
 
@@ -25,7 +26,7 @@ class _Style:
 
 def find_session(reader: ShardReader, key: str) -> Any:
     task_id = key.rpartition("/")[0] or key
-    for r in reader.results(ShardFilter(task_ids=frozenset({task_id}))):
+    for r in reader.results(TraceSelect(task_ids=frozenset({task_id}))):
         if r.key == key:
             return r
     return None

@@ -6,6 +6,8 @@ msgpack (for ZeroMQ) and JSON (for records on disk). Build encoders/decoders onc
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from typing import Any, TypeVar
 
 import msgspec
@@ -85,3 +87,16 @@ def to_json(obj: Any) -> bytes:
 
 def from_json(data: bytes | str, tp: type[T]) -> T:
     return json_decoder(tp).decode(data)
+
+
+def read_jsonl(path: str | os.PathLike[str], tp: type[T]) -> Iterator[T]:
+    """Every ``tp`` of a JSONL file (one per line, blank lines skipped); a bad line fails naming file and line."""
+    dec = json_decoder(tp)
+    with open(path, "rb") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                yield dec.decode(line)
+            except msgspec.DecodeError as err:
+                raise ValueError(f"{path}:{n}: not a {tp.__name__}: {err}") from None

@@ -14,8 +14,7 @@ from pathlib import Path
 import msgspec
 
 from polar_hpc.util.fs import write_atomic
-
-ENDPOINTS_DIR = "endpoints"
+from polar_hpc.wire.rundir import ENDPOINTS
 
 
 class Endpoint(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -44,7 +43,7 @@ class EndpointTimeout(TimeoutError):
 
 
 def endpoint_path(run_dir: str | os.PathLike[str], name: str) -> Path:
-    return Path(run_dir) / ENDPOINTS_DIR / f"{name}.json"
+    return Path(run_dir) / ENDPOINTS / f"{name}.json"
 
 
 def write_endpoint_file(path: str | os.PathLike[str], endpoint: Endpoint) -> Path:
@@ -60,17 +59,21 @@ def read_endpoint_file(path: str | os.PathLike[str]) -> Endpoint:
     path = Path(path)
     try:
         return msgspec.json.decode(path.read_bytes(), type=Endpoint)
-    except msgspec.ValidationError as err:
+    except msgspec.DecodeError as err:
         raise ValueError(f"endpoint file {path} does not hold an Endpoint: {err}") from None
 
 
-def read_endpoint(run_dir: str | os.PathLike[str], name: str) -> Endpoint:
-    return read_endpoint_file(endpoint_path(run_dir, name))
+def read_endpoint(run_dir: str | os.PathLike[str], name: str) -> Endpoint | None:
+    """The published endpoint ``name``; None until it is published. A file that is not an Endpoint: ValueError."""
+    try:
+        return read_endpoint_file(endpoint_path(run_dir, name))
+    except FileNotFoundError:
+        return None
 
 
 def read_endpoints(run_dir: str | os.PathLike[str], prefix: str = "") -> list[Endpoint]:
     """Every published endpoint whose name starts with ``prefix``, sorted by name."""
-    folder = Path(run_dir) / ENDPOINTS_DIR
+    folder = Path(run_dir) / ENDPOINTS
     if not folder.is_dir():
         return []
     return [read_endpoint_file(p) for p in sorted(folder.glob(f"{prefix}*.json"))]
@@ -86,13 +89,14 @@ def wait_endpoints(
     """Block until every named endpoint is published; raises :class:`EndpointTimeout` naming the missing ones."""
     deadline = time.monotonic() + timeout_s
     while True:
-        missing = [n for n in names if not endpoint_path(run_dir, n).is_file()]
+        found = {n: read_endpoint(run_dir, n) for n in names}
+        missing = [n for n, ep in found.items() if ep is None]
         if not missing:
-            return [read_endpoint(run_dir, n) for n in names]
+            return [ep for ep in found.values() if ep is not None]
         if time.monotonic() >= deadline:
-            present = sorted(p.stem for p in (Path(run_dir) / ENDPOINTS_DIR).glob("*.json"))
+            present = sorted(p.stem for p in (Path(run_dir) / ENDPOINTS).glob("*.json"))
             raise EndpointTimeout(
-                f"waited {timeout_s:.0f}s for endpoints {missing} in {Path(run_dir) / ENDPOINTS_DIR}; "
+                f"waited {timeout_s:.0f}s for endpoints {missing} in {Path(run_dir) / ENDPOINTS}; "
                 f"published so far: {present or 'none'}"
             )
         time.sleep(poll_s)

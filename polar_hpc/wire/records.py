@@ -7,6 +7,7 @@ carries them as raw buffers in msgpack and as typed objects in JSON.
 from __future__ import annotations
 
 import enum
+import re
 from typing import Any, Literal
 
 import msgspec
@@ -50,11 +51,27 @@ class Session(msgspec.Struct, kw_only=True):
 
     @property
     def session_id(self) -> str:
-        return f"{self.key}#{self.attempt}"
+        return format_session_id(self.key, self.attempt)
 
 
 def session_key(task_id: str, sample_index: int) -> str:
     return f"{task_id}/{sample_index}"
+
+
+def format_session_id(key: str, attempt: int) -> str:
+    """``task/sample#attempt`` (``key`` is :func:`session_key`); :func:`parse_session_id` reads it back."""
+    return f"{key}#{attempt}"
+
+
+_SESSION_ID = re.compile(r"^(?P<task>.+)/(?P<sample>\d+)#(?P<attempt>\d+)$")
+
+
+def parse_session_id(session_id: str) -> tuple[str, int, int]:
+    """(task id, sample index, attempt) of a :func:`format_session_id`; any other id is a task id of its own."""
+    m = _SESSION_ID.match(session_id)
+    if m is None:
+        return session_id, 0, 0
+    return m["task"], int(m["sample"]), int(m["attempt"])
 
 
 class ToolCall(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -64,10 +81,13 @@ class ToolCall(msgspec.Struct, kw_only=True, omit_defaults=True):
     """JSON text of the arguments, as the model wrote them."""
 
 
+Role = Literal["system", "user", "assistant", "tool"]
+
+
 class ChatMessage(msgspec.Struct, kw_only=True, omit_defaults=True):
     """Canonical chat message (OpenAI-chat-like), what every provider request normalizes to."""
 
-    role: Literal["system", "user", "assistant", "tool"]
+    role: Role
     content: str = ""
     reasoning_content: str | None = None
     tool_calls: list[ToolCall] = msgspec.field(default_factory=list)
@@ -167,6 +187,42 @@ def trace_status(value: TraceStatus | int | str) -> TraceStatus:
                      f"{max(TraceStatus):d})")
 
 
+class RetriedAbort(msgspec.Struct, kw_only=True):
+    """A call left out of the trajectory: aborted (its client went away) and sent again with the same prompt."""
+
+    completion_id: str
+    index: int
+    sampled_tokens: int
+    retried_by: str
+    """The completion that took its place."""
+
+
+class TraceMeta(msgspec.Struct, kw_only=True):
+    """The keys the trajectory builders put in ``Trace.metadata``, typed (``Trace.meta()`` reads them).
+
+    ``Trace.metadata`` stays an open JSON object on the wire and in the shards (callers may add keys); the
+    builders write these, with these types, and readers go through this Struct. Keys a builder does not write
+    read as the defaults (``per_request`` writes no chain fork fields).
+    """
+
+    session_id: str = ""
+    completion_ids: list[str] = msgspec.field(default_factory=list)
+    completion_indices: list[int] = msgspec.field(default_factory=list)
+    render_modes: list[str] = msgspec.field(default_factory=list)
+    divergence_tokens: list[int] = msgspec.field(default_factory=list)
+    weight_versions: list[str] = msgspec.field(default_factory=list)
+    unparsed_tool_calls: dict[str, str] = msgspec.field(default_factory=dict)
+    """completion_id -> why its tool call did not parse."""
+    engine_time_s: float = 0.0
+    chain_index: int | None = None
+    parent_chain: int | None = None
+    fork_token: int | None = None
+    fork_completion_id: str | None = None
+    break_reason: str | None = None
+    retokenized_tokens: int | None = None
+    retried_aborts: list[RetriedAbort] = msgspec.field(default_factory=list)
+
+
 class Trace(msgspec.Struct, kw_only=True):
     prompt_ids: np.ndarray
     response_ids: np.ndarray
@@ -180,6 +236,20 @@ class Trace(msgspec.Struct, kw_only=True):
     metadata: dict[str, Any] = msgspec.field(default_factory=dict)
     policy: TokenPolicy = "sample"
     """``oracle`` when any of its completions was forced: gold demonstrations, not behaviour-policy samples."""
+    trainable: bool = True
+    """False when a trainer should leave the trace out (kept, never dropped); ``filter`` says why."""
+    filter: list[str] = msgspec.field(default_factory=list)
+    """Why the trace is not trainable: ``session_<status>``, ``unparsed_tool_call``, ``evaluation_error``."""
+
+    def meta(self) -> TraceMeta:
+        """The builder's keys of ``metadata``, typed; ``msgspec.ValidationError`` names a key of the wrong type."""
+        return msgspec.convert(self.metadata, TraceMeta)
+
+    def mark_not_trainable(self, reason: str) -> None:
+        """Add a training filter reason (once) and mark the trace not trainable."""
+        if reason not in self.filter:
+            self.filter = [*self.filter, reason]
+        self.trainable = False
 
 
 class ReconstructionStats(msgspec.Struct, kw_only=True):

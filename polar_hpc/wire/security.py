@@ -18,12 +18,9 @@ from zmq.auth.asyncio import AsyncioAuthenticator
 
 from polar_hpc.log import get_logger
 from polar_hpc.util.fs import write_atomic
+from polar_hpc.wire.rundir import CONTROL_KEYS, RunDir
 
 log = get_logger("wire.security")
-
-SECRETS_FILE = "control.json"
-TOKEN_FILE = "run_token"
-
 
 def _token() -> str:
     return _secrets.token_urlsafe(32)
@@ -42,25 +39,19 @@ class SecretsError(RuntimeError):
     pass
 
 
-def secrets_dir(run_dir: str | Path) -> Path:
-    return Path(run_dir) / "secrets"
-
-
-def generate_run_keys(secrets: str | Path) -> RunKeys:
+def ensure_keys(run_dir: str | Path) -> RunKeys:
     """Create the keys in a run's ``secrets/`` folder once (idempotent; a restarted coordinator reuses them).
     The HTTP token is ``secrets/run_token`` (the launcher may have written it already)."""
-    d = Path(secrets)
-    path = d / SECRETS_FILE
+    run = RunDir(run_dir)
+    path = run.secrets / CONTROL_KEYS
     if path.exists():
-        return load_keys(d.parent)
-    d.mkdir(parents=True, exist_ok=True)
-    os.chmod(d, 0o700)
-    token_path = d / TOKEN_FILE
-    if token_path.exists():
-        token = token_path.read_text().strip()
-    else:
+        return load_keys(run.root)
+    run.secrets.mkdir(parents=True, exist_ok=True)
+    os.chmod(run.secrets, 0o700)
+    token = run.run_token()
+    if token is None:
         token = _token()
-        write_atomic(token_path, token.encode(), 0o600)
+        write_atomic(run.run_token_path, token.encode(), 0o600)
     spub, ssec = zmq.curve_keypair()
     cpub, csec = zmq.curve_keypair()
     keys = RunKeys(
@@ -71,12 +62,8 @@ def generate_run_keys(secrets: str | Path) -> RunKeys:
     return keys
 
 
-def ensure_keys(run_dir: str | Path) -> RunKeys:
-    return generate_run_keys(secrets_dir(run_dir))
-
-
 def load_keys(run_dir: str | Path) -> RunKeys:
-    path = secrets_dir(run_dir) / SECRETS_FILE
+    path = RunDir(run_dir).secrets / CONTROL_KEYS
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -91,13 +78,13 @@ def load_keys(run_dir: str | Path) -> RunKeys:
     return msgspec.json.decode(data, type=RunKeys)
 
 
-def configure_server(sock: zmq.Socket, keys: RunKeys) -> None:  # type: ignore[type-arg]
+def configure_server(sock: zmq.Socket, keys: RunKeys) -> None:
     sock.curve_server = True
     sock.curve_secretkey = keys.server_secret.encode()
     sock.curve_publickey = keys.server_public.encode()
 
 
-def configure_client(sock: zmq.Socket, keys: RunKeys) -> None:  # type: ignore[type-arg]
+def configure_client(sock: zmq.Socket, keys: RunKeys) -> None:
     sock.curve_serverkey = keys.server_public.encode()
     sock.curve_publickey = keys.client_public.encode()
     sock.curve_secretkey = keys.client_secret.encode()

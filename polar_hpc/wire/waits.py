@@ -11,8 +11,7 @@ from pathlib import Path
 import msgspec
 
 from polar_hpc.util.fs import write_atomic
-
-WAITS_DIR = "waits"
+from polar_hpc.wire.rundir import WAITS
 
 
 class WaitRecord(msgspec.Struct, kw_only=True):
@@ -27,7 +26,7 @@ class WaitRecord(msgspec.Struct, kw_only=True):
 
 
 def wait_path(run_dir: str | os.PathLike[str], component: str) -> Path:
-    return Path(run_dir) / WAITS_DIR / f"{component}.json"
+    return Path(run_dir) / WAITS / f"{component}.json"
 
 
 def write_wait(run_dir: str | os.PathLike[str], record: WaitRecord) -> None:
@@ -39,7 +38,7 @@ def clear_wait(run_dir: str | os.PathLike[str], component: str) -> None:
 
 
 def read_waits(run_dir: str | os.PathLike[str]) -> dict[str, WaitRecord]:
-    folder = Path(run_dir) / WAITS_DIR
+    folder = Path(run_dir) / WAITS
     out: dict[str, WaitRecord] = {}
     for p in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         try:

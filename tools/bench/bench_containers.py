@@ -16,12 +16,12 @@ import asyncio
 import logging
 import os
 import shutil
-import statistics
 import subprocess
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
+
+from common import proxy_socket_stub, sandbox_lifecycle, timed
 
 from polar_hpc.config.run import RuntimeSpec
 from polar_hpc.images.base import SWE_BASE_IMAGE
@@ -29,33 +29,13 @@ from polar_hpc.images.prepare import ImageJob, prepare
 from polar_hpc.runtime import make_runtime
 
 
-async def timed(fn: Callable[[], Awaitable[None]], repeats: int) -> tuple[float, float]:
-    await fn()
-    samples = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        await fn()
-        samples.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(samples), min(samples)
-
-
 async def lifecycles(root: Path, repeats: int) -> list[tuple[str, tuple[float, float]]]:
     sock_path = root / "proxy.sock"
-    server = await asyncio.start_unix_server(lambda r, w: w.close(), path=str(sock_path))
+    server = await proxy_socket_stub(sock_path)
     counter = iter(range(10**9))
 
-    def lifecycle(spec: RuntimeSpec) -> Callable[[], Awaitable[None]]:
-        async def run() -> None:
-            rt = make_runtime(spec, root / f"s{next(counter)}", proxy_socket=sock_path)
-            await rt.start()
-            res = await rt.exec(["true"])
-            await rt.stop()
-            assert res.ok, res.stderr
-
-        return run
-
     async def per_exec(spec: RuntimeSpec) -> tuple[float, float]:
-        rt = make_runtime(spec, root / f"s{next(counter)}", proxy_socket=sock_path)
+        rt = make_runtime(spec, root / f"e{next(counter)}", proxy_socket=sock_path)
         await rt.start()
 
         async def one() -> None:
@@ -68,8 +48,8 @@ async def lifecycles(root: Path, repeats: int) -> list[tuple[str, tuple[float, f
 
     bwrap = RuntimeSpec(backend="bwrap", network="none")
     podman = RuntimeSpec(backend="podman", network="none", image=SWE_BASE_IMAGE)
-    rows = [("bwrap start→exec→stop", await timed(lifecycle(bwrap), repeats)),
-            ("podman start→exec→stop", await timed(lifecycle(podman), repeats)),
+    rows = [("bwrap start→exec→stop", await timed(sandbox_lifecycle(bwrap, root, sock_path), repeats)),
+            ("podman start→exec→stop", await timed(sandbox_lifecycle(podman, root, sock_path), repeats)),
             ("bwrap one exec", await per_exec(bwrap)),
             ("podman one exec (into the running container)", await per_exec(podman))]
     server.close()

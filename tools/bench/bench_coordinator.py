@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 from polar_hpc.config import RunConfig, dump_config  # noqa: E402
 from polar_hpc.config.run import CoordinatorConfig  # noqa: E402
 from polar_hpc.wire import control as c  # noqa: E402
+from polar_hpc.wire.rundir import RunDir  # noqa: E402
 from polar_hpc.wire.security import configure_client, ensure_keys, load_keys  # noqa: E402
 
 
@@ -40,17 +41,17 @@ class CoordinatorProc:
     def __init__(self, run_dir: Path, **coord: object) -> None:
         run_dir.mkdir(parents=True, exist_ok=True)
         cfg = RunConfig(name="bench", coordinator=CoordinatorConfig(**coord))  # type: ignore[arg-type]
-        (run_dir / "config.toml").write_text(dump_config(cfg))
+        RunDir(run_dir).config_path.write_text(dump_config(cfg))
         ensure_keys(run_dir)
         self.run_dir = run_dir
         env = {**os.environ, "PYTHONPATH": str(ROOT), "POLAR_LOG_LEVEL": "WARNING"}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "polar_hpc", "coordinator", "--config", str(run_dir / "config.toml"),
+            [sys.executable, "-m", "polar_hpc", "coordinator", "--config", str(RunDir(run_dir).config_path),
              "--run-dir", str(run_dir), "--host", "127.0.0.1", "--serve"], env=env)
-        from polar_hpc.coordinator.server import read_endpoint
+        from polar_hpc.wire.endpoints import read_endpoint
 
         deadline = time.monotonic() + 30
-        while (ep := read_endpoint(run_dir)) is None:
+        while (ep := read_endpoint(run_dir, "coordinator")) is None:
             if time.monotonic() > deadline or self.proc.poll() is not None:
                 raise RuntimeError("coordinator did not start")
             time.sleep(0.05)
@@ -235,13 +236,12 @@ def bench_heartbeats(quick: bool) -> None:
         gen = subprocess.Popen([sys.executable, "-c", code])
         try:
             time.sleep(6.0)  # connections, CURVE handshakes, registrations
-            from polar_hpc.coordinator.status import read_status
-
             cpu0, t0 = _cpu_s(coord.proc.pid), time.monotonic()
             time.sleep(seconds)
             cpu = _cpu_s(coord.proc.pid) - cpu0
             wall = time.monotonic() - t0
-            alive = read_status(run_dir).ranks_alive
+            status = RunDir(run_dir).read_status()
+            alive = status.ranks_alive if status is not None else 0
         finally:
             gen.kill()
             gen.wait(5)
@@ -311,8 +311,8 @@ def bench_restart(quick: bool, cache: Path | None) -> None:
     n_shards, per = (100, 1000) if quick else (1000, 1000)
     base = cache or Path(tempfile.mkdtemp())
     t0 = time.perf_counter()
-    _make_shards(base / "shards", n_shards, per)
-    print(f"restart: synthetic shards ready in {time.perf_counter() - t0:.1f}s ({base / 'shards'})")
+    _make_shards(RunDir(base).shards, n_shards, per)
+    print(f"restart: synthetic shards ready in {time.perf_counter() - t0:.1f}s ({RunDir(base).shards})")
     tasks = [Task(task_id=f"t{i}", instruction="x", num_samples=per) for i in range(n_shards)]
     coord = Coordinator(RunConfig(name="bench"), base, host="127.0.0.1", tasks=tasks)
     t0 = time.perf_counter()

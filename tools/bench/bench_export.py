@@ -29,6 +29,7 @@ from polar_hpc.store.reader import ShardReader  # noqa: E402
 from polar_hpc.store.writer import ShardWriter  # noqa: E402
 from polar_hpc.train.export import export_sft  # noqa: E402
 from polar_hpc.wire.records import SessionResult  # noqa: E402
+from polar_hpc.wire.rundir import RunDir
 from tests.fixtures.trajectories import make_session_result  # noqa: E402
 
 REPOS = ("django__django", "astropy__astropy", "psf__requests", "pallets__flask", "sympy__sympy")
@@ -49,7 +50,7 @@ def make_run(root: Path, traces: int, per_session: int) -> int:
     pool = [make_session_result(rng, traces=per_session, turns=4, prompt_tokens=(512, 2048),
                                 response_tokens=(32, 256), tool_tokens=(32, 256), reward=1.0) for _ in range(32)]
     n = (traces + per_session - 1) // per_session
-    with ShardWriter(root / "shards", 0, ShardConfig(max_sessions=512), {"bench": "export"}) as w:
+    with ShardWriter(RunDir(root).shards, 0, ShardConfig(max_sessions=512), {"bench": "export"}) as w:
         for i in range(n):
             w.add(_unique(pool[i % len(pool)], i, f"{REPOS[i % len(REPOS)]}-{i // 4}"))
     return n
@@ -72,7 +73,7 @@ def main() -> int:
     print(f"wrote {sessions} sessions ({sessions * args.traces_per_session} traces) in "
           f"{time.perf_counter() - t0:.1f} s under {root}")
 
-    first = sorted((root / "run" / "shards").glob("*.h5"))[0]
+    first = sorted(RunDir(root / "run").shards.glob("*.h5"))[0]
     for fmt in args.formats.split(","):  # warm-up: imports and first-call costs out of the timings
         export_sft([first], root / "warm", fmt=fmt)  # type: ignore[arg-type]
         shutil.rmtree(root / "warm")

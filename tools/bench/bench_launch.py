@@ -11,7 +11,6 @@ recipes/local-demo.toml to the end and reports its wall time and sessions per mi
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -19,6 +18,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from polar_hpc.wire.endpoints import endpoint_path
+from polar_hpc.wire.rundir import RunDir
 
 ROOT = Path(__file__).resolve().parents[2]
 PY = sys.executable
@@ -44,13 +46,9 @@ def ready_time(backend: str, run_dir: Path, ranks: int) -> float:
     deadline = time.monotonic() + 600
     try:
         while time.monotonic() < deadline:
-            eps = run_dir / "endpoints"
-            if (eps / "inference-0.json").exists() and (eps / "coordinator.json").exists():
-                try:
-                    status = json.loads((run_dir / "status.json").read_text())
-                except (OSError, ValueError):
-                    status = {}
-                if status.get("ranks_alive", 0) >= ranks:
+            if endpoint_path(run_dir, "inference-0").exists() and endpoint_path(run_dir, "coordinator").exists():
+                status = RunDir(run_dir).read_status()
+                if status is not None and status.ranks_alive >= ranks:
                     return time.perf_counter() - t0
             time.sleep(0.05)
         raise TimeoutError(f"{backend}: components not ready after 600 s ({run_dir})")
@@ -89,8 +87,8 @@ def main() -> None:
             subprocess.run([PY, "-m", "polar_hpc", "launch", "recipes/local-demo.toml", "--run-dir", str(run_dir),
                             "--wait"], cwd=ROOT, capture_output=True, check=True)
             wall = time.perf_counter() - t0
-            status = json.loads((run_dir / "status.json").read_text())
-            n = status["sessions"].get("committed", 0)
+            status = RunDir(run_dir).read_status()
+            n = status.sessions.get("committed", 0) if status else 0
             print(f"{'local demo wall time':<34} {wall:>9.1f}   sessions {n}, {60 * n / wall:.2f} sessions/min")
 
 

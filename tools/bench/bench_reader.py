@@ -4,10 +4,12 @@
    offers); tokens/s over prompt + response tokens.
 2. Packed: ``TraceReader.batches()`` building packed numpy batches (input ids, loss mask, logprobs, positions,
    segments) under a token budget, shuffled (global permutation) and in order; tokens/s of the same tokens.
-3. Index: ``build_index`` (selection + session dedup, and with content dedup hashing every trace).
+3. Index: ``build_index`` (selection + session dedup, and with content dedup hashing every trace), and with
+   ``trainable_only`` (reads ``traces/trainable``; shards before schema 3 decode every trace blob for it).
 Ratio = packed / raw. Best of ``--rounds`` (the machine may be shared).
 
     python tools/bench/bench_reader.py [--sessions 256] [--traces 4] [--turns 20] [--budget 32768] [--rounds 3]
+        [--messages]   (chat messages sized like the tokens in the trace blobs; default: metadata only)
 """
 
 from __future__ import annotations
@@ -25,9 +27,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from polar_hpc.config.run import ShardConfig  # noqa: E402
 from polar_hpc.store.reader import ShardReader  # noqa: E402
+from polar_hpc.store.select import TraceSelect  # noqa: E402
 from polar_hpc.store.writer import ShardWriter  # noqa: E402
 from polar_hpc.train.index import build_index  # noqa: E402
 from polar_hpc.train.reader import ReaderConfig, TraceReader  # noqa: E402
+from polar_hpc.wire.rundir import RunDir
 from tests.fixtures.trajectories import make_session_result  # noqa: E402
 
 
@@ -49,14 +53,15 @@ def main() -> int:
     p.add_argument("--budget", type=int, default=32768)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--dir", type=Path)
+    p.add_argument("--messages", action="store_true", help="write chat messages into the trace blobs")
     args = p.parse_args()
     root = Path(args.dir or tempfile.mkdtemp(prefix="bench-reader-"))
     rng = np.random.default_rng(0)
-    with ShardWriter(root / "shards", 0, ShardConfig(max_sessions=args.shard_sessions), {"bench": "reader"}) as w:
+    with ShardWriter(RunDir(root).shards, 0, ShardConfig(max_sessions=args.shard_sessions), {"bench": "reader"}) as w:
         for i in range(args.sessions):
             w.add(make_session_result(rng, task_id=f"t{i}", sample_index=0, traces=args.traces, turns=args.turns,
                                       prompt_tokens=(1024, 4096), response_tokens=(32, 512),
-                                      tool_tokens=(32, 512), messages=False))
+                                      tool_tokens=(32, 512), messages=args.messages))
 
     def raw() -> int:
         n = 0
@@ -78,6 +83,8 @@ def main() -> int:
     t_shuf, n_shuf = best(packed(True), args.rounds)
     t_ix, _ = best(lambda: len(build_index(root, dedup="session")), args.rounds)
     t_ixc, _ = best(lambda: len(build_index(root, dedup="content")), args.rounds)
+    trainable = TraceSelect(trainable_only=True)
+    t_ixt, _ = best(lambda: len(build_index(root, trainable, dedup="session")), args.rounds)
     mtok = n_raw / 1e6
     print(f"{args.sessions} sessions x {args.traces} traces, {mtok:.1f}M tokens, budget {args.budget}")
     print(f"  raw ShardReader.traces        {n_raw / t_raw / 1e6:8.1f} M tok/s")
@@ -86,6 +93,7 @@ def main() -> int:
           f"{t_raw / t_shuf * n_shuf / n_raw:.2f}")
     print(f"  index (session dedup)         {t_ix * 1e3:8.1f} ms")
     print(f"  index (content dedup)         {t_ixc * 1e3:8.1f} ms   ({n_raw / t_ixc / 1e6:.0f} M tok/s hashed)")
+    print(f"  index (trainable only)        {t_ixt * 1e3:8.1f} ms   ratio to session dedup {t_ixt / t_ix:.2f}")
     return 0
 
 

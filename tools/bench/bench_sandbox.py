@@ -14,33 +14,20 @@ import argparse
 import asyncio
 import logging
 import os
-import statistics
 import tempfile
-import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from common import proxy_socket_stub, sandbox_lifecycle, timed
+
 from polar_hpc.config.run import RuntimeSpec
-from polar_hpc.runtime import make_runtime
 from polar_hpc.runtime.process import run_command
-
-
-async def timed(fn: Callable[[], Awaitable[None]], repeats: int) -> tuple[float, float]:
-    await fn()
-    samples = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        await fn()
-        samples.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(samples), min(samples)
 
 
 async def main(repeats: int) -> None:
     logging.getLogger("polar_hpc").setLevel(logging.ERROR)
     root = Path(tempfile.mkdtemp(prefix="bench-sandbox-"))
     sock_path = root / "proxy.sock"
-    server = await asyncio.start_unix_server(lambda r, w: w.close(), path=str(sock_path))
-    counter = iter(range(10**9))
+    server = await proxy_socket_stub(sock_path)
 
     async def plain() -> None:
         res = await asyncio.create_subprocess_exec("/usr/bin/true")
@@ -49,24 +36,15 @@ async def main(repeats: int) -> None:
     async def plain_tree() -> None:
         await run_command(["/usr/bin/true"], env={"PATH": os.environ["PATH"]})
 
-    def lifecycle(spec: RuntimeSpec, sock: Path | None = None) -> Callable[[], Awaitable[None]]:
-        async def run() -> None:
-            rt = make_runtime(spec, root / f"s{next(counter)}", proxy_socket=sock)
-            await rt.start()
-            res = await rt.exec(["true"])
-            await rt.stop()
-            assert res.ok, res.stderr
-
-        return run
-
+    local, bwrap = RuntimeSpec(backend="local"), RuntimeSpec(backend="bwrap")
+    no_net = RuntimeSpec(backend="bwrap", network="none")
     rows = [
         ("plain subprocess (create_subprocess_exec)", await timed(plain, repeats)),
         ("run_command (pgroup, pidfd, pipes)", await timed(plain_tree, repeats)),
-        ("local runtime start→exec→stop", await timed(lifecycle(RuntimeSpec(backend="local")), repeats)),
-        ("bwrap, shared net", await timed(lifecycle(RuntimeSpec(backend="bwrap")), repeats)),
-        ("bwrap, net none, no bridge", await timed(lifecycle(RuntimeSpec(backend="bwrap", network="none")), repeats)),
-        ("bwrap, net none + UDS bridge", await timed(lifecycle(RuntimeSpec(backend="bwrap", network="none"),
-                                                                sock_path), repeats)),
+        ("local runtime start→exec→stop", await timed(sandbox_lifecycle(local, root), repeats)),
+        ("bwrap, shared net", await timed(sandbox_lifecycle(bwrap, root), repeats)),
+        ("bwrap, net none, no bridge", await timed(sandbox_lifecycle(no_net, root), repeats)),
+        ("bwrap, net none + UDS bridge", await timed(sandbox_lifecycle(no_net, root, sock_path), repeats)),
     ]
     server.close()
     base_med, base_min = rows[0][1]

@@ -35,6 +35,7 @@ from polar_hpc.config.run import ShardConfig  # noqa: E402
 from polar_hpc.store.encode import encode_session  # noqa: E402
 from polar_hpc.store.reader import ShardReader  # noqa: E402
 from polar_hpc.store.resume import resume_index  # noqa: E402
+from polar_hpc.store.schema import TOKEN_COLUMNS  # noqa: E402
 from polar_hpc.store.writer import ShardWriter, shard_name, write_shard  # noqa: E402
 from polar_hpc.wire.records import SessionResult, Trace, TraceStatus, Trajectory  # noqa: E402
 from tests.fixtures.trajectories import make_session_result  # noqa: E402
@@ -152,7 +153,7 @@ def bench_write_read(args: argparse.Namespace, root: Path) -> None:
         spans = []
         for p in sorted(last.glob("*.h5")):
             with h5py.File(p, "r") as f:
-                spans += [(p, ds.id.get_offset(), ds.id.get_storage_size()) for ds in f["tokens"].values()]
+                spans += [(p, ds.id.get_offset(), ds.id.get_storage_size()) for ds in (f[c.path] for c in TOKEN_COLUMNS)]
         best = float("inf")
         for _ in range(3):
             t0 = time.perf_counter()

@@ -24,6 +24,7 @@ from polar_hpc.store.writer import ShardWriter  # noqa: E402
 from polar_hpc.train.report import write_report  # noqa: E402
 from polar_hpc.view.model import load_tokenizer  # noqa: E402
 from polar_hpc.view.site import write_site  # noqa: E402
+from polar_hpc.wire.rundir import RunDir
 from tests.fixtures.trajectories import make_session_result  # noqa: E402
 
 
@@ -37,7 +38,7 @@ def main() -> int:
     args = p.parse_args()
     root = Path(args.dir or tempfile.mkdtemp(prefix="bench-view-"))
     rng = np.random.default_rng(0)
-    with ShardWriter(root / "run" / "shards", 0, ShardConfig(max_sessions=256), {"bench": "view"}) as w:
+    with ShardWriter(RunDir(root / "run").shards, 0, ShardConfig(max_sessions=256), {"bench": "view"}) as w:
         for i in range(args.sessions):
             w.add(make_session_result(rng, task_id=f"octo__repo-{i}", sample_index=0, traces=args.traces,
                                       turns=args.turns, prompt_tokens=(512, 2048), response_tokens=(32, 256),

@@ -6,7 +6,7 @@ import asyncio
 import hmac
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +62,8 @@ def api_key_middleware(api_key: str) -> Any:
     expected = f"Bearer {api_key}".encode()
 
     @web.middleware
-    async def check(request: web.Request, handler: Callable[[web.Request], Any]) -> web.StreamResponse:
+    async def check(request: web.Request,
+                    handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
         if request.method == "OPTIONS" or request.path.startswith("/health"):
             return await handler(request)
         given = request.headers.get("Authorization", "").encode()

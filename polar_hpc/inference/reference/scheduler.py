@@ -200,7 +200,8 @@ class Scheduler:
         try:
             if gen.logits is None:
                 self._prefill(gen)
-            tok, lp = self.runner.sample(gen.logits, gen.spec, gen.generator)  # type: ignore[arg-type]
+            assert gen.logits is not None and gen.generator is not None  # _prefill sets both
+            tok, lp = self.runner.sample(gen.logits, gen.spec, gen.generator)
             gen.output_ids.append(tok)
             gen.logprobs.append(lp)
             finish = self._check_stop(gen, tok)

@@ -21,9 +21,9 @@ from polar_hpc.proxy.normalize.common import (
     stop_list,
     type_name,
 )
-from polar_hpc.wire.records import CanonicalRequest, ChatMessage, SamplingParams, ToolCall, ToolSpec
+from polar_hpc.wire.records import CanonicalRequest, ChatMessage, Role, SamplingParams, ToolCall, ToolSpec
 
-_ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant", "tool": "tool"}
+_ROLES: dict[str, Role] = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant", "tool": "tool"}
 
 
 def content_text(v: Any, path: str) -> str:
@@ -92,7 +92,7 @@ def _message(m: Any, i: int) -> ChatMessage:
     role = m.get("role")
     if role not in _ROLES:
         raise bad_request(f"expected role system, developer, user, assistant or tool, got {role!r}", f"{p}.role")
-    msg = ChatMessage(role=_ROLES[role], content=content_text(m.get("content"), f"{p}.content"))  # type: ignore[arg-type]
+    msg = ChatMessage(role=_ROLES[role], content=content_text(m.get("content"), f"{p}.content"))
     if role == "assistant":
         reasoning = m.get("reasoning_content", m.get("reasoning"))
         if reasoning is not None:

@@ -24,7 +24,7 @@ from polar_hpc.proxy.normalize.common import (
     type_name,
 )
 from polar_hpc.proxy.normalize.openai_chat import content_text
-from polar_hpc.wire.records import CanonicalRequest, ChatMessage, SamplingParams, ToolCall, ToolSpec
+from polar_hpc.wire.records import CanonicalRequest, ChatMessage, Role, SamplingParams, ToolCall, ToolSpec
 
 ENCRYPTED_PREFIX = "polar:"
 SHELL_SCHEMA: dict[str, Any] = {
@@ -36,7 +36,7 @@ SHELL_SCHEMA: dict[str, Any] = {
     },
     "required": ["command"],
 }
-_ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
+_ROLES: dict[str, Role] = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
 
 
 def encrypt_reasoning(text: str) -> str:
@@ -77,7 +77,7 @@ def _input(items: Any, msgs: list[ChatMessage], notes: list[str]) -> None:
             role = item.get("role")
             if role not in _ROLES:
                 raise bad_request(f"expected role user, assistant, system or developer, got {role!r}", f"{p}.role")
-            msg = ChatMessage(role=_ROLES[role], content=content_text(item.get("content"), f"{p}.content"))  # type: ignore[arg-type]
+            msg = ChatMessage(role=_ROLES[role], content=content_text(item.get("content"), f"{p}.content"))
             if role == "assistant" and pending_reasoning is not None:
                 msg.reasoning_content, pending_reasoning = pending_reasoning, None
             msgs.append(msg)

@@ -17,8 +17,10 @@ _MODULES = {
 
 
 def json_body(provider: Provider, reply: Reply) -> bytes:
-    return _MODULES[provider].json_body(reply)  # type: ignore[no-any-return]
+    body: bytes = _MODULES[provider].json_body(reply)
+    return body
 
 
 def sse_body(provider: Provider, reply: Reply) -> bytes:
-    return _MODULES[provider].sse_body(reply)  # type: ignore[no-any-return]
+    body: bytes = _MODULES[provider].sse_body(reply)
+    return body

@@ -17,6 +17,7 @@ import zmq
 
 from polar_hpc.config import RunConfig, dump_config
 from polar_hpc.config.run import CoordinatorConfig, TaskSource
+from polar_hpc.wire.rundir import RunDir
 
 FAST = dict(heartbeat_interval_s=0.2, heartbeat_timeout_s=2.0, status_interval_s=0.3, max_attempts=3)
 
@@ -35,7 +36,7 @@ def make_config(tmp_path: Path, n_tasks: int = 0, num_samples: int = 1, **coord:
 def write_run(tmp_path: Path, cfg: RunConfig) -> Path:
     run_dir = tmp_path / "run"
     run_dir.mkdir(exist_ok=True)
-    (run_dir / "config.toml").write_text(dump_config(cfg))
+    RunDir(run_dir).config_path.write_text(dump_config(cfg))
     return run_dir
 
 
@@ -46,7 +47,7 @@ def _env() -> dict[str, str]:
 
 def spawn_coordinator(run_dir: Path, log: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "polar_hpc", "coordinator", "--config", str(run_dir / "config.toml"),
+        [sys.executable, "-m", "polar_hpc", "coordinator", "--config", str(RunDir(run_dir).config_path),
          "--run-dir", str(run_dir), "--host", "127.0.0.1"],
         stdout=log.open("ab"), stderr=subprocess.STDOUT, env=_env())
 
@@ -96,7 +97,7 @@ def shard_keys(run_dir: Path) -> tuple[list[str], int]:
     """All session keys in committed shards (with repeats) and the reader's duplicate count."""
     from polar_hpc.store.reader import ShardReader
 
-    reader = ShardReader(run_dir / "shards")
+    reader = ShardReader(RunDir(run_dir).shards)
     keys = [k for _, table, _ in reader.session_tables() for k in table.keys]
     return keys, len(reader.duplicates)
 

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from polar_hpc.client import ClientError, RunClient
-from polar_hpc.coordinator.server import Coordinator, read_endpoint
+from polar_hpc.coordinator.server import Coordinator
 from polar_hpc.gateway.control import GatewayControl
 from polar_hpc.sim.rank import SimulatedRank
+from polar_hpc.wire.endpoints import read_endpoint
 from polar_hpc.wire.records import Task
 from tests.integration.coordinator.helpers import async_wait_for, make_config
 
@@ -23,7 +24,7 @@ async def test_results_end_on_shutdown_and_a_finished_run_says_finished(tmp_path
     coord = Coordinator(cfg, run_dir, host="127.0.0.1", exit_when_done=True,
                         tasks=[Task(task_id=f"t{i}", instruction="x", num_samples=2) for i in range(3)])
     coord_task = asyncio.create_task(coord.run())
-    await async_wait_for(lambda: read_endpoint(run_dir) is not None or coord_task.done(), 10, "endpoint")
+    await async_wait_for(lambda: read_endpoint(run_dir, "coordinator") is not None or coord_task.done(), 10, "endpoint")
     sim = SimulatedRank(run_dir, 0, capacity=2, duration_s=0.2, commit_every=1)
     control = GatewayControl(sim, run_dir, rank_id=0, heartbeat_interval_s=0.2, heartbeat_timeout_s=2.0)
     rank_task = asyncio.create_task(control.run())

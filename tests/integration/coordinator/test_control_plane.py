@@ -12,10 +12,11 @@ import zmq
 import zmq.asyncio
 
 from polar_hpc.client import ClientError, RunClient
-from polar_hpc.coordinator.server import Coordinator, read_endpoint
+from polar_hpc.coordinator.server import Coordinator
 from polar_hpc.gateway.control import GatewayControl
 from polar_hpc.sim.rank import SimulatedRank
 from polar_hpc.wire import control as c
+from polar_hpc.wire.endpoints import read_endpoint
 from polar_hpc.wire.records import Task
 from polar_hpc.wire.security import configure_client, load_keys
 from tests.integration.coordinator.helpers import async_wait_for, make_config, shard_keys, term_with_deadline
@@ -35,7 +36,7 @@ async def start_coordinator(tmp_path: Path) -> AsyncIterator[Callable[..., objec
         coord = Coordinator(cfg, tmp_path / "run", host="127.0.0.1", max_frame_bytes=max_frame)  # type: ignore[arg-type]
         task = asyncio.create_task(coord.run())
         started.append((coord, task))
-        await async_wait_for(lambda: read_endpoint(tmp_path / "run") is not None or task.done(), 10, "endpoint")
+        await async_wait_for(lambda: read_endpoint(tmp_path / "run", "coordinator") is not None or task.done(), 10, "endpoint")
         return coord
 
     yield start
@@ -81,7 +82,7 @@ async def test_submit_stream_commit_status(start_coordinator: Callable[..., obje
 async def test_client_without_run_keys_is_refused(start_coordinator: Callable[..., object], tmp_path: Path) -> None:
     await start_coordinator()
     run_dir = tmp_path / "run"
-    ep = read_endpoint(run_dir)
+    ep = read_endpoint(run_dir, "coordinator")
     assert ep is not None
     keys = load_keys(run_dir)
     ctx = zmq.asyncio.Context()
@@ -110,7 +111,7 @@ async def test_bad_frames_are_dropped_and_serving_continues(
         start_coordinator: Callable[..., object], tmp_path: Path) -> None:
     coord: Coordinator = await start_coordinator(max_frame_bytes=4096)  # type: ignore[misc]
     run_dir = tmp_path / "run"
-    ep = read_endpoint(run_dir)
+    ep = read_endpoint(run_dir, "coordinator")
     assert ep is not None
     ctx = zmq.asyncio.Context()
     big = ctx.socket(zmq.DEALER)

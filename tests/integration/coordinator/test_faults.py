@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from polar_hpc.coordinator.status import read_status
+from polar_hpc.wire.endpoints import endpoint_path
+from polar_hpc.wire.rundir import RunDir
 from tests.integration.coordinator.helpers import (
     make_config,
     shard_keys,
@@ -26,10 +27,8 @@ EXPECTED = sorted(f"t{i:03d}/{j}" for i in range(N_TASKS) for j in range(SAMPLES
 
 
 def _status(run_dir: Path) -> dict[str, int]:
-    try:
-        return read_status(run_dir).sessions
-    except (OSError, ValueError):
-        return {}
+    status = RunDir(run_dir).read_status()
+    return status.sessions if status is not None else {}
 
 
 class Run:
@@ -42,7 +41,7 @@ class Run:
     def coordinator(self) -> subprocess.Popen[bytes]:
         p = spawn_coordinator(self.run_dir, self.logs / "coordinator.log")
         self.procs.append(p)
-        wait_for(lambda: (self.run_dir / "endpoints" / "coordinator.json").exists(), 20, "coordinator endpoint")
+        wait_for(lambda: endpoint_path(self.run_dir, "coordinator").exists(), 20, "coordinator endpoint")
         return p
 
     def rank(self, rank: int, **kw: object) -> subprocess.Popen[bytes]:
@@ -63,8 +62,8 @@ class Run:
         keys, dups = shard_keys(self.run_dir)
         assert sorted(set(keys)) == EXPECTED, f"missing: {sorted(set(EXPECTED) - set(keys))}"
         assert len(keys) == len(set(keys)) and dups == 0, f"duplicated in shards: {len(keys) - len(set(keys))}"
-        status = read_status(self.run_dir)
-        assert status.finished and status.sessions["committed"] == len(EXPECTED)
+        status = RunDir(self.run_dir).read_status()
+        assert status is not None and status.finished and status.sessions["committed"] == len(EXPECTED)
 
     def cleanup(self) -> None:
         for p in self.procs:

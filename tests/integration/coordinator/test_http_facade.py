@@ -10,9 +10,10 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from polar_hpc.coordinator.server import Coordinator, read_endpoint
+from polar_hpc.coordinator.server import Coordinator
 from polar_hpc.gateway.control import GatewayControl
 from polar_hpc.sim.rank import SimulatedRank
+from polar_hpc.wire.endpoints import read_endpoint
 from polar_hpc.wire.security import load_keys
 from tests.integration.coordinator.helpers import async_wait_for, make_config
 
@@ -70,8 +71,8 @@ async def test_paper_payload_submit_poll_and_callback(tmp_path: Path) -> None:
     coord_task = asyncio.create_task(coord.run())
     control = None
     try:
-        await async_wait_for(lambda: read_endpoint(run_dir) is not None, 10, "endpoint")
-        ep = read_endpoint(run_dir)
+        await async_wait_for(lambda: read_endpoint(run_dir, "coordinator") is not None, 10, "endpoint")
+        ep = read_endpoint(run_dir, "coordinator")
         assert ep is not None and ep.http_url
         sim = SimulatedRank(run_dir, 0, capacity=2, duration_s=0.01, commit_every=1)
         control = GatewayControl(sim, run_dir, rank_id=0, heartbeat_interval_s=0.2, heartbeat_timeout_s=2.0)

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from polar_hpc.config import dump_config, load_recipe
-from polar_hpc.coordinator.status import read_status
+from polar_hpc.wire.endpoints import endpoint_path
+from polar_hpc.wire.rundir import RunDir
 from tests.integration.coordinator.helpers import _env, shard_keys, stop, wait_for
 from tests.integration.gateway.test_rank_e2e import REPO, _server_url, make_recipe
 
@@ -40,7 +41,7 @@ def test_coordinator_with_two_gateway_ranks(tmp_path: Path, reference_server: An
                                "--host", "127.0.0.1"], stdout=(logs / "coordinator.log").open("wb"),
                               stderr=subprocess.STDOUT, cwd=REPO, env=_env())]
     try:
-        wait_for(lambda: (run_dir / "endpoints" / "coordinator.json").exists(), 30, "coordinator endpoint")
+        wait_for(lambda: endpoint_path(run_dir, "coordinator").exists(), 30, "coordinator endpoint")
         for rank in range(2):
             procs.append(subprocess.Popen([*base, "gateway", "--config", str(config), "--run-dir", str(run_dir),
                                            "--rank", str(rank)], stdout=(logs / f"rank{rank}.log").open("wb"),
@@ -48,7 +49,7 @@ def test_coordinator_with_two_gateway_ranks(tmp_path: Path, reference_server: An
         try:
             procs[0].wait(480)
         except subprocess.TimeoutExpired:
-            pytest.fail(f"run did not finish; status.json: {(run_dir / 'status.json').read_text()}; logs {logs}")
+            pytest.fail(f"run did not finish; status.json: {RunDir(run_dir).status_path.read_text()}; logs {logs}")
         assert procs[0].returncode == 0, (logs / "coordinator.log").read_text()[-3000:]
         for p in procs[1:]:
             p.wait(120)
@@ -58,7 +59,7 @@ def test_coordinator_with_two_gateway_ranks(tmp_path: Path, reference_server: An
             stop(p, timeout_s=30)
     keys, dups = shard_keys(run_dir)
     assert sorted(keys) == [f"calc-add/{i}" for i in range(samples)] and dups == 0
-    status = read_status(run_dir)
-    assert status.finished and status.sessions["committed"] == samples
+    status = RunDir(run_dir).read_status()
+    assert status is not None and status.finished and status.sessions["committed"] == samples
     ranks = {r.rank for r in status.ranks}
     assert ranks == {0, 1}

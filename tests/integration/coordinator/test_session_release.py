@@ -14,12 +14,12 @@ import zmq.asyncio
 
 from polar_hpc.client import RunClient
 from polar_hpc.coordinator.journal import Cancelled, Journal, Submitted
-from polar_hpc.coordinator.server import Coordinator, read_endpoint
+from polar_hpc.coordinator.server import Coordinator
 from polar_hpc.gateway.control import GatewayControl
 from polar_hpc.sim.rank import SimulatedRank
 from polar_hpc.wire import control as c
 from polar_hpc.wire.control import SessionState
-from polar_hpc.wire.endpoints import read_endpoint as wire_read_endpoint
+from polar_hpc.wire.endpoints import read_endpoint
 from polar_hpc.wire.records import Task
 from polar_hpc.wire.security import configure_client, load_keys
 from tests.integration.coordinator.helpers import async_wait_for, make_config, shard_keys, term_with_deadline
@@ -35,7 +35,7 @@ async def coordinator(tmp_path: Path) -> AsyncIterator[Callable[..., object]]:
         coord = Coordinator(make_config(tmp_path, **kw), tmp_path / "run", host="127.0.0.1")  # type: ignore[arg-type]
         task = asyncio.create_task(coord.run())
         started.append((coord, task))
-        await async_wait_for(lambda: read_endpoint(tmp_path / "run") is not None or task.done(), 10, "endpoint")
+        await async_wait_for(lambda: read_endpoint(tmp_path / "run", "coordinator") is not None or task.done(), 10, "endpoint")
         return coord
 
     yield start
@@ -104,9 +104,9 @@ async def test_a_lost_committed_is_recovered_from_the_next_hello(
     run_dir = tmp_path / "run"
     async with RunClient(run_dir, timeout_s=5) as client:
         await client.submit([Task(task_id="t", instruction="x")])
-    ep = read_endpoint(run_dir)
+    ep = read_endpoint(run_dir, "coordinator")
     assert ep is not None and ep.protocol == c.PROTOCOL_VERSION
-    assert wire_read_endpoint(run_dir, "coordinator").url == ep.url  # the trainer's loop reads it this way
+    assert read_endpoint(run_dir, "coordinator").url == ep.url  # the trainer's loop reads it this way
     ctx = zmq.asyncio.Context()
     dec = c.gateway_decoder()
 

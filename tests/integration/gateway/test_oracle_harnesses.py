@@ -18,6 +18,7 @@ import pytest
 from polar_hpc.harness import HarnessError
 from polar_hpc.harness.toolchain import resolve_harness
 from polar_hpc.probe.report import ProbeRow
+from polar_hpc.wire.rundir import RunDir
 
 pytestmark = [pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[3]
@@ -44,7 +45,7 @@ def probe(harness: str, url: str, out: Path, *extra: str) -> ProbeRow:
 
 
 def validate(out: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "polar_hpc", "shards", "validate", str(out / "run" / "shards")],
+    done = subprocess.run([sys.executable, "-m", "polar_hpc", "shards", "validate", str(RunDir(out / "run").shards)],
                           capture_output=True, text=True, timeout=120, cwd=REPO)
     assert done.returncode == 0, f"shards validate:\n{done.stdout}\n{done.stderr}"
 

@@ -35,6 +35,7 @@ from polar_hpc.config.run import (
 )
 from polar_hpc.store.reader import ShardReader
 from polar_hpc.wire.records import TraceStatus
+from polar_hpc.wire.rundir import SESSIONS, RunDir
 from tests.integration.launch.helpers import stop_run
 
 REPO = Path(__file__).resolve().parents[3]
@@ -105,12 +106,12 @@ def run_gateway(config: Path, run_dir: Path, timeout_s: float) -> subprocess.Com
             pytest.fail(f"the local run did not finish in {timeout_s:.0f}s; output tail:\n{out[-4000:]}")
     finally:
         stop_run(run_dir)
-    logs = "".join(p.read_text(errors="replace") for p in sorted((run_dir / "logs").rglob("*.out")))
+    logs = "".join(p.read_text(errors="replace") for p in sorted(RunDir(run_dir).logs().rglob("*.out")))
     return subprocess.CompletedProcess(cmd, proc.returncode, out + logs, "")
 
 
 def check_run(run_dir: Path, harness: str, samples: int, output: str) -> None:
-    validate = subprocess.run([sys.executable, "-m", "polar_hpc", "shards", "validate", str(run_dir / "shards")],
+    validate = subprocess.run([sys.executable, "-m", "polar_hpc", "shards", "validate", str(RunDir(run_dir).shards)],
                               capture_output=True, text=True, timeout=120, cwd=REPO)
     assert validate.returncode == 0, f"shards validate failed:\n{validate.stdout}\n{validate.stderr}"
     results = sorted(ShardReader([run_dir]).results(None), key=lambda r: r.sample_index)
@@ -131,7 +132,7 @@ def check_run(run_dir: Path, harness: str, samples: int, output: str) -> None:
         assert {"init", "run", "build", "evaluate", "teardown"} <= r.timings.keys()
         for tr in r.trajectory.traces:
             assert len(tr.loss_mask) == len(tr.response_ids) == len(tr.response_logprobs)
-    sessions = run_dir / "sessions"
+    sessions = RunDir(run_dir).root / SESSIONS
     left = [p for p in sessions.rglob("*") if p.is_dir() and p.parent.name.startswith("rank-")]
     assert not left, f"session dirs outlived their sessions: {left}"
 

@@ -15,6 +15,7 @@ from polar_hpc.wire.records import SamplingParams
 BODY = {"input_ids": [1, 2, 3], "sampling_params": {"max_new_tokens": 2}}
 
 
+@pytest.mark.slow  # ~30 s (its own reference server start, then mostly waiting)
 async def test_requests_without_the_key_get_401(tiny_qwen3_dir: Path, tmp_path: Path) -> None:
     with start_reference_server(tiny_qwen3_dir, threads=1, api_key="k3y", log_path=tmp_path / "s.log") as ref:
         async with aiohttp.ClientSession(trust_env=False) as http:

@@ -17,21 +17,22 @@ from polar_hpc.inference.engine import SGLangEngine
 from polar_hpc.inference.readiness import http_status, stop_process
 from polar_hpc.wire.endpoints import endpoint_path, wait_endpoints
 from polar_hpc.wire.records import SamplingParams
+from polar_hpc.wire.rundir import RunDir
 
 pytestmark = pytest.mark.slow
 
 
 def start_job(run_dir: Path, inference: InferenceConfig, index: int = 0) -> subprocess.Popen[bytes]:
     cfg = RunConfig(name="t", inference=inference)
-    (run_dir / "config.toml").write_text(dump_config(cfg))
+    RunDir(run_dir).config_path.write_text(dump_config(cfg))
     env = {**os.environ, "POLAR_HPC_ADVERTISE_HOST": "127.0.0.1", "OMP_NUM_THREADS": "1"}
     cmd = [sys.executable, "-m", "polar_hpc", "serve-inference", "--run-dir", str(run_dir), "--index", str(index)]
     return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
 
 async def test_publish_serve_and_stop(tmp_path: Path) -> None:
-    (tmp_path / "secrets").mkdir()
-    (tmp_path / "secrets" / "run_token").write_text("the-run-token")
+    RunDir(tmp_path).secrets.mkdir()
+    RunDir(tmp_path).run_token_path.write_text("the-run-token")
     job = start_job(tmp_path, InferenceConfig(engine="reference", model="asset:tiny-qwen3", context_length=2048,
                                               startup_timeout_s=120, extra_args=["--threads", "1"]), index=3)
     try:

@@ -6,9 +6,9 @@ import sys
 from pathlib import Path
 
 from polar_hpc.launch.monitor import _component_pid, _controller_pid
-from polar_hpc.launch.rundir import RunDir
 from polar_hpc.store import ShardReader
 from polar_hpc.util.proc import signal_tree
+from polar_hpc.wire.rundir import RunDir
 
 ROOT = Path(__file__).parents[3]
 

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from polar_hpc.launch.monitor import read_status
-from polar_hpc.launch.rundir import RunDir
+from polar_hpc.wire.rundir import RunDir
 from tests.integration.launch.helpers import ROOT, committed_keys, kill_run, polar
 
 pytestmark = pytest.mark.slow
@@ -28,7 +27,7 @@ def test_local_run_completes_and_status_reports_it(run_dir: Path) -> None:
     keys, dups = committed_keys(run_dir)
     assert sorted(keys) == sorted(_expected())
     assert dups == 0
-    val = polar("shards", "validate", str(run_dir / "shards"))
+    val = polar("shards", "validate", str(RunDir(run_dir).shards))
     assert val.returncode == 0, val.stdout + val.stderr
     st = polar("status", str(run_dir), "--json")
     assert st.returncode == 0 and '"finished": true' in st.stdout, st.stdout
@@ -42,13 +41,13 @@ def test_resume_after_sigkill_of_every_component(run_dir: Path) -> None:
     assert out.returncode == 0, out.stderr
     deadline = time.monotonic() + 400
     while time.monotonic() < deadline:
-        if list((run_dir / "shards").glob("*.h5")):
+        if list(RunDir(run_dir).shards.glob("*.h5")):
             break
         time.sleep(0.2)
     kill_run(run_dir)
     before, _ = committed_keys(run_dir)
     assert 0 < len(before) < len(_expected(5))
-    status = read_status(RunDir(run_dir))
+    status = RunDir(run_dir).read_status()
     assert status is None or not status.finished
     out = polar("resume", str(run_dir), "--wait", "--timeout", "500", timeout=560)
     assert out.returncode == 0, out.stdout + out.stderr
@@ -67,7 +66,7 @@ def test_embedded_default_demo_completes_with_valid_shards(run_dir: Path) -> Non
     assert out.returncode == 0, out.stdout + out.stderr
     keys, dups = committed_keys(run_dir)
     assert sorted(keys) == sorted(_expected(2)) and dups == 0
-    val = polar("shards", "validate", str(run_dir / "shards"))
+    val = polar("shards", "validate", str(RunDir(run_dir).shards))
     assert val.returncode == 0, val.stdout + val.stderr
-    inspect = polar("shards", "inspect", str(run_dir / "shards"))
+    inspect = polar("shards", "inspect", str(RunDir(run_dir).shards))
     assert "pi 6" in inspect.stdout and "smollm2 6" in inspect.stdout, inspect.stdout

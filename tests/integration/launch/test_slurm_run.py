@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -14,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from polar_hpc.launch.monitor import read_status, sacct_states, wait_run
-from polar_hpc.launch.rundir import RunDir
+from polar_hpc.launch.monitor import sacct_states, wait_run
+from polar_hpc.wire.rundir import RunDir
 from polar_hpc.wire.waits import read_waits
 from tests.integration.launch.helpers import ROOT, committed_keys, polar
 
@@ -67,7 +68,7 @@ def _scontrol(*args: str) -> None:
 
 
 def _logs(run_dir: Path, component: str, job_id: str) -> str:
-    return "".join(p.read_text(errors="replace") for p in (run_dir / "logs" / component / job_id).glob("*.out"))
+    return "".join(p.read_text(errors="replace") for p in RunDir(run_dir).job_logs(component, job_id).glob("*.out"))
 
 
 @pytest.mark.timeout(800)
@@ -86,11 +87,11 @@ def test_slurm_run_completes_with_a_gateway_array_and_resume_submits_nothing(run
     assert doc["status"]["finished"] is True and doc["state"] == "finished"
     assert {c["job_id"] for c in doc["components"]} == set(jobs.values())
     assert all(c["state"] == "COMPLETED" and c["node"] and c["time_limit"] for c in doc["components"])
-    ledger = (run_dir / "jobs.json").read_bytes()
+    ledger = RunDir(run_dir).jobs_path.read_bytes()
     out = polar("resume", str(run_dir))
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith(f"{run_dir} already finished (sessions 6/6 ") and "nothing submitted" in out.stdout
-    assert (run_dir / "jobs.json").read_bytes() == ledger
+    assert RunDir(run_dir).jobs_path.read_bytes() == ledger
     mine = subprocess.run(["squeue", "-h", "-n", "local-shell-gateway,local-shell-inference,local-shell-coordinator",
                            "-o", "%i"], capture_output=True, text=True, timeout=30).stdout.split()
     assert mine == [], f"resume of a finished run left jobs in the queue: {mine}"
@@ -114,6 +115,27 @@ def test_gateways_wait_for_a_held_inference_job_report_it_then_run(run_dir: Path
     st = polar("status", str(run_dir))
     assert f"gateway-0 {held}" in st.stdout, st.stdout
     assert held in _logs(run_dir, "gateway", jobs["gateway-0"])
+    # status's Slurm columns: state, reason, node, elapsed, time limit per component
+    rows = {line.split()[0]: line.split() for line in st.stdout.splitlines()[1:] if line[:1].isalpha()
+            and len(line.split()) == 9}
+    node = subprocess.run(["sinfo", "-h", "-o", "%N"], capture_output=True, text=True, timeout=30).stdout.strip()
+    assert rows["inference-0"][1:] == [inference, "-", "PENDING", "no", rows["inference-0"][5], "-", "0:00",
+                                       "1:00:00"], st.stdout
+    assert rows["inference-0"][5].startswith("JobHeld"), st.stdout
+    for g in ("gateway-0", "gateway-1"):
+        assert rows[g][1] == jobs[g] and rows[g][2].isdigit() and rows[g][3] == "RUNNING", st.stdout
+        assert rows[g][5] in ("None", "-") and rows[g][6] == node, st.stdout
+        assert re.fullmatch(r"\d+:\d\d", rows[g][7]) and rows[g][8] == "20:00", st.stdout
+    # the live display of --wait on a terminal (a pty): the job states and both waits under the table
+    live = subprocess.run(["script", "-qfec", f"{sys.executable} -m polar_hpc resume {run_dir} --wait --timeout 12",
+                           "/dev/null"], capture_output=True, text=True, timeout=120, cwd=ROOT,
+                          env={**os.environ, "COLUMNS": "120", "LINES": "40", "TERM": "xterm"})
+    screen = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", live.stdout)
+    assert "every component is still queued or running; nothing submitted" in screen, screen
+    assert "done  queued  init  ready  run  postrun  accepted  tok/s  elapsed  ETA" in screen, screen
+    assert re.search(r"jobs: inference 1 PENDING \(JobHeld\w*\) · coordinator 1 RUNNING · gateway 2 RUNNING", screen), screen
+    assert f"gateway-0 {held}" in screen and f"gateway-1 {held}" in screen, screen
+    assert "gave up waiting after 12s; the run goes on" in screen, screen
     _scontrol("release", inference)
     _scontrol("update", f"JobId={inference}", "StartTime=now")
     assert wait_run(RunDir(run_dir), timeout_s=400) == 0
@@ -129,7 +151,7 @@ async def test_a_wait_outlasts_its_deadline_while_the_job_is_held_and_fails_fast
     import asyncio
 
     from polar_hpc.gateway.waits import JobWatch, WaitFailed, wait_for_endpoints
-    from polar_hpc.launch.rundir import JobRecord, JobsFile
+    from polar_hpc.wire.rundir import JobRecord, JobsFile
 
     job = subprocess.run(["sbatch", "--parsable", "--hold", "-t", "1", "-o", "/dev/null", "--wrap", "true"],
                          capture_output=True, text=True, check=True, timeout=30).stdout.strip()
@@ -158,7 +180,7 @@ def test_wait_exits_nonzero_when_every_gateway_is_gone_and_cancel_is_quick(run_d
         [sys.executable, "-m", "polar_hpc", "launch", RECIPE, "--run-dir", str(run_dir), *SLURM_SETS, *HELD,
          "--wait", "--timeout", "300"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        _wait_for(lambda: (run_dir / "jobs.json").is_file(), 60, "jobs.json")
+        _wait_for(lambda: RunDir(run_dir).jobs_path.is_file(), 60, "jobs.json")
         jobs = _jobs(run_dir)
         gateways = [jobs["gateway-0"], jobs["gateway-1"]]
         _wait_for(lambda: all(s == "RUNNING" for s in sacct_states(gateways).values()), 120, "gateways RUNNING")
@@ -187,7 +209,7 @@ def test_cancel_drains_and_commits(run_dir: Path) -> None:
     out = polar("launch", RECIPE, "--run-dir", str(run_dir), *SLURM_SETS, "--set", "tasks.num_samples=6",
                 "--set", "shards.max_sessions=100")
     assert out.returncode == 0, out.stderr
-    status_path = run_dir / "status.json"
+    status_path = RunDir(run_dir).status_path
 
     def some_done() -> bool:
         try:
@@ -205,9 +227,9 @@ def test_cancel_drains_and_commits(run_dir: Path) -> None:
     keys, dups = committed_keys(run_dir)
     assert len(keys) >= 2 and dups == 0, "sessions done before the cancel were not committed"
     assert out.stdout == f"cancelled {run_dir}: {len(keys)} sessions committed in " \
-                         f"{len(list((run_dir / 'shards').glob('*.h5')))} shard(s)\n"
-    assert not list((run_dir / "shards").glob("*.tmp")), "a shard was left half-written"
-    val = polar("shards", "validate", str(run_dir / "shards"))
+                         f"{len(list(RunDir(run_dir).shards.glob('*.h5')))} shard(s)\n"
+    assert not list(RunDir(run_dir).shards.glob("*.tmp")), "a shard was left half-written"
+    val = polar("shards", "validate", str(RunDir(run_dir).shards))
     assert val.returncode == 0, val.stdout
     assert all(s != "FAILED" for s in sacct_states(list(jobs.values())).values()), "a cancel is not a failure"
 
@@ -223,7 +245,7 @@ def test_preempted_gateway_checkpoints_through_submitit_returns_and_rejoins(run_
     victim = jobs["gateway-1"]
 
     def victim_busy() -> bool:
-        status = read_status(RunDir(run_dir))
+        status = RunDir(run_dir).read_status()
         return status is not None and any(r.rank == 1 and r.alive and r.in_flight > 0 for r in status.ranks)
 
     _wait_for(victim_busy, 300, "gateway-1 holding sessions")

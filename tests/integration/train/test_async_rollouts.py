@@ -13,7 +13,7 @@ import pytest
 from polar_hpc.assets import asset_path
 from polar_hpc.inference.reference.process import start_reference_server
 from polar_hpc.train.async_client import AsyncConfig, AsyncRollouts
-from polar_hpc.wire.endpoints import Endpoint, write_endpoint
+from polar_hpc.wire.endpoints import Endpoint, endpoint_path, write_endpoint
 from polar_hpc.wire.records import Task
 from tests.integration.coordinator.helpers import (
     async_wait_for,
@@ -31,7 +31,7 @@ async def test_groups_complete_and_stale_ones_drop(tmp_path: Path) -> None:
     coord = spawn_coordinator(run_dir, tmp_path / "coord.log")
     rank = None
     try:
-        await async_wait_for(lambda: (run_dir / "endpoints" / "coordinator.json").exists(), 30, "coordinator")
+        await async_wait_for(lambda: endpoint_path(run_dir, "coordinator").exists(), 30, "coordinator")
         rank = spawn_rank(run_dir, 0, tmp_path / "rank.log", duration=0.05, capacity=4)
         async with AsyncRollouts(run_dir, AsyncConfig(max_off_policy_steps=0)) as ro:
             tasks = [Task(task_id=f"t{i}", instruction="x") for i in range(3)]
@@ -55,6 +55,7 @@ async def test_groups_complete_and_stale_ones_drop(tmp_path: Path) -> None:
         stop(coord)
 
 
+@pytest.mark.slow  # ~12 s: a real weight update on the reference server
 async def test_update_policy_reaches_the_reference_server(tmp_path: Path) -> None:
     ckpt = tmp_path / "ckpt-1"
     shutil.copytree(asset_path("tiny-qwen3"), ckpt)

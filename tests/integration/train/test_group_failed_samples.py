@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from polar_hpc.coordinator.server import Coordinator, read_endpoint
+from polar_hpc.coordinator.server import Coordinator
 from polar_hpc.gateway.control import GatewayControl
 from polar_hpc.sim.rank import SimulatedRank
 from polar_hpc.train.async_client import AsyncConfig, AsyncRollouts
+from polar_hpc.wire.endpoints import read_endpoint
 from polar_hpc.wire.records import Task
 from tests.integration.coordinator.helpers import async_wait_for, make_config
 
@@ -23,7 +24,7 @@ async def test_group_with_an_errored_sample_closes_until_idle(tmp_path: Path) ->
     coord_task = asyncio.create_task(coord.run())
     rank_task = None
     try:
-        await async_wait_for(lambda: read_endpoint(run_dir) is not None, 10, "endpoint")
+        await async_wait_for(lambda: read_endpoint(run_dir, "coordinator") is not None, 10, "endpoint")
         async with AsyncRollouts(run_dir, AsyncConfig(min_group_fraction=0.5)) as ro:
             (gid,) = await ro.submit_groups([Task(task_id="t", instruction="x")], rollout_step=0, num_samples=2)
             coord.state.give_up(f"{gid}/0", "gave up")  # as after max_attempts rank deaths: no result, ever

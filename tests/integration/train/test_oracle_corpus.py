@@ -25,6 +25,7 @@ from polar_hpc.store.writer import ShardWriter
 from polar_hpc.train.export import export_sft
 from polar_hpc.trajectory.registry import get_builder
 from polar_hpc.wire.records import SessionResult
+from polar_hpc.wire.rundir import RunDir
 from tests.integration.proxy.test_oracle_session import PATCH, TESTS, git_repo
 
 pytestmark = pytest.mark.slow
@@ -62,7 +63,7 @@ async def test_oracle_run_exports_a_corpus_trl_reads_back_exactly(reference_serv
 
     result = await _oracle_session(reference_server, git_repo(tmp_path / "calc"))
     assert result.reward == 1.0 and [t.policy for t in result.trajectory.traces] == ["oracle"]
-    with ShardWriter(tmp_path / "run" / "shards", 0, ShardConfig(), {"test": "oracle-corpus"}) as w:
+    with ShardWriter(RunDir(tmp_path / "run").shards, 0, ShardConfig(), {"test": "oracle-corpus"}) as w:
         w.add(result)
     m = export_sft([tmp_path / "run"], tmp_path / "sft", fmt="parquet", test_fraction=0.0)
     assert m.splits == ["train"] and m.traces["train"] == 1

@@ -124,8 +124,8 @@ def test_inference_environment_checked_at_preflight(tmp_path: Path) -> None:
 
 
 def test_site_file_by_path(tmp_path: Path) -> None:
-    from polar_hpc.launch.rundir import RunDir
     from polar_hpc.launch.submit import render_sbatch
+    from polar_hpc.wire.rundir import RunDir
 
     (tmp_path / "lab.toml").write_text("[all]\naccount = 'lab-x'\n[gateway]\npartition = 'cpu2'\n")
     recipe = tmp_path / "r.toml"

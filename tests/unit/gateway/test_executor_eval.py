@@ -18,7 +18,7 @@ from polar_hpc.wire.resolved import resolve_session
 def trajectory() -> Trajectory:
     z = np.zeros(2, dtype=np.int32)
     tr = Trace(prompt_ids=z, response_ids=z, loss_mask=np.ones(2, dtype=np.uint8),
-               response_logprobs=np.full(2, -0.5, dtype=np.float32), metadata={"filter": [], "trainable": True})
+               response_logprobs=np.full(2, -0.5, dtype=np.float32))
     return Trajectory(status=TraceStatus.COMPLETED, traces=[tr])
 
 
@@ -43,7 +43,7 @@ async def test_fresh_runtime_prepares_with_its_own_budget(tmp_path: Path) -> Non
     finally:
         await ex.teardown(job)
     assert result is not None and result.outcome_reward == 1.0, result
-    assert traj.traces[0].reward == 1.0 and traj.traces[0].metadata["trainable"] is True
+    assert traj.traces[0].reward == 1.0 and traj.traces[0].trainable is True
 
 
 async def test_failed_prepare_is_an_evaluation_error_not_a_score(tmp_path: Path) -> None:
@@ -54,8 +54,8 @@ async def test_failed_prepare_is_an_evaluation_error_not_a_score(tmp_path: Path)
     finally:
         await ex.teardown(job)
     assert evaluation_failed(result), result
-    assert traj.traces[0].metadata["trainable"] is False
-    assert EVALUATION_ERROR in traj.traces[0].metadata["filter"]
+    assert traj.traces[0].trainable is False
+    assert EVALUATION_ERROR in traj.traces[0].filter
 
 
 async def test_failing_tests_stay_a_trainable_zero(tmp_path: Path) -> None:
@@ -66,4 +66,4 @@ async def test_failing_tests_stay_a_trainable_zero(tmp_path: Path) -> None:
     finally:
         await ex.teardown(job)
     assert result is not None and result.outcome_reward == 0.0 and not evaluation_failed(result)
-    assert traj.traces[0].reward == 0.0 and traj.traces[0].metadata["trainable"] is True
+    assert traj.traces[0].reward == 0.0 and traj.traces[0].trainable is True

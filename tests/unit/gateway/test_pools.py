@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+import numpy as np
 import pytest
 
 from polar_hpc.config.run import EvaluatorSpec, GatewayConfig, RunConfig
@@ -13,7 +14,7 @@ from polar_hpc.gateway.pools import DrainingError, StagePools
 from polar_hpc.gateway.stages import AgentOutcome, SessionJob, Stage
 from polar_hpc.sim.clock import run_simulated
 from polar_hpc.sim.executor import SimulatedExecutor
-from polar_hpc.wire.records import EvalResult, Session, SessionResult, Task, TraceStatus, Trajectory
+from polar_hpc.wire.records import EvalResult, Session, SessionResult, Task, Trace, TraceStatus, Trajectory
 from polar_hpc.wire.resolved import resolve_session
 
 
@@ -375,6 +376,35 @@ def test_evaluation_infrastructure_error_makes_the_session_an_error() -> None:
     assert r.trajectory.status is TraceStatus.ERROR
     assert "PrepareError" in (r.trajectory.error or "")
     assert r.evaluation is not None and r.evaluation.details["reason"] == "evaluation_error"
+
+
+class CrashingEvaluationExecutor(SimulatedExecutor):
+    """The evaluation call itself raises (not a result): evaluation still marks the traces, the gateway records."""
+
+    async def build(self, job: SessionJob, status: TraceStatus) -> Trajectory:
+        await super().build(job, status)
+        z = np.zeros(2, dtype=np.int32)
+        return Trajectory(status=status, traces=[Trace(prompt_ids=z, response_ids=z, loss_mask=np.ones(2, np.uint8),
+                                                       response_logprobs=np.full(2, -0.5, np.float32))])
+
+    async def evaluate(self, job: SessionJob, trajectory: Trajectory) -> EvalResult | None:
+        raise RuntimeError("grader gone")
+
+
+def test_evaluation_that_raises_marks_every_trace_not_trainable() -> None:
+    from polar_hpc.evaluate.base import EVALUATION_ERROR
+
+    h = Harness(CrashingEvaluationExecutor())
+
+    async def main() -> None:
+        h.submit(session(0))
+        await h.pools.wait_idle()
+
+    sim(main)
+    (r,) = h.results
+    assert r.trajectory.status is TraceStatus.ERROR and r.evaluation is None
+    assert r.trajectory.error == "evaluation failed: RuntimeError('grader gone')"
+    assert [(t.trainable, t.filter) for t in r.trajectory.traces] == [(False, [EVALUATION_ERROR])]
 
 
 class BadTraceExecutor(SimulatedExecutor):

@@ -15,9 +15,9 @@ import pytest
 
 from polar_hpc.config import RunConfig, dump_config
 from polar_hpc.gateway.waits import JobWatch, WaitFailed, wait_for_endpoints
-from polar_hpc.launch.rundir import JobRecord, JobsFile, RunDir
 from polar_hpc.util.proc import start_time
 from polar_hpc.wire.endpoints import Endpoint, write_endpoint
+from polar_hpc.wire.rundir import JobRecord, JobsFile, RunDir
 from polar_hpc.wire.waits import read_waits
 
 ROOT = Path(__file__).parents[3]
@@ -85,11 +85,12 @@ def test_gateway_honours_sigterm_while_waiting_for_inference(tmp_path: Path) -> 
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     cfg = RunConfig(recipe_dir=str(tmp_path))
-    (run_dir / "config.toml").write_text(dump_config(cfg))
-    (run_dir / "secrets").mkdir()
-    (run_dir / "secrets" / "run_token").write_text("t")
+    run = RunDir(run_dir)
+    run.config_path.write_text(dump_config(cfg))
+    run.secrets.mkdir()
+    run.run_token_path.write_text("t")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    gw = subprocess.Popen([sys.executable, "-m", "polar_hpc", "gateway", "--config", str(run_dir / "config.toml"),
+    gw = subprocess.Popen([sys.executable, "-m", "polar_hpc", "gateway", "--config", str(run.config_path),
                            "--run-dir", str(run_dir)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 60

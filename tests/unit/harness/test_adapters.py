@@ -12,6 +12,7 @@ import pytest
 
 from polar_hpc.config.run import AgentSpec
 from polar_hpc.harness import ADAPTERS, HarnessContext, HarnessError, get_adapter
+from polar_hpc.wire.rundir import SessionDir
 
 BASE = "http://127.0.0.1:28080"
 KEY = "sess-key-123"
@@ -48,7 +49,7 @@ def test_common_env_and_log_path(tmp_path: Path) -> None:
         assert env["GOOGLE_GEMINI_BASE_URL"] == BASE
         assert {env["OPENAI_API_KEY"], env["ANTHROPIC_API_KEY"], env["GEMINI_API_KEY"], env["POLAR_API_KEY"]} == {KEY}
         assert env["HOME"] == "/polar/session/home" and env["EXTRA"] == "x"
-        assert cmd.log_path == str(tmp_path / "logs" / "agent" / f"{name}.txt")
+        assert cmd.log_path == str(SessionDir(tmp_path).agent_log(name))
         assert all(f.startswith(str(tmp_path / "home")) for f in cmd.files)
 
 

@@ -14,6 +14,7 @@ from polar_hpc.inference.server import (
     sglang_command,
     slurm_topology,
 )
+from polar_hpc.wire.rundir import RunDir
 
 
 def test_sglang_single_node_golden() -> None:
@@ -73,8 +74,8 @@ def test_server_job_requires_the_run_token(tmp_path: Path) -> None:
     (it stays out of ps; ``sglang_launch`` turns it into SGLang's --api-key in-process)."""
     from polar_hpc.inference.sglang_launch import API_KEY_ENV
 
-    (tmp_path / "secrets").mkdir()
-    (tmp_path / "secrets" / "run_token").write_text("s3cret\n")
+    RunDir(tmp_path).secrets.mkdir()
+    RunDir(tmp_path).run_token_path.write_text("s3cret\n")
     sg = ServerJob(InferenceConfig(engine="sglang"), index=0, run_dir=tmp_path, model_path="/m", topology=Topology())
     assert "--api-key" not in sg.command(1) and "s3cret" not in sg.command(1)
     assert sg.env(tmp_path / "scratch")[API_KEY_ENV] == "s3cret"
@@ -118,8 +119,8 @@ def test_sglang_in_its_own_venv_and_in_a_container() -> None:
 
 
 def test_the_api_key_never_reaches_a_container_command_line(tmp_path: Path) -> None:
-    (tmp_path / "secrets").mkdir()
-    (tmp_path / "secrets" / "run_token").write_text("s3cret")
+    RunDir(tmp_path).secrets.mkdir()
+    RunDir(tmp_path).run_token_path.write_text("s3cret")
     job = ServerJob(InferenceConfig(engine="sglang", model="/m", container="/i.sif"), index=0, run_dir=tmp_path,
                     model_path="/m", topology=Topology(), host="h")
     assert not any("s3cret" in a for a in job.command(1))

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from polar_hpc.config import ConfigError, load_recipe
-from polar_hpc.launch.rundir import RunDir
 from polar_hpc.launch.submit import render_sbatch
+from polar_hpc.wire.rundir import RunDir
 
 ROOT = Path(__file__).parents[3]
 GOLDEN = Path(__file__).parent / "golden"
@@ -97,6 +97,6 @@ def test_launch_requeue_reaches_sbatch_and_the_job_body() -> None:
 def test_trainer_section_is_what_async_rollouts_uses(tmp_path: Path) -> None:
     from polar_hpc.train.async_client import AsyncConfig
 
-    (tmp_path / "config.toml").write_text("[trainer]\nmax_off_policy_steps = 3\nmin_group_fraction = 0.5\n")
+    RunDir(tmp_path).config_path.write_text("[trainer]\nmax_off_policy_steps = 3\nmin_group_fraction = 0.5\n")
     assert AsyncConfig.from_run(tmp_path) == AsyncConfig(max_off_policy_steps=3, min_group_fraction=0.5)
     assert AsyncConfig.from_run(tmp_path / "none") == AsyncConfig()

@@ -14,8 +14,9 @@ import pytest
 from polar_hpc.config import load_recipe
 from polar_hpc.launch.jobs import ComponentJob
 from polar_hpc.launch.monitor import cancel_run, component_states, wait_run
-from polar_hpc.launch.rundir import JobRecord, JobsFile, RunDir, create_run_dir
+from polar_hpc.launch.rundir import create_run_dir
 from polar_hpc.util.proc import alive, start_time, write_pid_file
+from polar_hpc.wire.rundir import CONTROL_KEYS, JobRecord, JobsFile, RunDir
 
 ROOT = Path(__file__).parents[3]
 
@@ -38,8 +39,8 @@ def test_run_dir_is_private_whatever_the_umask(tmp_path: Path) -> None:
         os.umask(old)
     assert run.root.stat().st_mode & 0o777 == 0o700
     assert run.secrets.stat().st_mode & 0o777 == 0o700
-    for name in ("run_token", "control.json"):
-        assert (run.secrets / name).stat().st_mode & 0o777 == 0o600
+    for path in (run.run_token_path, run.secrets / CONTROL_KEYS):
+        assert path.stat().st_mode & 0o777 == 0o600
 
 
 def _sleeper() -> subprocess.Popen[bytes]:
@@ -71,9 +72,9 @@ def test_cancel_never_signals_a_pid_that_is_no_longer_ours(tmp_path: Path) -> No
         started = start_time(reused.pid)
         assert started is not None
         # the recorded process ended and its pid now belongs to someone else: the start time differs
-        (run.logs("gateway") / "gateway-0.pid").write_text(f"{reused.pid} {started - 1}")
-        (run.logs("gateway") / "gateway-1.pid").write_text(str(old_format.pid))  # old one-field file
-        write_pid_file(run.logs("coordinator") / "coordinator-0.pid", ours.pid)
+        run.pid_file("gateway", 0).write_text(f"{reused.pid} {started - 1}")
+        run.pid_file("gateway", 1).write_text(str(old_format.pid))  # old one-field file
+        write_pid_file(run.pid_file("coordinator", 0), ours.pid)
         states = {(c.component, c.index): c.alive for c in component_states(run, run.read_jobs())}  # type: ignore[arg-type]
         assert states == {("gateway", 0): False, ("gateway", 1): False, ("coordinator", 0): True}
         cancel_run(run, grace_s=5)
@@ -121,7 +122,7 @@ def test_wait_run_reports_through_the_callback_only(tmp_path: Path, capsys: pyte
 
 def test_cli_wait_prints_progress_to_stderr(tmp_path: Path) -> None:
     script = ("import sys; from polar_hpc.launch import cli; from polar_hpc.launch.monitor import wait_run;"
-              "from polar_hpc.launch.rundir import RunDir;"
+              "from polar_hpc.wire.rundir import RunDir;"
               f"sys.exit(wait_run(RunDir({str(tmp_path)!r}), timeout_s=0.05, interval_s=0.01, report=cli._report))")
     res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert res.returncode == 124 and "gave up waiting" in res.stderr
@@ -132,7 +133,7 @@ def test_wait_run_exits_1_naming_the_cause_when_every_gateway_is_gone(tmp_path: 
     try:
         run = _local_run(tmp_path, [_job("coordinator", 0, 2**22 + 9, tmp_path),
                                     _job("gateway", 0, 2**22 + 11, tmp_path), _job("gateway", 1, 2**22 + 13, tmp_path)])
-        write_pid_file(run.logs("coordinator") / "coordinator-0.pid", coordinator.pid)
+        write_pid_file(run.pid_file("coordinator", 0), coordinator.pid)
         lines: list[str] = []
         assert wait_run(run, timeout_s=30, interval_s=0.01, report=lines.append, confirm_s=0.05) == 1
         assert lines[-1] == (f"every gateway rank ended (gateway-0 ENDED, gateway-1 ENDED) before the run finished; "

@@ -42,3 +42,22 @@ def test_live_display_prints_messages_and_final_table() -> None:
         live.say("every gateway rank ended (gateway-0 FAILED) before the run finished")
     text = out.getvalue()
     assert "every gateway rank ended" in text and "5/11" in text
+
+
+def test_notes_say_job_states_in_component_order_and_waits_count_to_now() -> None:
+    from polar_hpc.launch.live import jobs_summary, wait_line
+    from polar_hpc.launch.monitor import ComponentState
+    from polar_hpc.wire.waits import WaitRecord
+
+    def comp(component: str, index: int, state: str, reason: str = "") -> ComponentState:
+        return ComponentState(component=component, index=index, job_id=f"{index}", backend="slurm", state=state,
+                              alive=True, pid=None, endpoint=False, log_dir="", reason=reason)
+
+    comps = [comp("gateway", 0, "RUNNING", "None"), comp("gateway", 1, "PENDING", "Priority"),
+             comp("coordinator", 0, "RUNNING"), comp("inference", 0, "PENDING", "Resources")]
+    assert jobs_summary(comps) == ("inference 1 PENDING (Resources) · coordinator 1 RUNNING · "
+                                   "gateway 1 RUNNING, 1 PENDING (Priority)")
+    wait = WaitRecord(component="gateway-0", waiting_for=["inference-0"], since=1000.0, updated=1000.0,
+                      detail="waiting for inference-0: job 7 PENDING (Resources), 0 s")
+    assert wait_line(wait, now=1240.0) == "gateway-0 waiting for inference-0: job 7 PENDING (Resources), 4 min"
+    assert wait_line(wait, now=1030.0) == "gateway-0 waiting for inference-0: job 7 PENDING (Resources), 30 s"

@@ -3,12 +3,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from polar_hpc.launch.monitor import progress_line, recent_errors
-from polar_hpc.launch.rundir import JobRecord, JobsFile
 from polar_hpc.wire.control import RunStatus
+from polar_hpc.wire.rundir import JobRecord, JobsFile, RunDir
 
 
 def test_recent_errors_names_component_and_keeps_the_last(tmp_path: Path) -> None:
-    folder = tmp_path / "logs" / "gateway" / "12_1"
+    folder = RunDir(tmp_path).job_logs("gateway", "12_1")
     folder.mkdir(parents=True)
     (folder / "12_1_0_log.out").write_text(
         "2026 INFO polar_hpc.gateway: fine\n"

@@ -21,6 +21,7 @@ from polar_hpc.runtime.apptainer import (
     stop_stale_instances,
     write_env_file,
 )
+from polar_hpc.wire.rundir import RunDir
 
 FWD = str(Path(__file__).parents[3] / "polar_hpc/runtime/uds_forward.py")
 
@@ -125,14 +126,14 @@ async def test_real_instance(tmp_path: Path) -> None:
 
 def test_instance_names_carry_run_and_rank(tmp_path: Path) -> None:
     run = tmp_path / "run"
-    session = run / "sessions" / "rank-00003" / "t_0-0-1234abcd"
+    session = RunDir(run).sessions(3) / "t_0-0-1234abcd"
     prefix = instance_prefix(run, 3)
     assert prefix.startswith("polar-") and prefix.endswith("-r3-")
     assert instance_name(session).startswith(prefix)
     assert instance_name(session / "eval-0").startswith(prefix)  # a fresh evaluation runtime too
     assert instance_name(session) != instance_name(session / "eval-0")
-    assert not instance_name(run / "sessions" / "rank-00004" / "x").startswith(prefix)
-    assert not instance_name(tmp_path / "other" / "sessions" / "rank-00003" / "x").startswith(prefix)
+    assert not instance_name(RunDir(run).sessions(4) / "x").startswith(prefix)
+    assert not instance_name(RunDir(tmp_path / "other").sessions(3) / "x").startswith(prefix)
 
 
 def test_instance_list_argv_and_parse_golden() -> None:
@@ -157,8 +158,8 @@ async def test_rank_start_stops_this_run_and_ranks_leftover_instances(
     from polar_hpc.gateway.rank import GatewayRank
 
     run = tmp_path / "run"
-    mine = instance_name(run / "sessions" / "rank-00001" / "a-1")
-    other_rank = instance_name(run / "sessions" / "rank-00002" / "b-2")
+    mine = instance_name(RunDir(run).sessions(1) / "a-1")
+    other_rank = instance_name(RunDir(run).sessions(2) / "b-2")
     calls = tmp_path / "calls"
     bindir = tmp_path / "bin"
     bindir.mkdir()

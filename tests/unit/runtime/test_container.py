@@ -22,6 +22,7 @@ from polar_hpc.runtime.container import (
     run_argv,
 )
 from polar_hpc.runtime.naming import instance_name, owner_tag
+from polar_hpc.wire.rundir import RunDir
 from tests.fixtures.containers import container_engines, container_leftovers
 
 FWD = str(Path(__file__).parents[3] / "polar_hpc/runtime/uds_forward.py")
@@ -124,7 +125,7 @@ def test_sigkill_of_the_gateway_leaves_no_container(tmp_path: Path, engine: str,
                                                     request: pytest.FixtureRequest) -> None:
     """The gateway holds the container's lifeline (an flock): SIGKILL it and the container goes by itself."""
     image = request.getfixturevalue(f"{engine}_image")
-    session = tmp_path / "run" / "sessions" / "rank-00000" / "s-1"
+    session = RunDir(tmp_path / "run").sessions(0) / "s-1"
     proc = subprocess.Popen([sys.executable, "-c", _RANK, str(session), image, engine], stdout=subprocess.PIPE,
                             text=True)
     label = f"polar-hpc.session={session.name}"
@@ -169,7 +170,7 @@ async def test_restarted_rank_removes_its_leftover_containers(tmp_path: Path, po
 
 @pytest.mark.container
 async def test_session_container_is_labelled_and_gone_after_stop(tmp_path: Path, podman_image: str) -> None:
-    session = tmp_path / "run" / "sessions" / "rank-00004" / "t-0"
+    session = RunDir(tmp_path / "run").sessions(4) / "t-0"
     rt = make_runtime(RuntimeSpec(backend="podman", image=podman_image), session)
     assert isinstance(rt, ContainerRuntime) and rt.is_root
     await rt.start()

@@ -23,6 +23,8 @@ def run_dir(tmp_path: Path, session_result_factory: Any) -> tuple[Path, list[Ses
         session_result_factory(status=TraceStatus.TIMEOUT, harness="pi", reward=0.0),
         session_result_factory(status=TraceStatus.COMPLETED, harness="pi", reward=0.5),
     ]
+    rs[0].trajectory.traces[1].mark_not_trainable("unparsed_tool_call")
+    rs[2].trajectory.traces[0].mark_not_trainable("unparsed_tool_call")
     w = ShardWriter(tmp_path / "shards", 0, ShardConfig(max_sessions=2), {"test": "cli"})
     for r in rs:
         w.add(r)
@@ -66,6 +68,7 @@ def test_export_jsonl(run_dir: tuple[Path, list[SessionResult]], tmp_path: Path)
     assert np.array(row["response_logprobs"], dtype=np.float32).tobytes() == t.response_logprobs.tobytes()
     assert row["response_messages"] == msgspec.to_builtins(t.response_messages)
     assert row["status"] == "COMPLETED" and row["harness"] == "codex"
+    assert (row["trainable"], row["filter"]) == (t.trainable, t.filter)
 
 
 def test_export_parquet(run_dir: tuple[Path, list[SessionResult]], tmp_path: Path) -> None:
@@ -83,3 +86,4 @@ def test_export_parquet(run_dir: tuple[Path, list[SessionResult]], tmp_path: Pat
     t = rs[2].trajectory.traces[0]
     assert np.asarray(col[3].values).tobytes() == t.response_logprobs.tobytes()
     assert json.loads(table.column("prompt_messages")[3].as_py()) == msgspec.to_builtins(t.prompt_messages)
+    assert table.column("trainable").to_pylist()[3] is t.trainable and table.column("filter")[3].as_py() == t.filter

@@ -8,8 +8,11 @@ import h5py
 import numpy as np
 
 from polar_hpc.config.run import ShardConfig
-from polar_hpc.store.reader import ShardFilter, ShardReader
+from polar_hpc.store import schema as S
+from polar_hpc.store.reader import ShardReader
 from polar_hpc.store.resume import resume_index
+from polar_hpc.store.schema import offsets_name
+from polar_hpc.store.select import TraceSelect
 from polar_hpc.store.writer import ShardWriter
 from polar_hpc.wire.codec import to_msgpack
 from polar_hpc.wire.records import SessionResult, TraceStatus
@@ -52,15 +55,15 @@ def test_wrong_schema_and_foreign_files_are_reported(tmp_path: Path, session_res
     gutted = tmp_path / "rank-00003-000000.h5"
     shutil.copy(good, gutted)
     with h5py.File(gutted, "r+") as f:
-        del f["tokens/loss_mask"]
+        del f[S.LOSS_MASK]
     (tmp_path / "rank-00004-000000.h5.tmp").write_bytes(b"uncommitted")
     reader = ShardReader(tmp_path)
     assert reader.shards == [good]
     problems = reader.problems
     assert len(problems) == 3
-    assert "schema_version: expected one of [1, 2], found 99" in problems[0]
+    assert "schema_version: expected one of [1, 2, 3], found 99" in problems[0]
     assert problems[1].startswith(f"{tmp_path / 'rank-00002-000000.h5'}: cannot open as HDF5")
-    assert "missing datasets: tokens/loss_mask" in problems[2]
+    assert f"missing datasets: {S.LOSS_MASK}" in problems[2]
     assert len(list(reader.results())) == 1
 
 
@@ -81,16 +84,16 @@ def test_version_1_shards_still_read_and_validate(tmp_path: Path, session_result
     shutil.copy(new, old)
     with h5py.File(old, "r+") as f:
         f.attrs["schema_version"] = 1
-        del f["traces/policy"], f["traces/policy_offsets"]
+        del f[S.POLICY], f[offsets_name(S.POLICY)]
     reader = ShardReader(old)
     assert not reader.problems and {v.policy for v in reader.traces()} == {"sample"}
     assert validate_paths([old]) == (1, [])
     with h5py.File(new, "r+") as f:
-        data = f["traces/policy"][...]
+        data = f[S.POLICY][...]
         data[:6] = np.frombuffer(b"oracul", dtype=np.uint8)
-        f["traces/policy"][...] = data
+        f[S.POLICY][...] = data
     n, bad = validate_paths([new])
-    assert n == 1 and len(bad) == 1 and "traces/policy 'oracul' is not one of sample, oracle" in str(bad[0])
+    assert n == 1 and len(bad) == 1 and f"{S.POLICY} 'oracul' is not one of sample, oracle" in str(bad[0])
 
 
 def test_explicit_tmp_and_missing_paths(tmp_path: Path) -> None:
@@ -130,7 +133,7 @@ def test_filters(tmp_path: Path, session_result_factory: Any) -> None:
     reader = ShardReader(tmp_path)
 
     def keys(**kw: Any) -> list[str]:
-        return [r.key for r in reader.results(ShardFilter(**kw))]
+        return [r.key for r in reader.results(TraceSelect(**kw))]
 
     assert keys(status=(TraceStatus.COMPLETED,)) == [rs[0].key, rs[2].key]
     assert keys(min_reward=0.5) == [rs[0].key, rs[2].key, rs[3].key]

@@ -125,6 +125,7 @@ def _unique(results: list[SessionResult]) -> list[SessionResult]:
     return [r for r in results if not (r.key in seen or seen.add(r.key))]
 
 
+@pytest.mark.slow  # ~8 s: 60 hypothesis batches through real HDF5 shards
 @settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
 )

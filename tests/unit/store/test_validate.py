@@ -13,6 +13,8 @@ import pytest
 
 from polar_hpc.cli import main
 from polar_hpc.config.run import ShardConfig
+from polar_hpc.store import schema as S
+from polar_hpc.store.schema import offsets_name
 from polar_hpc.store.validate import validate_paths
 from polar_hpc.store.writer import ShardWriter
 
@@ -46,7 +48,7 @@ def _set(name: str, index: Callable[[h5py.File], int], value: Any) -> Callable[[
 
 
 def _resp(f: h5py.File, trace: int, token: int) -> int:
-    return int(f["traces/response_offsets"][trace]) + token
+    return int(f[S.RESPONSE_OFFSETS][trace]) + token
 
 
 def _shorten(name: str) -> Callable[[h5py.File], None]:
@@ -54,58 +56,78 @@ def _shorten(name: str) -> Callable[[h5py.File], None]:
 
 
 def _corrupt_blob(f: h5py.File) -> None:
-    data = f["traces/blob"][()]
-    start = int(f["traces/blob_offsets"][3])
+    data = f[S.TRACE_BLOB][()]
+    start = int(f[offsets_name(S.TRACE_BLOB)][3])
     data[start : start + 4] = 0
-    _replace(f, "traces/blob", data)
+    _replace(f, S.TRACE_BLOB, data)
+
+
+def _set_filter(f: h5py.File, trace: int, text: str) -> None:
+    name = offsets_name(S.FILTER)
+    items = [bytes(f[S.FILTER][a:b]) for a, b in zip(f[name][:-1], f[name][1:], strict=True)]
+    items[trace] = text.encode()
+    _replace(f, S.FILTER, np.frombuffer(b"".join(items), dtype=np.uint8))
+    _replace(f, name, np.concatenate([[0], np.cumsum([len(i) for i in items])]).astype(np.int64))
 
 
 # (planted fault, expected text; {s1} is session 1's key; trace 3 of the file is session 1 trace 1)
 CASES: dict[str, tuple[Callable[[h5py.File], None], str]] = {
     "mask_not_binary": (
-        _set("tokens/loss_mask", lambda f: _resp(f, 3, 5), 2),
+        _set(S.LOSS_MASK, lambda f: _resp(f, 3, 5), 2),
         "session {s1!r} trace 1: loss_mask value not 0/1 at token 5",
     ),
     "mask1_nan_logprob": (
-        _set("tokens/response_logprobs", lambda f: _resp(f, 3, 0), np.nan),
+        _set(S.RESPONSE_LOGPROBS, lambda f: _resp(f, 3, 0), np.nan),
         "session {s1!r} trace 1: loss_mask 1 without a finite logprob at token 0",
     ),
     "mask1_inf_logprob": (
-        _set("tokens/response_logprobs", lambda f: _resp(f, 3, 1), -np.inf),
+        _set(S.RESPONSE_LOGPROBS, lambda f: _resp(f, 3, 1), -np.inf),
         "session {s1!r} trace 1: loss_mask 1 without a finite logprob at token 1",
     ),
     "negative_token": (
-        _set("tokens/prompt_ids", lambda f: int(f["traces/prompt_offsets"][3]) + 2, -7),
+        _set(S.PROMPT_IDS, lambda f: int(f[S.PROMPT_OFFSETS][3]) + 2, -7),
         "session {s1!r} trace 1: negative prompt token id at token 2",
     ),
     "logprobs_not_aligned": (
-        _shorten("tokens/response_logprobs"),
-        "tokens/response_logprobs: expected",
+        _shorten(S.RESPONSE_LOGPROBS),
+        f"{S.RESPONSE_LOGPROBS}: expected",
     ),
     "offsets_end_wrong": (
-        _set("traces/response_offsets", lambda f: -1, 3),
-        "traces/response_offsets: ends at 3",
+        _set(S.RESPONSE_OFFSETS, lambda f: -1, 3),
+        f"{S.RESPONSE_OFFSETS}: ends at 3",
     ),
     "offsets_decrease": (
-        _set("traces/prompt_offsets", lambda f: 2, 1),
-        "traces/prompt_offsets: decreases at row",
+        _set(S.PROMPT_OFFSETS, lambda f: 2, 1),
+        f"{S.PROMPT_OFFSETS}: decreases at row",
     ),
     "trace_session_row": (
-        _set("traces/session", lambda f: 3, 0),
-        "session {s1!r} trace 1: traces/session is 0, session ranges say 1",
+        _set(S.TRACE_SESSION, lambda f: 3, 0),
+        "session {s1!r} trace 1: " + S.TRACE_SESSION + " is 0, session ranges say 1",
     ),
     "key_mismatch": (
-        _set("sessions/sample_index", lambda f: 1, 99),
+        _set(S.SAMPLE_INDEX, lambda f: 1, 99),
         "session {s1!r}: key does not match task_id/sample_index",
     ),
     "bad_status": (
-        _set("sessions/status", lambda f: 1, 9),
+        _set(S.STATUS, lambda f: 1, 9),
         "session {s1!r}: status 9 not in [0, 1, 2]",
     ),
     "corrupt_blob": (_corrupt_blob, "session {s1!r} trace 1: trace blob does not decode"),
     "wrong_dtype": (
-        lambda f: _replace(f, "tokens/loss_mask", f["tokens/loss_mask"][()].astype(np.float32)),
-        "tokens/loss_mask: expected 1-D uint8, found float32",
+        lambda f: _replace(f, S.LOSS_MASK, f[S.LOSS_MASK][()].astype(np.float32)),
+        f"{S.LOSS_MASK}: expected 1-D uint8, found float32",
+    ),
+    "trainable_not_binary": (
+        _set(S.TRAINABLE, lambda f: 3, 2),
+        "session {s1!r} trace 1: " + S.TRAINABLE + " is 2, expected 0 or 1",
+    ),
+    "reasons_but_trainable": (
+        lambda f: _set_filter(f, 3, "session_timeout"),
+        "session {s1!r} trace 1: " + S.TRAINABLE + " is 1 but " + S.FILTER + " gives reasons 'session_timeout'",
+    ),
+    "filter_malformed": (
+        lambda f: _set_filter(f, 3, "a,,b"),
+        "session {s1!r} trace 1: " + S.FILTER + " 'a,,b': expected reasons joined by ','",
     ),
     "wrong_schema": (
         lambda f: f.attrs.__setitem__("schema", "something-else"),

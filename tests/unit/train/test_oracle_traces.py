@@ -6,12 +6,13 @@ from pathlib import Path
 from typing import Any
 
 from polar_hpc.config.run import ShardConfig
+from polar_hpc.store.select import TraceSelect
 from polar_hpc.store.writer import ShardWriter
 from polar_hpc.train.async_client import Group, group_samples
 from polar_hpc.train.export import export_sft
-from polar_hpc.train.index import TraceSelect
 from polar_hpc.train.reader import ReaderConfig, TraceReader
 from polar_hpc.wire.records import SessionResult
+from polar_hpc.wire.rundir import RunDir
 
 
 def _run(tmp_path: Path, factory: Any) -> tuple[Path, list[SessionResult]]:
@@ -20,7 +21,7 @@ def _run(tmp_path: Path, factory: Any) -> tuple[Path, list[SessionResult]]:
         for tr in r.trajectory.traces:
             tr.policy = "oracle"
     run = tmp_path / "run"
-    w = ShardWriter(run / "shards", 0, ShardConfig(), {"test": "oracle"})
+    w = ShardWriter(RunDir(run).shards, 0, ShardConfig(), {"test": "oracle"})
     for r in results:
         w.add(r)
     w.close()

@@ -8,7 +8,8 @@ import msgspec
 import numpy as np
 import pytest
 
-from polar_hpc.train.index import TraceSelect, build_index
+from polar_hpc.store.select import TraceSelect
+from polar_hpc.train.index import build_index
 from polar_hpc.train.reader import Cursor, CursorMismatch, ReaderConfig, TraceReader
 from polar_hpc.wire.records import SessionResult, TraceStatus
 from tests.unit.train.runs import write_run
@@ -22,7 +23,7 @@ def results(session_result_factory: Any) -> list[SessionResult]:
         if i % 4 == 0:
             r.metadata["repo"] = "octo/widgets"
         if i % 5 == 0:
-            r.trajectory.traces[0].metadata["trainable"] = False
+            r.trajectory.traces[0].trainable = False
         out.append(r)
     return out
 
@@ -65,7 +66,7 @@ def test_filters_select_exactly(run: Path, results: list[SessionResult], select:
 
 def test_trainable_only_drops_marked_traces(run: Path, results: list[SessionResult]) -> None:
     got = set(_read(run, TraceSelect(trainable_only=True), token_budget=100_000))
-    marked = {(r.key, 0) for r in results if r.trajectory.traces[0].metadata.get("trainable") is False}
+    marked = {(r.key, 0) for r in results if r.trajectory.traces[0].trainable is False}
     assert marked and not (got & marked)
     assert len(got) == sum(len(r.trajectory.traces) for r in results) - len(marked)
 

@@ -7,6 +7,7 @@ from typing import Any
 from polar_hpc.cli import main
 from polar_hpc.train.report import write_report
 from polar_hpc.wire.records import TraceStatus
+from polar_hpc.wire.rundir import RunDir
 from tests.unit.train.runs import write_run
 
 
@@ -58,6 +59,6 @@ def test_report_missing_or_empty_run_fails(tmp_path: Path, capsys: Any) -> None:
     assert main(["report", str(tmp_path / "typo"), "--out", str(tmp_path / "rep")]) == 2
     err = capsys.readouterr().err
     assert "no such file or directory" in err and "typo" in err and not (tmp_path / "rep").exists()
-    (tmp_path / "run" / "shards").mkdir(parents=True)
+    RunDir(tmp_path / "run").shards.mkdir(parents=True)
     assert main(["report", str(tmp_path / "run")]) == 2
     assert "no committed shards" in capsys.readouterr().err

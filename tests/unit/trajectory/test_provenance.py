@@ -67,12 +67,12 @@ def test_training_filter_marks_unfinished_sessions_and_unparsed_calls() -> None:
     records, _ = make_records(4, SynthSpec(agents=1, turns=3))
     records[1].parse_error = "invalid JSON in <tool_call>"
     traj = get_builder(BuilderSpec(name="per_request"), end_of_turn_id=EOT).build(records, TraceStatus.TIMEOUT)
-    assert [t.metadata["filter"] for t in traj.traces] == [
+    assert [t.filter for t in traj.traces] == [
         ["session_timeout"], ["session_timeout", "unparsed_tool_call"], ["session_timeout"]]
-    assert not any(t.metadata["trainable"] for t in traj.traces)
+    assert not any(t.trainable for t in traj.traces)
     ok = get_builder(BuilderSpec(), end_of_turn_id=EOT).build(records)
     (tr,) = ok.traces
-    assert tr.metadata["filter"] == ["unparsed_tool_call"]
+    assert tr.filter == ["unparsed_tool_call"]
     assert tr.metadata["unparsed_tool_calls"] == {"c1": "invalid JSON in <tool_call>"}
 
 

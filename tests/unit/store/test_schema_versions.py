@@ -1,0 +1,116 @@
+"""Schema 3 (``traces/trainable``, ``traces/filter``) and the shards older code wrote, read the same.
+
+The pinned shards in tests/fixtures/shards/v1 and v2 were written by the code of those schema versions
+(``make_old_shard.py`` says how); this file is the one place the on-disk dataset names are spelled out.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import h5py
+import pytest
+
+from polar_hpc.cli import main
+from polar_hpc.config.run import ShardConfig
+from polar_hpc.store.encode import encode_session
+from polar_hpc.store.reader import ShardReader
+from polar_hpc.store.schema import SCHEMA_VERSION, dataset_names
+from polar_hpc.store.select import TraceSelect
+from polar_hpc.store.validate import validate_paths
+from polar_hpc.store.writer import ShardWriter
+from polar_hpc.train.index import build_index
+from polar_hpc.wire.records import SessionResult
+
+FIXTURES = Path(__file__).parents[2] / "fixtures" / "shards"
+
+LAYOUT_V3 = [
+    "tokens/prompt_ids", "tokens/response_ids", "tokens/loss_mask", "tokens/response_logprobs",
+    "traces/prompt_offsets", "traces/response_offsets", "traces/session", "traces/reward",
+    "traces/finish_reason", "traces/finish_reason_offsets", "traces/policy", "traces/policy_offsets",
+    "traces/trainable", "traces/filter", "traces/filter_offsets", "traces/blob", "traces/blob_offsets",
+    "sessions/key", "sessions/key_offsets", "sessions/task_id", "sessions/task_id_offsets",
+    "sessions/sample_index", "sessions/attempt", "sessions/status", "sessions/reward", "sessions/duration_s",
+    "sessions/harness", "sessions/harness_offsets", "sessions/model", "sessions/model_offsets",
+    "sessions/policy_version", "sessions/gateway_rank", "sessions/trace_offsets", "sessions/blob",
+    "sessions/blob_offsets",
+]
+NEW_IN_V2 = {"traces/policy", "traces/policy_offsets"}
+NEW_IN_V3 = {"traces/trainable", "traces/filter", "traces/filter_offsets"}
+
+
+def _write(d: Path, results: list[SessionResult]) -> Path:
+    w = ShardWriter(d, 0, ShardConfig(), {"test": "schema"})
+    for r in results:
+        w.add(r)
+    path = w.close()
+    assert path is not None
+    return path
+
+
+def test_on_disk_layout_is_pinned(tmp_path: Path, session_result_factory: Any) -> None:
+    assert SCHEMA_VERSION == 3 and dataset_names(3) == LAYOUT_V3
+    assert set(dataset_names(2)) == set(LAYOUT_V3) - NEW_IN_V3
+    assert set(dataset_names(1)) == set(LAYOUT_V3) - NEW_IN_V3 - NEW_IN_V2
+    path = _write(tmp_path, [session_result_factory()])
+    with h5py.File(path, "r") as f:
+        names = {f"{g}/{k}" for g in f for k in f[g]}
+        assert names == set(LAYOUT_V3) and int(f.attrs["schema_version"]) == 3
+        assert f["traces/trainable"].dtype == "uint8"
+
+
+def test_marks_are_columns_and_fields(tmp_path: Path, session_result_factory: Any) -> None:
+    results = [session_result_factory(traces=2) for _ in range(3)]
+    results[0].trajectory.traces[1].mark_not_trainable("session_timeout")
+    results[0].trajectory.traces[1].mark_not_trainable("unparsed_tool_call")
+    results[2].trajectory.traces[0].trainable = False
+    path = _write(tmp_path, results)
+    with h5py.File(path, "r") as f:
+        assert f["traces/trainable"][()].tolist() == [1, 0, 1, 1, 0, 1]
+        assert bytes(f["traces/filter"][()]) == b"session_timeout,unparsed_tool_call"
+    back = list(ShardReader(path).results())
+    assert [(t.trainable, t.filter) for r in back for t in r.trajectory.traces] == \
+        [(t.trainable, t.filter) for r in results for t in r.trajectory.traces]
+    assert all("trainable" not in t.metadata for r in back for t in r.trajectory.traces)
+    views = list(ShardReader(path).traces(blobs=False))
+    assert [(v.trainable, v.filter) for v in views][:2] == [(True, []), (False, ["session_timeout",
+                                                                                 "unparsed_tool_call"])]
+    assert len(build_index(path, TraceSelect(trainable_only=True))) == 4
+    assert validate_paths(path) == (1, [])
+
+
+def test_a_filter_reason_with_the_separator_is_refused(session_result_factory: Any) -> None:
+    r = session_result_factory()
+    r.trajectory.traces[0].filter = ["a,b"]
+    with pytest.raises(ValueError, match=r"trace 0.filter: expected reasons without ',', got 'a,b'"):
+        encode_session(r)
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_old_shards_read_the_same(version: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = FIXTURES / f"v{version}"
+    expected = json.loads((src / "expected.json").read_text())
+    shard = tmp_path / "rank-00000-000000.h5"
+    shutil.copy(src / shard.name, shard)
+    with h5py.File(shard, "r") as f:
+        assert int(f.attrs["schema_version"]) == version and "traces/trainable" not in f
+    assert {e["trainable"] for e in expected} == {True, False} and any(e["filter"] for e in expected)
+    reader = ShardReader(shard)
+    views = list(reader.traces(blobs=False))
+    assert not reader.problems
+    assert [(v.key, v.trace_index, v.trainable, v.filter, v.policy, v.response_ids.shape[0]) for v in views] == \
+        [(e["key"], e["trace"], e["trainable"], e["filter"], e["policy"], e["response_tokens"]) for e in expected]
+    traces = [t for r in ShardReader(shard).results() for t in r.trajectory.traces]
+    assert [(t.trainable, t.filter, t.policy) for t in traces] == \
+        [(e["trainable"], e["filter"], e["policy"]) for e in expected]
+    assert all("trainable" not in t.metadata and "filter" not in t.metadata for t in traces)
+    assert traces[3].metadata["unparsed_tool_calls"] == {"c1": "bad json"}
+    ix = build_index(shard, TraceSelect(trainable_only=True))
+    assert sorted(zip(ix.key, ix.trace_in_session.tolist(), strict=True)) == \
+        sorted((e["key"], e["trace"]) for e in expected if e["trainable"])
+    assert validate_paths(shard) == (1, [])
+    assert main(["shards", "validate", str(shard)]) == 0
+    assert "1 shards checked, 0 with violations" in capsys.readouterr().out
