@@ -316,7 +316,8 @@ class SGLangEngine(EngineAdmin):
         ids = np.fromiter((e[1] for e in entries), dtype=np.int32, count=len(entries))
         lps = np.fromiter((e[0] for e in entries), dtype=np.float32, count=len(entries))
         if resp.output_ids and len(resp.output_ids) == len(ids) and resp.output_ids != ids.tolist():
-            log.warning("%s (rid %s): output_ids differ from the ids in output_token_logprobs; using the latter", url, rid)
+            log.warning("%s (rid %s): output_ids differ from the ids in output_token_logprobs; using the latter",
+                        url, rid)
         if meta.finish_reason is None:
             raise EngineError(f"{url} (rid {rid}) returned a finished response without a finish_reason")
         reason, matched, abort_message = finish_fields(meta.finish_reason)

@@ -165,10 +165,12 @@ class Generator:
                                              in_think=self._in_think(ids))
         except ContextOverflow as e:
             record.parse_error = str(e)
-            raise Failed(context_overflow(e.prompt_tokens or n, e.context_length or self.context_length), record) from None
+            raise Failed(context_overflow(e.prompt_tokens or n, e.context_length or self.context_length),
+                         record) from None
         except EngineTimeout as e:
             record.parse_error = str(e)
-            raise Failed(ProxyError("engine_timeout", f"the model server did not answer in time: {e}"), record) from None
+            raise Failed(ProxyError("engine_timeout", f"the model server did not answer in time: {e}"),
+                         record) from None
         except EngineUnavailable as e:
             record.parse_error = str(e)
             raise Failed(ProxyError("engine_down", f"no model server is available: {e}"), record) from None
