@@ -19,8 +19,8 @@ from rich.table import Table
 from rich.text import Text
 
 from polar_hpc.launch.monitor import ComponentState, component_states
-from polar_hpc.launch.rundir import RunDir
 from polar_hpc.wire.control import RunStatus
+from polar_hpc.wire.rundir import RunDir
 from polar_hpc.wire.waits import WaitRecord, read_waits
 
 STAGES = ("queued", "init", "ready", "run", "postrun")
