@@ -127,10 +127,10 @@ def test_plain_user_venv_installs_fetches_and_runs_the_demo(plain_user: tuple[st
 
     status = _as(user, home, "polar-hpc", "status", str(run_dir), cwd=src)
     assert status.returncode == 0 and re.search(r"^finished$", status.stdout, re.M), status.stdout + status.stderr
-    validate = _as(user, home, "polar-hpc", "shards", "validate", str(run_dir / "shards"), cwd=src)
+    validate = _as(user, home, "polar-hpc", "shards", "validate", str(RunDir(run_dir).shards), cwd=src)
     assert validate.returncode == 0, validate.stdout + validate.stderr
     assert re.search(r"^\d+ shards checked, 0 with violations, 0 violations$", validate.stdout, re.M), validate.stdout
-    inspect = _as(user, home, "polar-hpc", "shards", "inspect", str(run_dir / "shards"), cwd=src)
+    inspect = _as(user, home, "polar-hpc", "shards", "inspect", str(RunDir(run_dir).shards), cwd=src)
     assert re.search(rf"^sessions\s+{DEMO_SESSIONS}$", inspect.stdout, re.M), inspect.stdout
     assert re.search(rf"^harnesses\s+pi {DEMO_SESSIONS}$", inspect.stdout, re.M), inspect.stdout
     # the demo's grader is the tasks' own pytest, run by the venv's python inside the sandbox

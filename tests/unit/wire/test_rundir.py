@@ -87,3 +87,24 @@ def test_an_endpoint_is_none_until_published_and_a_bad_one_is_named(tmp_path: Pa
     endpoint_path(tmp_path, "coordinator").write_text("{")
     with pytest.raises(ValueError, match="does not hold an Endpoint"):
         read_endpoint(tmp_path, "coordinator")
+
+
+def test_no_other_module_spells_the_run_dirs_file_names() -> None:
+    """The file names of the run dir are wire/rundir.py's; a string literal of one elsewhere in the package is a
+    second spelling (the folder names are common words, so only the file names are checked)."""
+    import ast
+
+    names = {rundir.CONFIG, rundir.STATUS, rundir.JOBS, rundir.CANCELLED, rundir.RUN_TOKEN, rundir.CONTROL_KEYS,
+             rundir.LAUNCHER_LOG, rundir.JOURNAL, "journal.jsonl", "harness.log", "prepare.log"}
+    package = ROOT / "polar_hpc"
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        if path == package / "wire" / "rundir.py":
+            continue
+        text = path.read_text()
+        if not any(n in text for n in names):
+            continue
+        for node in ast.walk(ast.parse(text, str(path))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names:
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}")
+    assert not found, "use the constants of polar_hpc/wire/rundir.py:\n  " + "\n  ".join(found)
