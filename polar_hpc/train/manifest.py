@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import msgspec
 
-from polar_hpc.train.index import TraceSelect
+from polar_hpc.store.select import TraceSelect
 from polar_hpc.train.sft_files import SPLITS
 
 
