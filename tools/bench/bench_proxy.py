@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-from procs import cpu_s, free_port, raise_nofile, rss_mb, wait_up
-from procs import spawn as spawn_in
+from common import cpu_s, free_port, raise_nofile, rss_mb, wait_up
+from common import spawn as spawn_in
 
 OUT_TEXT_IDS = [9707, 0, 2585, 646, 358, 1492, 30, 151645]  # "Hello! How can I help?" + <|im_end|>
 KEY = "sk-bench"

@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-from procs import cpu_s, free_port, load_average, raise_nofile, realtime, rss_mb, wait_up
-from procs import spawn as spawn_in
+from common import cpu_s, free_port, load_average, raise_nofile, realtime, rss_mb, wait_up
+from common import spawn as spawn_in
 
 KEY = "sk-bench"
 REPLY = 1000
