@@ -43,7 +43,7 @@ class Journal:
     def read(self) -> list[Entry]:
         if not self.path.exists():
             return []
-        dec: msgspec.json.Decoder[Entry] = json_decoder(Entry)  # type: ignore[arg-type]
+        dec: msgspec.json.Decoder[Entry] = json_decoder(Entry)  # type: ignore[arg-type]  # a Union: a msgspec type, not a type[T]
         out: list[Entry] = []
         with self.path.open("rb") as fh:
             for lineno, line in enumerate(fh, 1):

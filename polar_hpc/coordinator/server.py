@@ -443,5 +443,5 @@ class Coordinator:
             sessions.append(c.SessionInfo(s.sample_index, s.state, s.attempt, s.rank, s.reward, s.stage))
             if with_results and key in self.recent:
                 results.append(self.recent[key])
-        return c.TaskStatus(task_id=task_id, req=req, state=self.state.task_state(task_id),  # type: ignore[arg-type]
+        return c.TaskStatus(task_id=task_id, req=req, state=self.state.task_state(task_id),
                             num_samples=len(t.keys), sessions=sessions, results=results)

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from polar_hpc.log import get_logger
-from polar_hpc.wire.control import SessionRef, SessionState
+from polar_hpc.wire.control import SessionRef, SessionState, TaskState
 from polar_hpc.wire.records import Session, Task, session_key
 
 log = get_logger("coordinator.state")
@@ -219,7 +219,8 @@ class DispatchState:
                 self._push(other)
                 if other.alive:
                     self.revoked.setdefault(other.rank, []).append(key)
-            elif s is None or s.state >= _FIRST_TERMINAL or (s.rank not in (-1, rank) and s.state != SessionState.PENDING):
+            elif (s is None or s.state >= _FIRST_TERMINAL
+                  or (s.rank not in (-1, rank) and s.state != SessionState.PENDING)):
                 stale.append(key)
                 continue
             if s.state == SessionState.PENDING:
@@ -449,7 +450,7 @@ class DispatchState:
     def finished(self) -> bool:
         return bool(self.tasks) and self.tasks_completed == len(self.tasks)
 
-    def task_state(self, task_id: str) -> str:
+    def task_state(self, task_id: str) -> TaskState:
         t = self.tasks.get(task_id)
         if t is None:
             return "unknown"

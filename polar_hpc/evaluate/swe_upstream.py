@@ -56,7 +56,7 @@ class Upstream:
                     break
         if not callable(fn):
             raise KeyError(f"swebench {self.version} has no log parser {name!r}")
-        return fn  # type: ignore[no-any-return]
+        return fn  # type: ignore[no-any-return]  # swebench is untyped; callable checked above
 
     def parser_name(self, repo: str) -> str | None:
         fn = self.log_parsers.MAP_REPO_TO_PARSER.get(repo)
@@ -69,7 +69,7 @@ def _placeholder(name: str, path: str) -> None:
         mod.__path__ = [path]
         mod.__spec__ = importlib.machinery.ModuleSpec(name, None, is_package=True)
         mod.__spec__.submodule_search_locations = [path]
-        mod.__polar_placeholder__ = True  # type: ignore[attr-defined]
+        mod.__polar_placeholder__ = True  # type: ignore[attr-defined]  # our marker on a bare module
         sys.modules[name] = mod
 
 

@@ -17,7 +17,8 @@ def register(sub: Any) -> None:
     p.add_argument("--run-dir", help="run directory (default: runs/<name>-<timestamp>)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a recipe value, e.g. --set gateway.num_ranks=2 (repeatable)")
-    p.add_argument("--dry-run", action="store_true", help="print the resolved config and sbatch scripts; submit nothing")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the resolved config and sbatch scripts; submit nothing")
     p.add_argument("--no-submit", action="store_true",
                    help="create the run dir and print the component commands; submit nothing (slurm/polar-run.sbatch)")
     p.add_argument("--wait", action="store_true", help="follow the run until it ends; exit status reflects the outcome")
@@ -232,7 +233,7 @@ def run_resume(args: argparse.Namespace) -> int:
         sys.stdout.write(f"{run.root}: every component is still queued or running; nothing submitted\n")
     else:
         run.cancelled_path.unlink(missing_ok=True)
-        submit_run(cfg, run, only=dead)  # type: ignore[arg-type]
+        submit_run(cfg, run, only=dead)
         sys.stdout.write(f"resumed {run.root}: resubmitted {len(dead) if dead is not None else 'all'} component(s)\n")
     if args.wait:
         code = _follow(run, args.timeout)

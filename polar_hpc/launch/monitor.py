@@ -15,7 +15,7 @@ from polar_hpc.util import proc
 from polar_hpc.util.slurm import UNKNOWN, JobInfo, job_infos
 from polar_hpc.wire.control import RunStatus
 from polar_hpc.wire.endpoints import endpoint_path
-from polar_hpc.wire.rundir import JOBS, JobRecord, JobsFile, RunDir
+from polar_hpc.wire.rundir import JOBS, Component, JobRecord, JobsFile, RunDir
 
 log = get_logger("launch")
 
@@ -24,7 +24,7 @@ SUBMIT_LAG_S = 60.0
 
 
 class ComponentState(msgspec.Struct, kw_only=True):
-    component: str
+    component: Component
     index: int
     job_id: str
     backend: str
@@ -240,7 +240,7 @@ def cancel_run(run: RunDir, grace_s: float | None = None) -> None:
                 proc.signal_tree(pid, signal.SIGKILL)
 
 
-def dead_components(run: RunDir) -> set[tuple[str, int]]:
+def dead_components(run: RunDir) -> set[tuple[Component, int]]:
     jobs = run.read_jobs()
     if jobs is None:
         return set()

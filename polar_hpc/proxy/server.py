@@ -184,8 +184,8 @@ class ProxyServer:
         if unix_path is not None:
             await web.UnixSite(self._runner, unix_path).start()
         server = site._server
-        assert server is not None
-        bound = server.sockets[0].getsockname()  # type: ignore[attr-defined]
+        assert isinstance(server, asyncio.Server)
+        bound = server.sockets[0].getsockname()
         return f"http://{host}:{bound[1]}"
 
     async def stop(self) -> None:

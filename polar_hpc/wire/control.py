@@ -209,11 +209,14 @@ class SessionInfo(msgspec.Struct, array_like=True, gc=False):
     stage: str
 
 
+TaskState = Literal["pending", "running", "completed", "cancelled", "unknown"]
+
+
 class TaskStatus(Msg):
     task_id: str
     req: int = 0
     found: bool = True
-    state: Literal["pending", "running", "completed", "cancelled", "unknown"] = "unknown"
+    state: TaskState = "unknown"
     num_samples: int = 0
     sessions: list[SessionInfo] = msgspec.field(default_factory=list)
     results: list[SessionResult] = msgspec.field(default_factory=list)
@@ -329,15 +332,15 @@ def encode(msg: Msg) -> bytes:
 
 
 def coordinator_decoder() -> msgspec.msgpack.Decoder[Any]:
-    return msgpack_decoder(ToCoordinator)  # type: ignore[arg-type]
+    return msgpack_decoder(ToCoordinator)  # type: ignore[arg-type]  # a Union: a msgspec type, not a type[T]
 
 
 def gateway_decoder() -> msgspec.msgpack.Decoder[Any]:
-    return msgpack_decoder(ToGateway)  # type: ignore[arg-type]
+    return msgpack_decoder(ToGateway)  # type: ignore[arg-type]  # a Union: a msgspec type, not a type[T]
 
 
 def client_decoder() -> msgspec.msgpack.Decoder[Any]:
-    return msgpack_decoder(ToClient)  # type: ignore[arg-type]
+    return msgpack_decoder(ToClient)  # type: ignore[arg-type]  # a Union: a msgspec type, not a type[T]
 
 
 def check_protocol(hello: Hello) -> str | None:

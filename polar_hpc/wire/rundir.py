@@ -27,7 +27,7 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 import msgspec
 
@@ -119,25 +119,39 @@ class CancelRecord(msgspec.Struct, kw_only=True):
     grace_s: float
 
 
+class _Rooted(Protocol):
+    root: Path
+
+
+class Below:
+    """A path under the owner's ``root``, read like a property (and typed: a ``property(lambda ...)`` is Any)."""
+
+    def __init__(self, *parts: str) -> None:
+        self.parts = parts
+
+    def __get__(self, obj: _Rooted, owner: type | None = None) -> Path:
+        return obj.root.joinpath(*self.parts)
+
+
 class RunDir:
     """Paths of one run dir (``root`` resolved) and its files' readers and writers."""
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root).resolve()
 
-    config_path = property(lambda self: self.root / CONFIG)
-    secrets = property(lambda self: self.root / SECRETS)
-    run_token_path = property(lambda self: self.root / SECRETS / RUN_TOKEN)
-    endpoints = property(lambda self: self.root / ENDPOINTS)
-    waits = property(lambda self: self.root / WAITS)
-    shards = property(lambda self: self.root / SHARDS)
-    status_path = property(lambda self: self.root / STATUS)
-    jobs_path = property(lambda self: self.root / JOBS)
-    code = property(lambda self: self.root / CODE)
-    cancelled_path = property(lambda self: self.root / CANCELLED)
-    journal_path = property(lambda self: self.root / JOURNAL)
-    records = property(lambda self: self.root / RECORDS)
-    launcher_log = property(lambda self: self.root / LOGS / LAUNCHER_LOG)
+    config_path = Below(CONFIG)
+    secrets = Below(SECRETS)
+    run_token_path = Below(SECRETS, RUN_TOKEN)
+    endpoints = Below(ENDPOINTS)
+    waits = Below(WAITS)
+    shards = Below(SHARDS)
+    status_path = Below(STATUS)
+    jobs_path = Below(JOBS)
+    code = Below(CODE)
+    cancelled_path = Below(CANCELLED)
+    journal_path = Below(JOURNAL)
+    records = Below(RECORDS)
+    launcher_log = Below(LOGS, LAUNCHER_LOG)
 
     def logs(self, component: str = "") -> Path:
         """``logs/<component>/`` (``logs/`` without one)."""
@@ -207,11 +221,11 @@ class SessionDir:
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
 
-    home = property(lambda self: self.root / SESSION_HOME)
-    work = property(lambda self: self.root / SESSION_WORK)
-    logs = property(lambda self: self.root / SESSION_LOGS)
-    harness_log = property(lambda self: self.root / SESSION_LOGS / "harness.log")
-    prepare_log = property(lambda self: self.root / SESSION_LOGS / "prepare.log")
+    home = Below(SESSION_HOME)
+    work = Below(SESSION_WORK)
+    logs = Below(SESSION_LOGS)
+    harness_log = Below(SESSION_LOGS, "harness.log")
+    prepare_log = Below(SESSION_LOGS, "prepare.log")
 
     def agent_log(self, harness: str) -> Path:
         return self.root / SESSION_LOGS / "agent" / f"{harness}.txt"
