@@ -13,6 +13,7 @@ from polar_hpc.store.summary import summarize
 from polar_hpc.store.writer import ShardWriter
 from polar_hpc.train.index import build_index
 from polar_hpc.wire.records import TraceStatus
+from polar_hpc.wire.rundir import RunDir
 
 SELECTS = [
     TraceSelect(),
@@ -33,7 +34,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests.fixtures.trajectories import make_session_result
 
     rng = np.random.default_rng(3)
-    w = ShardWriter(tmp_path_factory.mktemp("run") / "shards", 0, ShardConfig(max_sessions=5), {"test": "select"})
+    w = ShardWriter(RunDir(tmp_path_factory.mktemp("run")).shards, 0, ShardConfig(max_sessions=5), {"test": "select"})
     for i in range(16):
         r = make_session_result(rng, task_id=f"t-{i}", sample_index=0, traces=2, turns=1,
                                 harness=("pi", "codex")[i % 2])
