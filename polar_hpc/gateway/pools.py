@@ -8,8 +8,8 @@ Each session is one task that takes a slot of each stage in turn (FIFO semaphore
   its INIT slot, so at most ``ready_buffer`` started sandboxes wait.
 - RUN (``run_pool``): the harness, under ``min(agent budget, rest of the session budget)``. Running out of
   budget cancels the harness and records an agent ``timeout``: POSTRUN still builds the partial trajectory.
-- POSTRUN (``postrun_pool``): build → evaluate → teardown → sink (shard write + report). POSTRUN has its own bounds, not the
-  session budget (which may be spent), so a timed-out session still yields its trajectory.
+- POSTRUN (``postrun_pool``): build → evaluate → teardown → sink (shard write + report). POSTRUN has its own
+  bounds, not the session budget (which may be spent), so a timed-out session still yields its trajectory.
 
 Teardown always runs, exactly once, also on cancellation and crashes; it runs before the result is reported so
 a reported session holds nothing. Time is the event loop's (a :mod:`polar_hpc.sim.clock` loop simulates it).

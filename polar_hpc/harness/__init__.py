@@ -17,7 +17,8 @@ __all__ = ["HarnessAdapter", "HarnessCommand", "HarnessContext", "HarnessError",
 
 ADAPTERS: dict[str, type[BaseAdapter]] = {
     a.name: a
-    for a in (ShellAdapter, CodexAdapter, ClaudeCodeAdapter, GeminiCliAdapter, QwenCodeAdapter, OpencodeAdapter, PiAdapter)
+    for a in (ShellAdapter, CodexAdapter, ClaudeCodeAdapter, GeminiCliAdapter, QwenCodeAdapter, OpencodeAdapter,
+              PiAdapter)
 }
 
 

@@ -34,7 +34,8 @@ class ShellAdapter(BaseAdapter):
 
     def build(self, ctx: HarnessContext, files: list[str]) -> tuple[list[str], dict[str, str]]:
         if not ctx.agent.command:
-            raise HarnessError("agent.command: the shell harness needs a command, e.g. \"python agent.py {instruction}\"")
+            raise HarnessError("agent.command: the shell harness needs a command, "
+                               "e.g. \"python agent.py {instruction}\"")
         cmd = ctx.agent.command.replace("{instruction}", shlex.quote(ctx.instruction))
         env = {"POLAR_INSTRUCTION": ctx.instruction, "OPENAI_MODEL": ctx.model}
         if ctx.agent.max_turns is not None:
@@ -105,7 +106,8 @@ class ClaudeCodeAdapter(BaseAdapter):
         elif mode == "allowed_tools":
             perms = [f"--allowedTools={CLAUDE_ALLOWED_TOOLS}"]  # '=': the variadic flag would eat the prompt
         else:
-            raise HarnessError(f"agent.settings.permissions for claude_code: expected 'skip' or 'allowed_tools', got {mode!r}")
+            raise HarnessError(f"agent.settings.permissions for claude_code: expected 'skip' or 'allowed_tools', "
+                               f"got {mode!r}")
         turns = ["--max-turns", str(ctx.agent.max_turns)] if ctx.agent.max_turns is not None else []
         argv = ["claude", "-p", ctx.instruction, "--verbose", "--output-format=stream-json", "--model", ctx.model,
                 *perms, *turns, *self.extra_args(ctx)]

@@ -17,8 +17,9 @@ def default_cache() -> Path:
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("images", help="prepare the per-task images of a task set (SIF files, local images)")
     sub = parser.add_subparsers(dest="images_command", metavar="ACTION", required=True)
-    base = sub.add_parser("build-base", help="a minbase Debian (mmdebstrap or debootstrap; python3, pytest, git, patch) "
-                                             "imported into podman or docker (idempotent)")
+    base = sub.add_parser("build-base",
+                          help="a minbase Debian (mmdebstrap or debootstrap; python3, pytest, git, patch) "
+                               "imported into podman or docker (idempotent)")
     base.add_argument("--engine", choices=["podman", "docker"], default="podman")
     base.add_argument("--name", default=None, help="image name (default: the SWE base image tests and recipes use)")
     base.add_argument("--cache", type=Path, default=None, help="where the root filesystem tarball is kept")

@@ -30,12 +30,12 @@ from polar_hpc.inference.http1 import Http1Pool
 from polar_hpc.inference.limits import new_token_limit
 from polar_hpc.inference.protocol import (
     ErrorResponse,
-    FinishKind,
     GenerateRequest,
     GenerateResponse,
     WireSampling,
     finish_fields,
 )
+from polar_hpc.inference.result import GenerateResult
 from polar_hpc.inference.routing import ServerPool, ServerState
 from polar_hpc.inference.stream import EngineStream, open_stream
 from polar_hpc.log import get_logger
@@ -45,27 +45,6 @@ log = get_logger("inference.engine")
 
 _INF = InferenceConfig()
 """The recipe's defaults, which the client's own defaults are."""
-
-
-class GenerateResult(msgspec.Struct, kw_only=True):
-    """One completed ``/generate`` call. Arrays are numpy: ``output_ids`` int32, ``output_logprobs`` float32.
-
-    The ids come from ``meta_info.output_token_logprobs`` (the stop token, when one was sampled, is included).
-    """
-
-    output_ids: np.ndarray
-    output_logprobs: np.ndarray
-    finish_reason: FinishKind
-    matched_stop: int | str | None = None
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cached_tokens: int = 0
-    weight_version: str | None = None
-    server: str = ""
-    rid: str = ""
-    text: str = ""
-    abort_message: str | None = None
-    attempts: int = 1
 
 
 def _is_context_error(message: str) -> bool:
@@ -337,7 +316,8 @@ class SGLangEngine(EngineAdmin):
         ids = np.fromiter((e[1] for e in entries), dtype=np.int32, count=len(entries))
         lps = np.fromiter((e[0] for e in entries), dtype=np.float32, count=len(entries))
         if resp.output_ids and len(resp.output_ids) == len(ids) and resp.output_ids != ids.tolist():
-            log.warning("%s (rid %s): output_ids differ from the ids in output_token_logprobs; using the latter", url, rid)
+            log.warning("%s (rid %s): output_ids differ from the ids in output_token_logprobs; using the latter",
+                        url, rid)
         if meta.finish_reason is None:
             raise EngineError(f"{url} (rid {rid}) returned a finished response without a finish_reason")
         reason, matched, abort_message = finish_fields(meta.finish_reason)

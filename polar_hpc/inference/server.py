@@ -102,7 +102,8 @@ def sglang_command(
         cmd += ["--random-seed", str(cfg.random_seed)]
     if topology.nnodes > 1:
         if topology.head_host is None or topology.dist_init_port is None:
-            raise ValueError(f"a {topology.nnodes}-node server needs the head host and a dist-init port, got {topology}")
+            raise ValueError(f"a {topology.nnodes}-node server needs the head host and a dist-init port, "
+                             f"got {topology}")
         cmd += ["--nnodes", str(topology.nnodes), "--node-rank", str(topology.node_rank)]
         cmd += ["--dist-init-addr", f"{topology.head_host}:{topology.dist_init_port}"]
     return cmd + list(cfg.extra_args)
@@ -205,7 +206,8 @@ class ServerJob:
             cmd = sglang_command(self.cfg, model_path=self.model_path, host=self.bind_host, port=port,
                                  topology=self.topology, python=python)
         else:
-            raise ValueError(f"inference.engine {self.cfg.engine!r} has no server to run (expected sglang or reference)")
+            raise ValueError(f"inference.engine {self.cfg.engine!r} has no server to run "
+                             "(expected sglang or reference)")
         return container_prefix(self.cfg.container, self.model_path) + cmd if self.cfg.container else cmd
 
     def run(self) -> int:

@@ -4,7 +4,7 @@ SGLang sends SSE frames ``data: <GenerateResponse>`` and ``data: [DONE]``. In 0.
 by default (all ids and logprobs so far) and a delta with ``--incremental-streaming-output``; both are read
 here: a chunk whose ``output_token_logprobs`` holds ``completion_tokens`` entries is cumulative, one that
 holds exactly the entries not yet seen is a delta. The final chunk carries the finish reason; the
-:class:`~polar_hpc.inference.engine.GenerateResult` built from the stream equals the non-streaming one.
+:class:`~polar_hpc.inference.result.GenerateResult` built from the stream equals the non-streaming one.
 
 Connection errors and 5xx before the response head are retried on another server as ``generate`` does;
 once sampling has started, a failure ends the stream with :class:`EngineError` (no token is sampled twice).
@@ -17,7 +17,8 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
 
 import aiohttp
 import msgspec
@@ -29,18 +30,40 @@ from polar_hpc.inference.protocol import (
     ErrorResponse,
     FinishAbort,
     FinishReason,
+    GenerateRequest,
     StreamChunk,
     StreamMeta,
     finish_fields,
 )
+from polar_hpc.inference.result import GenerateResult
 from polar_hpc.log import get_logger
 from polar_hpc.wire.records import SamplingParams
 
 if TYPE_CHECKING:
-    from polar_hpc.inference.engine import GenerateResult, SGLangEngine
-    from polar_hpc.inference.routing import ServerState
+    from polar_hpc.inference.attempts import Attempts
+    from polar_hpc.inference.routing import ServerPool, ServerState
 
 log = get_logger("inference.stream")
+
+
+class Engine(Protocol):
+    """What a stream uses of :class:`polar_hpc.inference.engine.SGLangEngine`, whose streaming half this module is."""
+
+    pool: ServerPool
+    connect_timeout_s: float
+    request_hook: Callable[[bytes], None] | None
+    _fast: Http1Pool
+
+    def build_request(self, input_ids: list[int], sampling: SamplingParams, *, stop_token_ids: list[int] | None = None,
+                      rid: str | None = None) -> GenerateRequest: ...
+
+    def _attempts(self, what: str, session_id: str | None, deadline: float | None) -> Attempts: ...
+
+    def _headers(self, json_body: bool) -> dict[str, str]: ...
+
+    def _abort_in_background(self, url: str, rid: str) -> None: ...
+
+    def _client_error(self, status: int, raw: bytes, url: str, rid: str, n_prompt: int) -> EngineError: ...
 
 ABORT_GRACE_S = 1.0
 """After ``abort()``, how long the server has to send its abort chunk before the connection is closed."""
@@ -61,7 +84,7 @@ class EngineStream:
     """One streamed generate call. ``async for ids, logprobs in stream`` yields the new tokens (lists);
     :attr:`result` is set once the stream has ended. :meth:`close` always (aborts a stream not finished)."""
 
-    def __init__(self, engine: SGLangEngine, server: ServerState, rid: str, body: Http1Stream, deadline: float,
+    def __init__(self, engine: Engine, server: ServerState, rid: str, body: Http1Stream, deadline: float,
                  attempts: int) -> None:
         self._engine = engine
         self._server = server
@@ -231,8 +254,6 @@ class EngineStream:
         return EngineError(f"{self.url} (rid {self.rid}) failed mid-stream after {self.tokens} tokens: {message}")
 
     def _finish(self, meta: StreamMeta | None, fr: FinishReason) -> None:
-        from polar_hpc.inference.engine import GenerateResult
-
         reason, matched, abort_message = finish_fields(fr)
         self.result = GenerateResult(
             output_ids=np.asarray(self._ids, dtype=np.int32),
@@ -286,7 +307,7 @@ class EngineStream:
 
 
 async def open_stream(
-    engine: SGLangEngine,
+    engine: Engine,
     input_ids: list[int],
     sampling: SamplingParams,
     *,

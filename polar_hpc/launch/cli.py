@@ -17,7 +17,8 @@ def register(sub: Any) -> None:
     p.add_argument("--run-dir", help="run directory (default: runs/<name>-<timestamp>)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a recipe value, e.g. --set gateway.num_ranks=2 (repeatable)")
-    p.add_argument("--dry-run", action="store_true", help="print the resolved config and sbatch scripts; submit nothing")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the resolved config and sbatch scripts; submit nothing")
     p.add_argument("--no-submit", action="store_true",
                    help="create the run dir and print the component commands; submit nothing (slurm/polar-run.sbatch)")
     p.add_argument("--wait", action="store_true", help="follow the run until it ends; exit status reflects the outcome")

@@ -95,7 +95,8 @@ def check_node_and_harnesses(cfg: RunConfig | None) -> list[Finding]:
         ok = major >= NODE_MIN_MAJOR or prefix_node().exists()
         detail = f"{node} {version}" + ("" if major >= NODE_MIN_MAJOR or not ok else f"; newer CLIs: {prefix_node()}")
         out.append(Finding(name="node", ok=ok, detail=detail,
-                           fix="" if ok else f"Node >= {NODE_MIN_MAJOR} for the newest CLIs: bash tools/install_harnesses.sh"))
+                           fix="" if ok else (f"Node >= {NODE_MIN_MAJOR} for the newest CLIs: "
+                                              "bash tools/install_harnesses.sh")))
     for name, adapter in ADAPTERS.items():
         if name == "shell":
             continue
@@ -126,7 +127,8 @@ def check_inference(cfg: RunConfig | None) -> list[Finding]:
     if python == sys.executable:
         missing = [m for m in modules if importlib.util.find_spec(m) is None]
     else:
-        probe = "import importlib.util as u, sys; sys.stdout.write(' '.join(m for m in sys.argv[1:] if u.find_spec(m) is None))"
+        probe = ("import importlib.util as u, sys; "
+                 "sys.stdout.write(' '.join(m for m in sys.argv[1:] if u.find_spec(m) is None))")
         code, text = run_quiet([python, "-c", probe, *modules])
         missing = text.split() if code == 0 else [f"{python} does not run ({text[:120]})"]
     fix = ("pip install 'polar-hpc[reference]' (the CPU reference server)" if engine == "reference"

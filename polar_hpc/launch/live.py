@@ -56,7 +56,9 @@ def wait_line(wait: WaitRecord, now: float | None = None) -> str:
     (the record's own detail keeps the time it was written at)."""
     said = wait.detail.rsplit(", ", 1)[0]
     waited = (time.time() if now is None else now) - wait.since
-    return f"{wait.component} {said}, {waited / 60:.0f} min" if waited >= 60 else f"{wait.component} {said}, {waited:.0f} s"
+    if waited >= 60:
+        return f"{wait.component} {said}, {waited / 60:.0f} min"
+    return f"{wait.component} {said}, {waited:.0f} s"
 
 
 def jobs_summary(comps: list[ComponentState]) -> str:

@@ -51,7 +51,8 @@ def check_inference_env(cfg: RunConfig) -> list[str]:
 
 def check_inference(cfg: RunConfig) -> list[str]:
     if cfg.inference.engine == "external":
-        return [] if cfg.inference.endpoints else ["inference.engine = 'external' needs inference.endpoints (base URLs)"]
+        return [] if cfg.inference.endpoints else [
+            "inference.engine = 'external' needs inference.endpoints (base URLs)"]
     if cfg.inference.model.startswith("asset:"):
         from polar_hpc.assets import AssetMissing, resolve_model
 

@@ -39,7 +39,8 @@ def site_path(name: str, sites_dir: Path = SITES_DIR, recipe_dir: str | None = N
     return sites_dir / f"{name}.toml"
 
 
-def load_site(name: str, sites_dir: Path = SITES_DIR, recipe_dir: str | None = None) -> dict[Component | str, SlurmResources]:
+def load_site(name: str, sites_dir: Path = SITES_DIR,
+              recipe_dir: str | None = None) -> dict[Component | str, SlurmResources]:
     """A site file (:func:`site_path`): tables ``[all]``, ``[inference]``, ``[coordinator]``, ``[gateway]``."""
     path = site_path(name, sites_dir, recipe_dir)
     if not path.is_file():

@@ -22,7 +22,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--command", default=None, help="the shell harness's command, {instruction} substituted")
     p.add_argument("--engine", default=None, metavar="URL", help="a running server (default: start a reference server)")
     p.add_argument("--model", default=InferenceConfig().model,
-                   help="model dir or asset:NAME (template and reference server; default: %(default)s, as inference.model)")
+                   help="model dir or asset:NAME (template and reference server; "
+                        "default: %(default)s, as inference.model)")
     p.add_argument("--runtime", choices=["bwrap", "local", "apptainer"], default=RuntimeSpec().backend,
                    help="default: %(default)s, as runtime.backend")
     p.add_argument("--policy", choices=[p for p in get_args(Policy) if p != "sample"], default="oracle",
@@ -47,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
     from polar_hpc.probe.run import BUNDLED_TASKS, ProbeError, ProbeSpec, run_probe
 
     out = Path(args.out or f"probe-{args.harness}-{time.strftime('%Y%m%d-%H%M%S')}")
-    spec = ProbeSpec(harness=args.harness, out=out.resolve(), tasks=Path(args.task).resolve() if args.task else BUNDLED_TASKS,
+    spec = ProbeSpec(harness=args.harness, out=out.resolve(),
+                     tasks=Path(args.task).resolve() if args.task else BUNDLED_TASKS,
                      task_id=args.task_id, command=args.command, engine=args.engine, model=args.model,
                      runtime=args.runtime, policy=args.policy, agent_timeout_s=args.timeout,
                      harness_args=tuple(args.harness_arg))

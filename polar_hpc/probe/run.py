@@ -169,7 +169,8 @@ def run_probe(spec: ProbeSpec) -> ProbeRow:
     reader = ShardReader([run_dir])
     results = list(reader.results(None))
     if not results:
-        raise ProbeError(f"the session left no result in {RunDir(run_dir).shards} ({'; '.join(reader.problems) or 'no shard'})")
+        raise ProbeError(f"the session left no result in {RunDir(run_dir).shards} "
+                         f"({'; '.join(reader.problems) or 'no shard'})")
     result = results[0]
     records_files = sorted(RunDir(run_dir).records.glob("*.jsonl"))
     records = [r for p in records_files for r in read_jsonl(p, CompletionRecord)]

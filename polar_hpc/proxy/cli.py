@@ -16,7 +16,8 @@ _INF = InferenceConfig()
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("proxy", help="run the model-API proxy alone (standalone capture mode)")
-    p.add_argument("--engine", action="append", required=True, metavar="URL", help="SGLang (or reference) server URL; repeatable")
+    p.add_argument("--engine", action="append", required=True, metavar="URL",
+                   help="SGLang (or reference) server URL; repeatable")
     p.add_argument("--model", required=True, metavar="DIR", help="model dir (tokenizer + chat template) or asset:NAME")
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--host", default="127.0.0.1")
@@ -45,7 +46,8 @@ def register(subparsers: Any) -> None:
                    help="answer streaming requests from one non-streaming engine call (default: stream as sampled, "
                         "as proxy.stream_upstream)")
     p.add_argument("--keepalive", type=float, default=ProxyConfig().keepalive_s, metavar="S",
-                   help="seconds of silence before a stream gets a keep-alive (default: %(default)s, as proxy.keepalive_s)")
+                   help="seconds of silence before a stream gets a keep-alive "
+                        "(default: %(default)s, as proxy.keepalive_s)")
     p.add_argument("--engine-api-key", default=None, metavar="KEY",
                    help="the servers' API key (SGLang's --api-key); default: $POLAR_INFERENCE_API_KEY")
     p.set_defaults(func=run)

@@ -10,9 +10,9 @@ import msgspec
 import numpy as np
 
 from polar_hpc.config.run import ToolParser
-from polar_hpc.inference.engine import GenerateResult
 from polar_hpc.inference.errors import ContextOverflow, EngineError, EngineTimeout, EngineUnavailable
 from polar_hpc.inference.limits import new_token_limit
+from polar_hpc.inference.result import GenerateResult
 from polar_hpc.inference.template import ChatTemplate
 from polar_hpc.proxy.errors import Failed, ProxyError, bad_request, context_overflow
 from polar_hpc.proxy.live.respond import LiveSink
@@ -165,10 +165,12 @@ class Generator:
                                              in_think=self._in_think(ids))
         except ContextOverflow as e:
             record.parse_error = str(e)
-            raise Failed(context_overflow(e.prompt_tokens or n, e.context_length or self.context_length), record) from None
+            raise Failed(context_overflow(e.prompt_tokens or n, e.context_length or self.context_length),
+                         record) from None
         except EngineTimeout as e:
             record.parse_error = str(e)
-            raise Failed(ProxyError("engine_timeout", f"the model server did not answer in time: {e}"), record) from None
+            raise Failed(ProxyError("engine_timeout", f"the model server did not answer in time: {e}"),
+                         record) from None
         except EngineUnavailable as e:
             record.parse_error = str(e)
             raise Failed(ProxyError("engine_down", f"no model server is available: {e}"), record) from None

@@ -77,7 +77,8 @@ def _args_equal(a: str, b: str) -> bool:
 
 
 def _calls_equal(a: list[ToolCall], b: list[ToolCall]) -> bool:
-    return len(a) == len(b) and all(x.name == y.name and _args_equal(x.arguments, y.arguments) for x, y in zip(a, b, strict=True))
+    return len(a) == len(b) and all(x.name == y.name and _args_equal(x.arguments, y.arguments)
+                                    for x, y in zip(a, b, strict=True))
 
 
 def messages_match(a: ChatMessage, b: ChatMessage) -> bool:

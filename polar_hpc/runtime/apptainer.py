@@ -72,7 +72,8 @@ def start_argv(
         argv += ["--net", "--network", "none"]
     argv += ["--bind", f"{session_dir}:{SANDBOX_SESSION_DIR}"]
     if spec.network == "none" and proxy_socket is not None:
-        argv += ["--bind", f"{FORWARDER_SRC}:{SANDBOX_FORWARDER}:ro", "--bind", f"{proxy_socket}:{SANDBOX_PROXY_SOCKET}"]
+        argv += ["--bind", f"{FORWARDER_SRC}:{SANDBOX_FORWARDER}:ro",
+                 "--bind", f"{proxy_socket}:{SANDBOX_PROXY_SOCKET}"]
     for item in spec.binds:
         src, dst = parse_bind(item)
         argv += ["--bind", f"{src}:{dst}:ro"]
@@ -211,7 +212,8 @@ class ApptainerRuntime(SandboxBase):
         if host_cwd is not None:
             host_cwd.mkdir(parents=True, exist_ok=True)
         env_file = write_env_file(self.scratch, env)
-        return exec_argv(self.name, argv, env_file, cwd, bridged=self.bridged, binary=self.binary), self._host_env(), None
+        return (exec_argv(self.name, argv, env_file, cwd, bridged=self.bridged, binary=self.binary),
+                self._host_env(), None)
 
     def host_path(self, sandbox_path: str) -> Path | None:
         """Only the session dir is mapped; /tmp lives under Apptainer's --workdir layout, reached by exec."""

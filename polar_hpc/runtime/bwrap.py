@@ -120,7 +120,8 @@ class BwrapRuntime(SandboxBase):
 
     async def _start(self) -> None:
         if not self.bwrap:
-            raise SandboxUnavailable("runtime backend 'bwrap': no `bwrap` on PATH (Debian/Ubuntu: apt-get install bubblewrap)")
+            raise SandboxUnavailable("runtime backend 'bwrap': no `bwrap` on PATH "
+                                     "(Debian/Ubuntu: apt-get install bubblewrap)")
         if self.spec.memory_gb is not None:
             log.warning("runtime backend 'bwrap' cannot limit memory; runtime.memory_gb is ignored")
         self._root = root_args(self.spec.image)

@@ -8,7 +8,8 @@ bound in, behind the same in-sandbox forwarder as bwrap.
 
 Nothing outlives the gateway: the container's PID 1 (a shell, which also reaps the orphans of killed commands)
 waits on an ``flock`` of a file in the session dir that the gateway holds for the container's life. When the
-gateway dies, SIGKILL included, the kernel drops the lock, PID 1 exits, and ``--rm`` removes the container. A restarted rank also removes its run+rank's containers by label
+gateway dies, SIGKILL included, the kernel drops the lock, PID 1 exits, and ``--rm`` removes the container. A
+restarted rank also removes its run+rank's containers by label
 (:func:`remove_stale_containers`). Killing a ``podman exec`` client does not kill what it started in the
 container, so every command carries a marker variable, and a timed-out or cancelled command's processes are found
 by it in the container's pid namespace and killed.
@@ -63,7 +64,8 @@ if command -v flock >/dev/null 2>&1; then flock "$lock" true & wait $!; exit 0; 
 if command -v python3 >/dev/null 2>&1; then
   python3 -c 'import fcntl, sys; fcntl.flock(open(sys.argv[1]), fcntl.LOCK_EX)' "$lock" & wait $!; exit 0
 fi
-echo "polar-hpc: neither flock nor python3 in the image: the container outlives a killed gateway until its rank restarts" >&2
+echo "polar-hpc: neither flock nor python3 in the image: the container outlives a killed gateway \
+until its rank restarts" >&2
 while :; do sleep 3600 & wait $!; done
 """
 

@@ -110,7 +110,8 @@ class StubServer:
             if stop.is_set():
                 meta = MetaInfo(id=rid, finish_reason=FinishAbort(message="Abort request", status_code=200),
                                 prompt_tokens=n_prompt, completion_tokens=sent, weight_version="stub",
-                                output_token_logprobs=[] if not self.cumulative else [(-0.5, t, None) for t in ids[:sent]])
+                                output_token_logprobs=[] if not self.cumulative
+                                else [(-0.5, t, None) for t in ids[:sent]])
                 await resp.write(b"data: " + _ENC.encode(GenerateResponse(text="", meta_info=meta)) + b"\n\n")
             await resp.write(b"data: [DONE]\n\n")
             await resp.write_eof()

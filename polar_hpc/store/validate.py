@@ -128,7 +128,8 @@ def validate_shard(path: Path) -> list[Violation]:
     return out
 
 
-def _mark_checks(trainable: np.ndarray, filters: list[str], at_trace: Callable[[int, str], Violation]) -> list[Violation]:
+def _mark_checks(trainable: np.ndarray, filters: list[str],
+                 at_trace: Callable[[int, str], Violation]) -> list[Violation]:
     """``traces/trainable`` is 0/1, each ``traces/filter`` item well formed, and a trace with reasons is not
     trainable."""
     out = [at_trace(int(t), f"{S.TRAINABLE} is {int(trainable[t])}, expected 0 or 1")

@@ -49,7 +49,8 @@ def _tests(value: Any, where: str, key: str) -> list[str]:
         try:
             value = json.loads(value) if value.strip() else []
         except json.JSONDecodeError:
-            raise TaskImportError(f"{where}: {key} must be a list of test ids or its JSON text, got {value[:60]!r}") from None
+            raise TaskImportError(f"{where}: {key} must be a list of test ids or its JSON text, "
+                                  f"got {value[:60]!r}") from None
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise TaskImportError(f"{where}: {key} must be a list of strings, got {type(value).__name__}")
     return value

@@ -168,7 +168,8 @@ def run_tests(engine: str, image: str, spec: GradingSpec, gold: str | None) -> d
     script = eval_script(spec)
     if gold is not None:
         script = script.replace("set -uxo pipefail\n",
-                                f"set -uxo pipefail\ncd {spec.repo_dir}\ngit apply -v - <<'EOF_GOLD'\n{gold}\nEOF_GOLD\n", 1)
+                                f"set -uxo pipefail\ncd {spec.repo_dir}\n"
+                                f"git apply -v - <<'EOF_GOLD'\n{gold}\nEOF_GOLD\n", 1)
     res = _run([engine, "run", "--rm", "-i", "--network", "none", "--pull=never" if engine == "podman" else
                 "--pull=never", image, "bash", "-s"], f"tests of {spec.instance_id}", input_text=script, check=False)
     status, found = own_status_map(spec, res.stdout + res.stderr)

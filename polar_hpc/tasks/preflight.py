@@ -82,7 +82,8 @@ def task_set_problems(cfg: RunConfig) -> list[str]:
     missing = [t.task_id for t in tasks if _image_missing(cfg, t, have)]
     if missing:
         how = {"apptainer": "runtime.image_cache with `polar-hpc images prepare RECIPE --cache DIR`",
-               "bwrap": "a root filesystem folder per image"}.get(backend, f"{backend} with `polar-hpc images prepare RECIPE`")
+               "bwrap": "a root filesystem folder per image"}.get(
+                   backend, f"{backend} with `polar-hpc images prepare RECIPE`")
         problems.append(f"{len(missing)} task(s) have no prepared image ({_names(missing)}): prepare them into {how}")
     unconfigured = [t.task_id for t in tasks if _evaluator_unconfigured(cfg, t)]
     if unconfigured:

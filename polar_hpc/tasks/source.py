@@ -23,7 +23,8 @@ class _Fields(dict[str, Any]):
         self.where = where
 
     def __missing__(self, key: str) -> Any:
-        raise ConfigError(f"{self.where}: template needs field {key!r}; the row has: {', '.join(sorted(self)) or 'nothing'}")
+        raise ConfigError(f"{self.where}: template needs field {key!r}; "
+                          f"the row has: {', '.join(sorted(self)) or 'nothing'}")
 
 
 def _fill(template: str, fields: _Fields) -> str:
@@ -35,7 +36,8 @@ def _test_list(value: Any, where: str, name: str) -> list[str]:
         try:
             value = json.loads(value)
         except json.JSONDecodeError:
-            raise ConfigError(f"{where}: {name} must be a list of test ids or its JSON text, got {value[:60]!r}") from None
+            raise ConfigError(f"{where}: {name} must be a list of test ids or its JSON text, "
+                              f"got {value[:60]!r}") from None
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{where}: {name} must be a list of strings, got {type(value).__name__}")
     return value
@@ -55,8 +57,10 @@ def task_from_row(cfg: RunConfig, row: dict[str, Any], where: str) -> Task:
     evaluator = msgspec.structs.replace(
         ev,
         command=_fill(ev.command, fields) if ev.command else None,
-        fail_to_pass=_test_list(row["FAIL_TO_PASS"], where, "FAIL_TO_PASS") if "FAIL_TO_PASS" in row else ev.fail_to_pass,
-        pass_to_pass=_test_list(row["PASS_TO_PASS"], where, "PASS_TO_PASS") if "PASS_TO_PASS" in row else ev.pass_to_pass,
+        fail_to_pass=(_test_list(row["FAIL_TO_PASS"], where, "FAIL_TO_PASS") if "FAIL_TO_PASS" in row
+                      else ev.fail_to_pass),
+        pass_to_pass=(_test_list(row["PASS_TO_PASS"], where, "PASS_TO_PASS") if "PASS_TO_PASS" in row
+                      else ev.pass_to_pass),
     )
     workspace = None
     if tpl.workspace:

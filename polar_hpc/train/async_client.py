@@ -11,7 +11,8 @@ A group is one submitted task (``num_samples`` sessions of the same prompt); its
 ``Task.metadata`` carries ``policy_version``, ``rollout_step``, ``group_id`` and ``base_task_id`` (the gateway
 copies task metadata into every SessionResult). ``groups()`` yields a group once all its samples are back, or
 once its task is over (every session terminal) with some samples that never return a result (ERROR, CANCELLED:
-counted in ``Group.failed``, as not completed), unless it is stale (``policy_version - group policy_version > max_off_policy_steps``: dropped, counted in
+counted in ``Group.failed``, as not completed), unless it is stale
+(``policy_version - group policy_version > max_off_policy_steps``: dropped, counted in
 ``stats.stale``) or too few samples completed (``< min_group_fraction``: counted in ``stats.incomplete``).
 
 Mapping to slime's ``Sample`` (``slime/utils/types.py``; no slime import here):

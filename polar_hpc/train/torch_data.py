@@ -57,7 +57,8 @@ class PackedTraceDataset(IterableDataset[dict[str, Any]]):
 
     ``rank``/``world_size`` default to ``torch.distributed``'s when it is initialized, else 0 / 1. ``cursors``:
     the cursors saved from this rank's items (any order; JSON text or ``Cursor``); parts without one start at
-    the beginning (``cursor``: one of them, the single-process form). In the main process (``num_workers=0``) ``ds.cursors`` follows the items handed out.
+    the beginning (``cursor``: one of them, the single-process form). In the main process (``num_workers=0``)
+    ``ds.cursors`` follows the items handed out.
     """
 
     def __init__(self, reader: TraceReader, *, rank: int | None = None, world_size: int | None = None,

@@ -159,8 +159,8 @@ def session_view(r: SessionResult, *, accept: float = 1.0, duration_s: float | N
 
 
 def load_tokenizer(spec: str | None, run: Path | None = None) -> TokenTexts | None:
-    """Token texts of a ``tokenizers.Tokenizer`` from ``spec`` (a model dir, a tokenizer.json, or ``asset:NAME``), else from the
-    run's ``config.toml`` (its inference model); None when neither names one."""
+    """Token texts of a ``tokenizers.Tokenizer`` from ``spec`` (a model dir, a tokenizer.json, or ``asset:NAME``),
+    else from the run's ``config.toml`` (its inference model); None when neither names one."""
     from tokenizers import Tokenizer
 
     from polar_hpc.assets import resolve_model

@@ -81,7 +81,8 @@ def render_text(v: SessionView, color: bool = False) -> str:
         lines.append(st(RED, f"error: {v.error}"))
     for t in v.traces:
         chain = ", ".join(f"{k} {val}" for k, val in t.chain.items() if val is not None) or "-"
-        lines += ["", st(BOLD, f"── chain {t.index}  ({chain})  {t.policy}  finish {t.finish_reason}  reward {t.reward:g}  "
+        lines += ["", st(BOLD, f"── chain {t.index}  ({chain})  {t.policy}  "
+                               f"finish {t.finish_reason}  reward {t.reward:g}  "
                                f"prompt {t.prompt_tokens} tok, trainable {t.trainable_tokens} tok")]
         for m in t.messages:
             lines += _message(m, st)

@@ -40,13 +40,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 """Bottom first. ``cli`` also holds every package's ``cli.py`` / ``cli_*.py`` and ``__main__``."""
 
 ALLOWED: frozenset[tuple[str, str]] = frozenset({
-    # Moves in progress (issue 14); each entry names who removes it. Empty when the redesign is done.
-    # 14b: the run dir spelled once (status.json, endpoints) in a low-layer module.
-    ("polar_hpc.gateway.control", "polar_hpc.coordinator.status"),
-    ("polar_hpc.gateway.waits", "polar_hpc.launch.rundir"),
-    # Module cycles (an import back into the importer, inside a function or under TYPE_CHECKING).
-    ("polar_hpc.inference.stream", "polar_hpc.inference.engine"),  # 14a, after 18's stream.py work merges
-    ("polar_hpc.launch.jobs", "polar_hpc.launch.monitor"),  # monitor.read_status: 14b's one read_status
+    # (importing module, imported module) pairs tolerated while a move is in progress, each with who removes it.
 })
 
 

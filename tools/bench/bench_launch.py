@@ -71,7 +71,8 @@ def main() -> None:
     print(f"{'what':<34} {'median s':>9} {'min s':>7} {'x python':>9}  target")
     print(f"{'python -c pass':<34} {med(base):>9.3f} {min(base):>7.3f} {1.0:>9.1f}")
     print(f"{'polar-hpc --help':<34} {med(help_t):>9.3f} {min(help_t):>7.3f} {med(help_t) / med(base):>9.1f}  <= 0.5 s")
-    print(f"{'launch --dry-run (swegym recipe)':<34} {med(dry):>9.3f} {min(dry):>7.3f} {med(dry) / med(base):>9.1f}  <= 1 s")
+    print(f"{'launch --dry-run (swegym recipe)':<34} {med(dry):>9.3f} {min(dry):>7.3f} "
+          f"{med(dry) / med(base):>9.1f}  <= 1 s")
 
     backends = ["local"] + (["slurm"] if args.slurm else [])
     with tempfile.TemporaryDirectory(prefix="bench-launch-") as tmp:

@@ -67,8 +67,10 @@ def serve_stub(port: int) -> None:
     chat_json = enc.encode({"id": "c", "object": "chat.completion", "created": 0, "model": "m", "choices": [
         {"index": 0, "message": {"role": "assistant", "content": "Hello! How can I help?"}, "finish_reason": "stop"}],
         "usage": {"prompt_tokens": 100, "completion_tokens": 8, "total_tokens": 108}})
-    chunk = b'data: {"id":"c","object":"chat.completion.chunk","created":0,"model":"m","choices":[{"index":0,"delta":{"content":"Hello"},"finish_reason":null}]}\n\n'
-    chat_sse = chunk * 2 + b'data: {"id":"c","object":"chat.completion.chunk","created":0,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
+    chunk = (b'data: {"id":"c","object":"chat.completion.chunk","created":0,"model":"m",'
+             b'"choices":[{"index":0,"delta":{"content":"Hello"},"finish_reason":null}]}\n\n')
+    chat_sse = chunk * 2 + (b'data: {"id":"c","object":"chat.completion.chunk","created":0,"model":"m",'
+                            b'"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n')
 
     async def chat(req: web.Request) -> web.Response:
         body = await req.read()
@@ -364,7 +366,8 @@ async def main_async(args: argparse.Namespace, urls: dict[str, str], pids: dict[
                 print(f"| {name} | {'SSE' if stream else 'JSON'} | {rps:,.0f} | {errs} | {c:.3f} | {1000 / c:,.0f} |")
             ratio[stream] = (got["polar"][0] / got["passthrough"][0], got["passthrough"][1] / got["polar"][1])
         for stream, (r, rc) in ratio.items():
-            print(f"polar / pass-through ({'SSE' if stream else 'JSON'}): req/s ratio {r:.2f}; per-core capacity ratio {rc:.2f}")
+            print(f"polar / pass-through ({'SSE' if stream else 'JSON'}): req/s ratio {r:.2f}; "
+                  f"per-core capacity ratio {rc:.2f}")
 
     if args.idle:
         print(f"\n## {args.idle:,} idle streaming connections to the proxy (engine stub holds every /generate)")
@@ -384,7 +387,8 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
     if args.quick:
-        args.n, args.reps, args.seconds, args.sizes, args.stage_reps, args.idle, args.hold = 100, 1, 2.0, "100,8000", 3, 500, 1.0
+        args.n, args.reps, args.seconds, args.sizes, args.stage_reps, args.idle, args.hold = (
+            100, 1, 2.0, "100,8000", 3, 500, 1.0)
     raise_nofile()
     ports = {k: free_port() for k in ("stub", "pass", "polar")}
     urls = {k: f"http://127.0.0.1:{p}" for k, p in ports.items()}
@@ -406,9 +410,11 @@ def main() -> int:
         print("|---" * (len(keys) + 1) + "|")
         for r in rows:
             print(f"| {r['tokens']:,} | " + " | ".join(f"{r[k]:.3f}" for k in keys) + " |")
-        print("(total = json + normalize + complete() [render + encode + engine call + parse + record build] + response + capture)")
+        print("(total = json + normalize + complete() [render + encode + engine call + parse + record build] "
+              "+ response + capture)")
         asyncio.run(main_async(args, urls, {k: p.pid for k, p in procs.items()}))
-        print(f"\nRSS after run: polar {rss_mb(procs['polar'].pid):.0f} MB, pass-through {rss_mb(procs['pass'].pid):.0f} MB, "
+        print(f"\nRSS after run: polar {rss_mb(procs['polar'].pid):.0f} MB, "
+              f"pass-through {rss_mb(procs['pass'].pid):.0f} MB, "
               f"stub {rss_mb(procs['stub'].pid):.0f} MB")
     finally:
         for p in procs.values():

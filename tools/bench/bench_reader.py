@@ -88,7 +88,8 @@ def main() -> int:
     mtok = n_raw / 1e6
     print(f"{args.sessions} sessions x {args.traces} traces, {mtok:.1f}M tokens, budget {args.budget}")
     print(f"  raw ShardReader.traces        {n_raw / t_raw / 1e6:8.1f} M tok/s")
-    print(f"  packed, in order              {n_seq / t_seq / 1e6:8.1f} M tok/s   ratio {t_raw / t_seq * n_seq / n_raw:.2f}")
+    print(f"  packed, in order              {n_seq / t_seq / 1e6:8.1f} M tok/s   "
+          f"ratio {t_raw / t_seq * n_seq / n_raw:.2f}")
     print(f"  packed, shuffled              {n_shuf / t_shuf / 1e6:8.1f} M tok/s   ratio "
           f"{t_raw / t_shuf * n_shuf / n_raw:.2f}")
     print(f"  index (session dedup)         {t_ix * 1e3:8.1f} ms")

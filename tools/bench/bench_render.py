@@ -6,7 +6,8 @@ Rows: jinja render only, encode of the rendered text, render_ids (both), the bar
 text, the ChatMessage -> dict conversion, and (``--transformers``) ``apply_chat_template(tokenize=True)``.
 Needs the assets (``polar-hpc assets fetch``).
 
-    python tools/bench/bench_render.py [--messages 200] [--repeats 20] [--models qwen3-tokenizer smollm2] [--transformers]
+    python tools/bench/bench_render.py [--messages 200] [--repeats 20]
+        [--models qwen3-tokenizer smollm2] [--transformers]
 """
 
 from __future__ import annotations

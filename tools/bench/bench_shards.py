@@ -153,7 +153,8 @@ def bench_write_read(args: argparse.Namespace, root: Path) -> None:
         spans = []
         for p in sorted(last.glob("*.h5")):
             with h5py.File(p, "r") as f:
-                spans += [(p, ds.id.get_offset(), ds.id.get_storage_size()) for ds in (f[c.path] for c in TOKEN_COLUMNS)]
+                spans += [(p, ds.id.get_offset(), ds.id.get_storage_size())
+                          for ds in (f[c.path] for c in TOKEN_COLUMNS)]
         best = float("inf")
         for _ in range(3):
             t0 = time.perf_counter()

@@ -238,7 +238,8 @@ def compare_records(live_dir: Path, synth_dir: Path) -> str:
     return f"identical: {same} ({len(a.output_ids)} sampled tokens, finish {a.finish_reason})"
 
 
-async def main_async(args: argparse.Namespace, urls: dict[str, str], pids: dict[str, int], dirs: dict[str, Path]) -> None:
+async def main_async(args: argparse.Namespace, urls: dict[str, str], pids: dict[str, int],
+                     dirs: dict[str, Path]) -> None:
     print(f"\n## 1. time to first content byte, {REPLY}-token reply, engine's first token after {args.first_ms} ms, "
           f"then one every {args.token_ms} ms (p50 of {args.reps})")
     slow = [pids[k] for k in ("slow_stub", "live_slow", "synth_slow")]

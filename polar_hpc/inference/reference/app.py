@@ -121,7 +121,9 @@ class ReferenceServer:
         if isinstance(fin, FinishStop) and not spec.no_stop_trim and isinstance(fin.matched, str):
             cut = text.find(fin.matched)
             text = text[:cut] if cut >= 0 else text
-        entries: list[LogprobEntry] | None = [(lp, tok, None) for lp, tok in zip(gen.logprobs, gen.output_ids, strict=True)] if return_logprob else None
+        entries: list[LogprobEntry] | None = (
+            [(lp, tok, None) for lp, tok in zip(gen.logprobs, gen.output_ids, strict=True)] if return_logprob else None
+        )
         meta = MetaInfo(
             id=gen.rid,
             finish_reason=fin,
@@ -173,7 +175,8 @@ class ReferenceServer:
             ids = self.runner.encode(single(req.text, "text"))
         too_big = [i for i in ids if i >= self.runner.vocab_size]
         if too_big:
-            raise BadRequest(f"input_ids holds token id {too_big[0]}, outside the model's vocabulary of {self.runner.vocab_size}")
+            raise BadRequest(f"input_ids holds token id {too_big[0]}, "
+                             f"outside the model's vocabulary of {self.runner.vocab_size}")
         start = single(req.logprob_start_len, "logprob_start_len")
         score_from = forcing_start(start, req.sampling_params, len(ids))
         if single(req.top_logprobs_num, "top_logprobs_num") or req.token_ids_logprob is not None:
@@ -190,7 +193,8 @@ class ReferenceServer:
         return gen, bool(single(req.return_logprob, "return_logprob"))
 
     async def _stream(
-        self, request: web.Request, gen: Generation, return_logprob: bool, started: float, loop: asyncio.AbstractEventLoop
+        self, request: web.Request, gen: Generation, return_logprob: bool, started: float,
+        loop: asyncio.AbstractEventLoop,
     ) -> web.StreamResponse:
         queue: asyncio.Queue[bytes | None] = asyncio.Queue()
 
@@ -316,7 +320,8 @@ class ReferenceServer:
         except Exception as err:
             log.warning("update_weights_from_disk(%s) failed: %s", body.model_path, err)
             return _json(UpdateWeightsResult(success=False, message=f"Failed to update weights: {err}"), 400)
-        return _json(UpdateWeightsResult(success=True, message=f"Succeeded to update model weights (version {version})."))
+        return _json(UpdateWeightsResult(success=True,
+                                         message=f"Succeeded to update model weights (version {version})."))
 
 
 def _resolver(loop: asyncio.AbstractEventLoop, fut: asyncio.Future[Generation]) -> Callable[[Generation], None]:

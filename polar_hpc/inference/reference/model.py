@@ -60,7 +60,8 @@ def _as_ids(value: Any) -> set[int]:
 class ModelRunner:
     """Loads a model dir (config.json + safetensors + tokenizer.json) and runs prefill/decode steps."""
 
-    def __init__(self, model_dir: str | Path, *, context_length: int | None = None, logprob_mode: LogprobMode = "processed") -> None:
+    def __init__(self, model_dir: str | Path, *, context_length: int | None = None,
+                 logprob_mode: LogprobMode = "processed") -> None:
         self.logprob_mode = logprob_mode
         self.weight_version = "default"
         self.model_dir = Path(model_dir)
@@ -108,7 +109,8 @@ class ModelRunner:
         return out.logits[0, -1].float(), out.cache
 
     @torch.inference_mode()
-    def input_logprobs(self, ids: list[int], cache: Any | None, cached: int, start: int) -> tuple[list[float | None], Any]:
+    def input_logprobs(self, ids: list[int], cache: Any | None, cached: int,
+                       start: int) -> tuple[list[float | None], Any]:
         """SGLang's ``input_token_logprobs`` values for positions ``start..`` of ``ids`` (the first is None: its
         logit comes before ``start``), given ``cache`` of ``ids[:cached]`` (``cached <= start``); raw
         ``log_softmax`` (temperature 1), as SGLang computes prompt logprobs."""
@@ -142,7 +144,8 @@ class ModelRunner:
         return tok, float(lp[tok])
 
     def decode(self, ids: list[int], skip_special_tokens: bool) -> str:
-        return str(self.tokenizer.decode([i for i in ids if i < self.tokenizer.get_vocab_size(with_added_tokens=True)], skip_special_tokens=skip_special_tokens))
+        vocab = self.tokenizer.get_vocab_size(with_added_tokens=True)
+        return str(self.tokenizer.decode([i for i in ids if i < vocab], skip_special_tokens=skip_special_tokens))
 
     def encode(self, text: str) -> list[int]:
         return list(self.tokenizer.encode(text, add_special_tokens=False).ids)

@@ -92,7 +92,8 @@ def to_spec(p: ServerSampling | None, *, max_new_default: int) -> SamplingSpec:
     for key, default in _UNSUPPORTED_DEFAULTS.items():
         value = getattr(p, key)
         if value != default:
-            raise BadRequest(f"sampling_params.{key}={value!r} is not supported by the reference server (only {default!r})")
+            raise BadRequest(f"sampling_params.{key}={value!r} is not supported by the reference server "
+                             f"(only {default!r})")
     if p.temperature < 0:
         raise BadRequest(f"sampling_params.temperature must be >= 0, got {p.temperature}")
     if not 0.0 < p.top_p <= 1.0:
@@ -124,13 +125,15 @@ def to_spec(p: ServerSampling | None, *, max_new_default: int) -> SamplingSpec:
 
 def single(value: Any, name: str) -> Any:
     if isinstance(value, list):
-        raise BadRequest(f"{name}: batched requests are not supported by the reference server; send one prompt per request")
+        raise BadRequest(f"{name}: batched requests are not supported by the reference server; "
+                         "send one prompt per request")
     return value
 
 
 def prompt_ids(input_ids: list[Any]) -> list[int]:
     if any(isinstance(x, list) for x in input_ids):
-        raise BadRequest("input_ids: batched requests are not supported by the reference server; send one prompt per request")
+        raise BadRequest("input_ids: batched requests are not supported by the reference server; "
+                         "send one prompt per request")
     if not input_ids or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in input_ids):
         raise BadRequest("input_ids must be a non-empty list of non-negative token ids")
     return list(input_ids)

@@ -210,7 +210,8 @@ class Scheduler:
                 gen.cache_len += 1
         except Exception as err:
             log.exception("generation %s failed", gen.rid)
-            self._finish(gen, FinishAbort(message=f"{type(err).__name__}: {err}", status_code=500, err_type="InternalServerError"))
+            self._finish(gen, FinishAbort(message=f"{type(err).__name__}: {err}", status_code=500,
+                                          err_type="InternalServerError"))
             return
         if finish is not None:
             self._finish(gen, finish)
@@ -226,7 +227,8 @@ class Scheduler:
             gen.logits = torch.zeros(0)  # marks the cache as reusable for _finish
         except Exception as err:
             log.exception("teacher forcing %s failed", gen.rid)
-            self._finish(gen, FinishAbort(message=f"{type(err).__name__}: {err}", status_code=500, err_type="InternalServerError"))
+            self._finish(gen, FinishAbort(message=f"{type(err).__name__}: {err}", status_code=500,
+                                          err_type="InternalServerError"))
             return
         self._finish(gen, FinishLength(length=0))
 

@@ -77,7 +77,8 @@ async def _run(server: ReferenceServer, host: str, port: int, ready_file: str | 
                 served_model_name=server.served_model_name,
             ),
         )
-    log.info("reference server ready at %s (model %s, context %d)", url, server.runner.model_dir, server.runner.context_length)
+    log.info("reference server ready at %s (model %s, context %d)", url, server.runner.model_dir,
+             server.runner.context_length)
     try:
         await stop.wait()
     finally:

@@ -29,7 +29,7 @@ from polar_hpc.proxy.respond.common import SSE_HEADERS, bare_keepalive
 from polar_hpc.wire.records import CompletionRecord, Provider, SamplingParams
 
 if TYPE_CHECKING:
-    from polar_hpc.inference.engine import GenerateResult
+    from polar_hpc.inference.result import GenerateResult
     from polar_hpc.inference.stream import EngineStream
     from polar_hpc.inference.template import ChatTemplate
     from polar_hpc.proxy.normalize.common import Normalized

@@ -103,7 +103,8 @@ def _message(m: Any, i: int, out: list[ChatMessage], notes: list[str]) -> None:
             if opt_bool(b, "is_error", q):
                 text = f"[Tool Error] {text}"
             results.append(
-                ChatMessage(role="tool", content=text, tool_call_id=as_str(b.get("tool_use_id", ""), f"{q}.tool_use_id"))
+                ChatMessage(role="tool", content=text,
+                            tool_call_id=as_str(b.get("tool_use_id", ""), f"{q}.tool_use_id"))
             )
         elif kind in ("image", "document"):
             reject_media(str(kind), q)
@@ -207,4 +208,5 @@ def normalize(body: dict[str, Any]) -> Normalized:
         model=model,
         notes=notes,
     )
-    return Normalized(canonical=canonical, options=ReplyOptions(model=model, tool_names=frozenset(t.name for t in tools)))
+    return Normalized(canonical=canonical,
+                      options=ReplyOptions(model=model, tool_names=frozenset(t.name for t in tools)))

@@ -23,7 +23,8 @@ from polar_hpc.proxy.normalize.common import (
 )
 from polar_hpc.wire.records import CanonicalRequest, ChatMessage, Role, SamplingParams, ToolCall, ToolSpec
 
-_ROLES: dict[str, Role] = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant", "tool": "tool"}
+_ROLES: dict[str, Role] = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant",
+                           "tool": "tool"}
 
 
 def content_text(v: Any, path: str) -> str:

@@ -14,8 +14,8 @@ import msgspec
 import numpy as np
 
 from polar_hpc.config.run import ToolParser
-from polar_hpc.inference.engine import GenerateResult
 from polar_hpc.inference.forcing import ForcedResult
+from polar_hpc.inference.result import GenerateResult
 from polar_hpc.log import get_logger
 from polar_hpc.proxy.oracle.render import tool_calls_text
 from polar_hpc.proxy.oracle.script import (
@@ -103,7 +103,8 @@ class OraclePolicy:
         self.seen[ctx] = n
         return self.dropped[ctx] + n
 
-    def turn(self, req: CanonicalRequest, raw_request: bytes, provider: Provider) -> tuple[Turn, ShellTool | WriteTool | None] | None:
+    def turn(self, req: CanonicalRequest, raw_request: bytes,
+             provider: Provider) -> tuple[Turn, ShellTool | WriteTool | None] | None:
         """The script's turn for this request, with the tool it uses; None when the engine samples it (a side
         request, or a tool-less one before the agent started). A tool-less agent request after that (Codex's
         compaction) gets a plain summary of the progress."""
@@ -148,7 +149,8 @@ class OraclePolicy:
     def forced_ids(self, text: str, *, in_think: bool) -> list[int]:
         eot = self.template.end_of_turn_id
         if eot is None:
-            raise OracleError("the oracle ends each reply with the template's end-of-turn token; this template has none")
+            raise OracleError("the oracle ends each reply with the template's end-of-turn token; "
+                              "this template has none")
         return [*self.template.encode((THINK_CLOSE_PREFIX if in_think else "") + text), eot]
 
     async def score(self, engine: object, prompt: list[int], forced: list[int], *, session_id: str,
@@ -158,6 +160,7 @@ class OraclePolicy:
                               "SGLangEngine.teacher_force (SGLang or the reference server)")
         res = await engine.teacher_force(prompt, forced, session_id=session_id, deadline=deadline)
         return GenerateResult(output_ids=np.asarray(forced, dtype=np.int32), output_logprobs=res.logprobs,
-                              finish_reason="stop", matched_stop=forced[-1], prompt_tokens=res.prompt_tokens - len(forced),
+                              finish_reason="stop", matched_stop=forced[-1],
+                              prompt_tokens=res.prompt_tokens - len(forced),
                               completion_tokens=len(forced), cached_tokens=res.cached_tokens,
                               weight_version=res.weight_version, server=res.server, rid=res.rid, attempts=res.attempts)

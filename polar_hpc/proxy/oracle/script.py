@@ -116,10 +116,12 @@ def script_from_task(metadata: dict[str, Any], *, policy: Policy, verify: str | 
     patch = metadata.get(SOLUTION_PATCH)
     commands = metadata.get(SOLUTION_COMMANDS, [])
     if patch is not None and not isinstance(patch, str):
-        raise OracleError(f"task metadata {SOLUTION_PATCH}: expected a unified diff as a string, got {type(patch).__name__}")
+        raise OracleError(f"task metadata {SOLUTION_PATCH}: expected a unified diff as a string, "
+                          f"got {type(patch).__name__}")
     if isinstance(commands, str):
         commands = [commands]
     if not isinstance(commands, list) or not all(isinstance(c, str) for c in commands):
-        raise OracleError(f"task metadata {SOLUTION_COMMANDS}: expected a list of shell commands, got {commands!r:.200}")
+        raise OracleError(f"task metadata {SOLUTION_COMMANDS}: expected a list of shell commands, "
+                          f"got {commands!r:.200}")
     return OracleScript(solution_patch=patch or None, solution_commands=list(commands), verify=verify,
                         noop=policy == "oracle_noop", delegate=policy == "oracle_subagent")

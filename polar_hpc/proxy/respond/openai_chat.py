@@ -34,7 +34,8 @@ def _tool_calls(r: Reply, indexed: bool) -> list[dict[str, Any]]:
 def chunk(completion_id: str, created: int, model: str, delta: dict[str, Any], finish: str | None = None) -> bytes:
     """One ``chat.completion.chunk`` event (the synthesized and the live stream's)."""
     return sse(None, {"id": f"chatcmpl-{completion_id}", "object": "chat.completion.chunk", "created": created,
-                      "model": model, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]})
+                      "model": model,
+                      "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]})
 
 
 def tail(r: Reply) -> bytes:

@@ -116,10 +116,12 @@ def _item_events(item: dict[str, Any], idx: int, ev: list[tuple[str, dict[str, A
         ev.append(("response.output_text.done", {**base, "text": part["text"], "logprobs": []}))
         ev.append(("response.content_part.done", {**base, "part": part}))
     elif kind == "function_call":
-        ev.append(("response.output_item.added", {"output_index": idx, "item": {**item, "arguments": "", "status": "in_progress"}}))
+        ev.append(("response.output_item.added",
+                   {"output_index": idx, "item": {**item, "arguments": "", "status": "in_progress"}}))
         base = {"item_id": iid, "output_index": idx}
         ev.append(("response.function_call_arguments.delta", {**base, "delta": item["arguments"]}))
-        ev.append(("response.function_call_arguments.done", {**base, "name": item["name"], "arguments": item["arguments"]}))
+        ev.append(("response.function_call_arguments.done",
+                   {**base, "name": item["name"], "arguments": item["arguments"]}))
     else:
         ev.append(("response.output_item.added", {"output_index": idx, "item": {**item, "status": "in_progress"}}))
     ev.append(("response.output_item.done", {"output_index": idx, "item": item}))

@@ -36,7 +36,8 @@ async def start_coordinator(tmp_path: Path) -> AsyncIterator[Callable[..., objec
         coord = Coordinator(cfg, tmp_path / "run", host="127.0.0.1", max_frame_bytes=max_frame)  # type: ignore[arg-type]
         task = asyncio.create_task(coord.run())
         started.append((coord, task))
-        await async_wait_for(lambda: read_endpoint(tmp_path / "run", "coordinator") is not None or task.done(), 10, "endpoint")
+        await async_wait_for(lambda: read_endpoint(tmp_path / "run", "coordinator") is not None or task.done(), 10,
+                             "endpoint")
         return coord
 
     yield start

@@ -53,7 +53,8 @@ class Run:
         try:
             coord.wait(90)
         except subprocess.TimeoutExpired:
-            raise AssertionError(f"coordinator did not finish; status {_status(self.run_dir)}; logs in {self.logs}") from None
+            raise AssertionError(f"coordinator did not finish; status {_status(self.run_dir)}; "
+                                 f"logs in {self.logs}") from None
         assert coord.returncode == 0
         for p in self.procs:
             stop(p, timeout_s=15)

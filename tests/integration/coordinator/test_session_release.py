@@ -35,7 +35,8 @@ async def coordinator(tmp_path: Path) -> AsyncIterator[Callable[..., object]]:
         coord = Coordinator(make_config(tmp_path, **kw), tmp_path / "run", host="127.0.0.1")  # type: ignore[arg-type]
         task = asyncio.create_task(coord.run())
         started.append((coord, task))
-        await async_wait_for(lambda: read_endpoint(tmp_path / "run", "coordinator") is not None or task.done(), 10, "endpoint")
+        await async_wait_for(lambda: read_endpoint(tmp_path / "run", "coordinator") is not None or task.done(), 10,
+                             "endpoint")
         return coord
 
     yield start

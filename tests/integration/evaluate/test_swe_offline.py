@@ -76,7 +76,8 @@ def test_task_set_is_real(offline_swe_tasks: list[dict[str, Any]]) -> None:
     assert len({r["repo"] for r in offline_swe_tasks}) >= 3
     for row in offline_swe_tasks:
         assert row["FAIL_TO_PASS"] and row["PASS_TO_PASS"] and row["solution_patch"].startswith("diff --git")
-        assert row["image"] == f"localhost/polar-hpc/sweb.eval.x86_64.{row['instance_id'].replace('__', '_1776_')}:latest"
+        assert row["image"] == ("localhost/polar-hpc/sweb.eval.x86_64."
+                                f"{row['instance_id'].replace('__', '_1776_')}:latest")
 
 
 @pytest.mark.parametrize("iid", [i.instance_id for i in INSTANCES])
@@ -105,7 +106,8 @@ async def test_wrong_fix_fails_its_fail_to_pass_tests(offline_swe_tasks, runtime
     task = task_for(row)
     rt = await runtimes(task, "session")
     # a "fix" that silences the KeyError but returns the wrong value
-    res = await rt.exec("sed -i 's/    inner\\[k\\] = func(d\\[k\\])/    inner[k] = func(d.get(k))/' toolz/dicttoolz.py")
+    res = await rt.exec("sed -i 's/    inner\\[k\\] = func(d\\[k\\])/    inner[k] = func(d.get(k))/' "
+                        "toolz/dicttoolz.py")
     assert res.ok
     result = await grade(task, rt, runtimes)
     d = result.details
@@ -120,7 +122,8 @@ async def test_breaking_a_pass_to_pass_test_is_not_resolved(offline_swe_tasks, r
     await apply_in(rt, row["solution_patch"])
     # the fix, plus a change that breaks parameterize (PASS_TO_PASS of this instance)
     broken = "python3 - <<'EOF'\nimport re\np='inflection/__init__.py'\ns=open(p).read()\n" \
-             "s=s.replace(\"    return string.lower()\\n\\n\\ndef pluralize\", \"    return string.upper()\\n\\n\\ndef pluralize\")\n" \
+             "s=s.replace(\"    return string.lower()\\n\\n\\ndef pluralize\", " \
+             "\"    return string.upper()\\n\\n\\ndef pluralize\")\n" \
              "open(p,'w').write(s)\nEOF"
     assert (await rt.exec(broken)).ok
     result = await grade(task, rt, runtimes)

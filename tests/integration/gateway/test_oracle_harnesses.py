@@ -84,7 +84,8 @@ def test_codex_compaction_is_its_own_chain(reference_server: Any, tmp_path: Path
 
 
 @pytest.mark.harness
-def test_claude_code_sub_agent_is_its_own_chain(reference_server: Any, tmp_path: Path, no_leaked_children: None) -> None:
+def test_claude_code_sub_agent_is_its_own_chain(reference_server: Any, tmp_path: Path,
+                                                 no_leaked_children: None) -> None:
     """The oracle hands the task to Claude Code's Agent tool; the sub-agent solves it in its own context. Since
     2.1.3xx the sub-agent runs in the background: the parent answers the "async agent launched" result, then once
     more after the sub-agent's completion notification (7 calls: 3 main, 4 sub-agent; 2.1.197 made 6)."""

@@ -62,7 +62,8 @@ def make_recipe(tmp: Path, harness: str, url: str, model_dir: Path, samples: int
            "problem": "calc.add(2, 3) returns -1 instead of 5. Fix add in calc.py so test_calc.py passes."}
     (tmp / "recipe" / "tasks.jsonl").write_text(json.dumps(row) + "\n")
     path_env = f"{Path(sys.executable).parent}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-    agent = (AgentSpec(harness="shell", command=f"python3 {SANDBOX_AGENT} --max-turns 3 --max-tokens 48 {{instruction}}")
+    agent = (AgentSpec(harness="shell",
+                       command=f"python3 {SANDBOX_AGENT} --max-turns 3 --max-tokens 48 {{instruction}}")
              if harness == "shell" else AgentSpec(harness=harness, max_turns=3))
     cfg = RunConfig(
         name=f"e2e-{harness}",

@@ -46,7 +46,8 @@ async def post(url: str, body: dict) -> tuple[int, dict]:
 
 
 @pytest.mark.parametrize("temperature", [0.0, 1.0, 0.7])
-async def test_logprobs_equal_direct_forward(reference_server: ReferenceHandle, direct_model, temperature: float) -> None:
+async def test_logprobs_equal_direct_forward(reference_server: ReferenceHandle, direct_model,
+                                             temperature: float) -> None:
     async with SGLangEngine([reference_server.url]) as engine:
         res = await engine.generate(PROMPT, SamplingParams(max_new_tokens=12, temperature=temperature, seed=7))
     assert res.completion_tokens == len(res.output_ids) == 12
@@ -151,7 +152,8 @@ async def test_streaming_chunks_are_cumulative(reference_server: ReferenceHandle
     body = {"input_ids": PROMPT, "stream": True, "return_logprob": True,
             "sampling_params": {"max_new_tokens": 5, "temperature": 0.0}}
     frames = []
-    async with aiohttp.ClientSession(trust_env=False) as http, http.post(f"{reference_server.url}/generate", json=body) as resp:
+    async with (aiohttp.ClientSession(trust_env=False) as http,
+                http.post(f"{reference_server.url}/generate", json=body) as resp):
         assert resp.headers["Content-Type"].startswith("text/event-stream")
         async for line in resp.content:
             if line.startswith(b"data: "):

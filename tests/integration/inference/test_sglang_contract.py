@@ -57,7 +57,8 @@ async def test_stream_chunks_and_abort_validate(reference_server: ReferenceHandl
                     break
                 chunks.append(data)
                 if len(chunks) == 3:
-                    async with http.post(f"{reference_server.url}/abort_request", json={"rid": "contract-stream"}) as ab:
+                    async with http.post(f"{reference_server.url}/abort_request",
+                                         json={"rid": "contract-stream"}) as ab:
                         assert ab.status == 200
     await engine.close()
     parsed = [validate_generate_response(c) for c in chunks]

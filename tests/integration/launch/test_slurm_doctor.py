@@ -24,7 +24,8 @@ SLURM = ["--set", "launch.backend=slurm", "--set", "inference.resources.gpus_per
 @pytest.fixture
 def partitions() -> Iterator[None]:
     if shutil.which("sbatch") is None or not os.environ.get("SLURM_CONF"):
-        pytest.fail("the slurm tier needs the cluster from `bash .ci/slurm.sh up` and SLURM_CONF (tools/test.sh does both)")
+        pytest.fail("the slurm tier needs the cluster from `bash .ci/slurm.sh up` and SLURM_CONF "
+                    "(tools/test.sh does both)")
     made = {"polar-short": ["MaxTime=10", "State=UP"], "polar-closed": ["State=DOWN"]}
     try:
         for name, spec in made.items():
@@ -71,7 +72,8 @@ def test_doctor_names_a_missing_down_or_too_short_partition_and_cancels_a_probe_
         "FAIL gateway asks time_min 20 > MaxTime 10 min | UP, "), out.stdout
     assert "fix: set gateway.resources.time_min <= 10" in out.stdout
     probe = _line(out.stdout, "on partition polar-closed")
-    found = re.match(r"FAIL the probe job did not answer within 8 s: (\d+) PENDING \(PartitionDown\); cancelled$", probe)
+    found = re.match(r"FAIL the probe job did not answer within 8 s: (\d+) PENDING \(PartitionDown\); cancelled$",
+                     probe)
     assert found, out.stdout
     state = subprocess.run(["squeue", "-h", "-j", found.group(1), "-o", "%T"], capture_output=True, text=True,
                            timeout=30).stdout.strip()

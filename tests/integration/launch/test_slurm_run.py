@@ -39,7 +39,8 @@ HELD = ["--set", 'inference.resources.extra={begin="now+3600"}']
 @pytest.fixture(autouse=True)
 def _slurm_up() -> None:
     if shutil.which("sbatch") is None or not os.environ.get("SLURM_CONF"):
-        pytest.fail("the slurm tier needs the cluster from `bash .ci/slurm.sh up` and SLURM_CONF (tools/test.sh does both)")
+        pytest.fail("the slurm tier needs the cluster from `bash .ci/slurm.sh up` and SLURM_CONF "
+                    "(tools/test.sh does both)")
     out = subprocess.run(["sinfo", "-h", "-o", "%t"], capture_output=True, text=True, timeout=10)
     assert out.returncode == 0 and out.stdout.strip(), f"sinfo: {out.stderr}"
 
@@ -133,7 +134,8 @@ def test_gateways_wait_for_a_held_inference_job_report_it_then_run(run_dir: Path
     screen = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", live.stdout)
     assert "every component is still queued or running; nothing submitted" in screen, screen
     assert "done  queued  init  ready  run  postrun  accepted  tok/s  elapsed  ETA" in screen, screen
-    assert re.search(r"jobs: inference 1 PENDING \(JobHeld\w*\) · coordinator 1 RUNNING · gateway 2 RUNNING", screen), screen
+    assert re.search(r"jobs: inference 1 PENDING \(JobHeld\w*\) · coordinator 1 RUNNING · gateway 2 RUNNING",
+                     screen), screen
     assert f"gateway-0 {held}" in screen and f"gateway-1 {held}" in screen, screen
     assert "gave up waiting after 12s; the run goes on" in screen, screen
     _scontrol("release", inference)
@@ -257,7 +259,8 @@ def test_preempted_gateway_checkpoints_through_submitit_returns_and_rejoins(run_
     released = [time.monotonic() - 10.0]
 
     def returned() -> bool:
-        # Slurm holds a requeued job ~2 min (BeginTime): let it start 5 s after the requeue (again, if one came too early)
+        # Slurm holds a requeued job ~2 min (BeginTime): let it start 5 s after the requeue
+        # (again, if one came too early)
         if time.monotonic() - released[0] > 15 and sacct_states([victim]).get(victim) == "PENDING":
             subprocess.run(["scontrol", "update", f"JobId={victim}", "StartTime=now"], check=False, timeout=30)
             released[0] = time.monotonic()

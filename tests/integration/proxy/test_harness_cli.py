@@ -135,7 +135,8 @@ def test_pi(proxy: Proxy, tmp_path: Path, key: str, api: str, suffix: str, provi
     pi = need("pi")
     agent_dir = tmp_path / "pi"
     agent_dir.mkdir()
-    prov: dict[str, Any] = {"baseUrl": proxy.base + suffix, "api": api, "apiKey": "POLAR_KEY", "models": [{"id": "policy"}]}
+    prov: dict[str, Any] = {"baseUrl": proxy.base + suffix, "api": api, "apiKey": "POLAR_KEY",
+                            "models": [{"id": "policy"}]}
     if api == "openai-completions":
         prov["compat"] = {"supportsDeveloperRole": False, "supportsReasoningEffort": False}
     (agent_dir / "models.json").write_text(json.dumps({"providers": {"polar": prov}}))

@@ -46,7 +46,8 @@ HARNESSES: dict[str, tuple[str, dict[str, Any], dict[str, str], str]] = {
     "pi-anthropic": ("pi", {"api": "anthropic-messages"}, {}, "anthropic"),
     "pi-google": ("pi", {"api": "google-generative-ai"}, {}, "google"),
 }
-CODEX_WATCHDOG = 'wire_api = "responses"\nstream_idle_timeout_ms = 3000\nstream_max_retries = 0\nrequest_max_retries = 0'
+CODEX_WATCHDOG = ('wire_api = "responses"\nstream_idle_timeout_ms = 3000\nstream_max_retries = 0\n'
+                  'request_max_retries = 0')
 
 
 class Run:

@@ -15,7 +15,8 @@ import pytest
 from google import genai
 from google.genai import types as gtypes
 
-from polar_hpc.inference.engine import GenerateResult, SGLangEngine
+from polar_hpc.inference.engine import SGLangEngine
+from polar_hpc.inference.result import GenerateResult
 from polar_hpc.inference.template import ChatTemplate, to_template_messages, to_template_tools
 from polar_hpc.proxy.server import ProxyServer
 
@@ -68,7 +69,8 @@ def check(rig: Rig, n: int, content: list[str]) -> None:
     assert len(recs) == n == len(rig.tap.results)
     for rec, res, text in zip(recs, rig.tap.results, content, strict=True):
         c = rec.canonical
-        expect = rig.template.render_ids(to_template_messages(c.messages), to_template_tools(c.tools) if c.tools else None,
+        expect = rig.template.render_ids(to_template_messages(c.messages),
+                                         to_template_tools(c.tools) if c.tools else None,
                                          **c.template_kwargs)
         assert rec.prompt_ids.tolist() == expect
         assert np.array_equal(rec.output_ids, res.output_ids) and len(rec.output_ids) <= MAX
@@ -112,7 +114,8 @@ async def test_openai_responses(rig: Rig, stream: bool) -> None:
 async def test_anthropic(rig: Rig, stream: bool) -> None:
     client = anthropic.AsyncAnthropic(base_url=rig.base, api_key=rig.key, max_retries=0)
     kw: dict[str, Any] = dict(model="c", max_tokens=100, messages=[{"role": "user", "content": "hi"}],
-                              tools=[{"name": "bash", "input_schema": SCHEMA}], thinking={"type": "enabled", "budget_tokens": 64})
+                              tools=[{"name": "bash", "input_schema": SCHEMA}],
+                              thinking={"type": "enabled", "budget_tokens": 64})
     if stream:
         async with client.messages.stream(**kw) as s:
             m = await s.get_final_message()

@@ -67,7 +67,8 @@ async def test_anthropic_and_google_greedy_same_record(proxy: tuple[ProxyServer,
     gc = genai.Client(api_key=key, http_options=gtypes.HttpOptions(base_url=base))
     cfg = gtypes.GenerateContentConfig(temperature=0.0, max_output_tokens=16)
     g_plain = await gc.aio.models.generate_content(model="policy", contents="Say hello", config=cfg)
-    chunks = [c.text or "" async for c in await gc.aio.models.generate_content_stream(model="policy", contents="Say hello", config=cfg)]
+    stream = await gc.aio.models.generate_content_stream(model="policy", contents="Say hello", config=cfg)
+    chunks = [c.text or "" async for c in stream]
     assert "".join(chunks) == g_plain.text
     a1, a2, g1, g2 = server.close_session(key)
     same(a1, a2)

@@ -19,7 +19,8 @@ from polar_hpc.wire.rundir import RunDir
 
 def test_sglang_single_node_golden() -> None:
     cfg = InferenceConfig(engine="sglang", served_model_name="policy", tp=2, dp=4, context_length=65536,
-                          mem_fraction_static=0.85, random_seed=7, extra_args=["--enable-metrics", "--skip-server-warmup"])
+                          mem_fraction_static=0.85, random_seed=7,
+                          extra_args=["--enable-metrics", "--skip-server-warmup"])
     cmd = sglang_command(cfg, model_path="/m/qwen3", host="gpu017", port=31234, python="python")
     assert cmd == [
         "python", "-m", "polar_hpc.inference.sglang_launch", "--model-path", "/m/qwen3", "--host", "gpu017",
@@ -34,7 +35,8 @@ def test_sglang_multi_node_golden() -> None:
     topo = Topology(nnodes=2, node_rank=1, head_host="gpu001", dist_init_port=20042, job_id="42")
     cmd = sglang_command(cfg, model_path="/m", host="gpu002", port=30000, topology=topo, python="python")
     assert cmd == [
-        "python", "-m", "polar_hpc.inference.sglang_launch", "--model-path", "/m", "--host", "gpu002", "--port", "30000",
+        "python", "-m", "polar_hpc.inference.sglang_launch", "--model-path", "/m", "--host", "gpu002",
+        "--port", "30000",
         "--served-model-name", "policy", "--tp-size", "16", "--dp-size", "1", "--context-length", "32768",
         "--nnodes", "2", "--node-rank", "1", "--dist-init-addr", "gpu001:20042",
     ]
@@ -57,7 +59,8 @@ def test_slurm_topology_from_env() -> None:
     assert slurm_topology({"SLURM_JOB_ID": "9", "SLURM_JOB_NUM_NODES": "1"}) == Topology(job_id="9")
     topo = slurm_topology({"SLURM_JOB_ID": "12345", "SLURM_JOB_NUM_NODES": "3", "SLURM_NODEID": "2",
                            "SLURM_JOB_NODELIST": "nodeA,nodeB,nodeC"})
-    assert topo == Topology(nnodes=3, node_rank=2, head_host="nodeA", dist_init_port=20000 + 12345 % 20000, job_id="12345")
+    assert topo == Topology(nnodes=3, node_rank=2, head_host="nodeA", dist_init_port=20000 + 12345 % 20000,
+                            job_id="12345")
 
 
 def test_server_env_isolates_caches(tmp_path: Path) -> None:
@@ -79,7 +82,8 @@ def test_server_job_requires_the_run_token(tmp_path: Path) -> None:
     sg = ServerJob(InferenceConfig(engine="sglang"), index=0, run_dir=tmp_path, model_path="/m", topology=Topology())
     assert "--api-key" not in sg.command(1) and "s3cret" not in sg.command(1)
     assert sg.env(tmp_path / "scratch")[API_KEY_ENV] == "s3cret"
-    ref = ServerJob(InferenceConfig(engine="reference"), index=0, run_dir=tmp_path, model_path="/m", topology=Topology())
+    ref = ServerJob(InferenceConfig(engine="reference"), index=0, run_dir=tmp_path, model_path="/m",
+                    topology=Topology())
     assert "--api-key" not in ref.command(1) and "s3cret" not in ref.command(1)
     assert ref.env(tmp_path / "scratch")[API_KEY_ENV] == "s3cret"
     bare = ServerJob(InferenceConfig(engine="sglang"), index=0, run_dir=tmp_path / "none", model_path="/m")

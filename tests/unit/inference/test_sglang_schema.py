@@ -75,6 +75,7 @@ def test_stub_responses_validate() -> None:
     from polar_hpc.inference.protocol import GenerateRequest, WireSampling
     from polar_hpc.sim.sglang_stub import instant_response
 
-    req = GenerateRequest(input_ids=[1, 2], sampling_params=WireSampling(max_new_tokens=4), rid="x", return_logprob=True)
+    req = GenerateRequest(input_ids=[1, 2], sampling_params=WireSampling(max_new_tokens=4), rid="x",
+                          return_logprob=True)
     parsed = validate_generate_response(instant_response(req))
     assert [e.token_id for e in parsed.meta_info.output_token_logprobs] == parsed.output_ids

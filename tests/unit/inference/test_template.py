@@ -34,7 +34,8 @@ def hf_tokenizers(model_dirs: dict[str, Path]) -> dict[str, Any]:
 
 
 def hf_ids(tok: Any, messages: list[dict[str, Any]], tools: Any, add_generation_prompt: bool, **kw: Any) -> list[int]:
-    out = tok.apply_chat_template(messages, tools=tools, add_generation_prompt=add_generation_prompt, tokenize=True, **kw)
+    out = tok.apply_chat_template(messages, tools=tools, add_generation_prompt=add_generation_prompt, tokenize=True,
+                                  **kw)
     return list(out["input_ids"])
 
 
@@ -71,7 +72,8 @@ def test_qwen3_known_renders(qwen3_tokenizer_dir: Path) -> None:
     ct = ChatTemplate.from_model_dir(qwen3_tokenizer_dir)
     assert ct.encode("<|im_start|>user\nhi<|im_end|>\n") == [151644, 872, 198, 6023, 151645, 198]
     msgs = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "4", "reasoning_content": "easy"}]
-    assert ct.render(msgs, add_generation_prompt=False).endswith("<|im_start|>assistant\n<think>\neasy\n</think>\n\n4<|im_end|>\n")
+    assert ct.render(msgs, add_generation_prompt=False).endswith(
+        "<|im_start|>assistant\n<think>\neasy\n</think>\n\n4<|im_end|>\n")
     assert ct.render(msgs[:1], enable_thinking=False).endswith("<|im_start|>assistant\n<think>\n\n</think>\n\n")
     assert ct.render(msgs[:1]).endswith("<|im_start|>assistant\n")
     # transformers' tojson: no HTML escaping, non-ASCII kept
@@ -125,7 +127,8 @@ def test_to_template_messages_shapes() -> None:
 
 def test_qwen3_tool_call_rendering_from_canonical(qwen3_tokenizer_dir: Path) -> None:
     text = ChatTemplate.from_model_dir(qwen3_tokenizer_dir).render(to_template_messages(CANONICAL), None, False)
-    assert '<tool_call>\n{"name": "bash", "arguments": {"command": "pytest -q", "extra": [1, 2.0]}}\n</tool_call>' in text
+    assert ('<tool_call>\n{"name": "bash", "arguments": {"command": "pytest -q", "extra": [1, 2.0]}}\n</tool_call>'
+            in text)
     assert '<tool_call>\n{"name": "noop", "arguments": {not json}\n</tool_call>' in text
 
 
@@ -198,10 +201,12 @@ def test_missing_files_say_what_was_expected(tmp_path: Path, qwen3_tokenizer_dir
 def test_whitespace_control_matches_transformers(tmp_path: Path, qwen3_tokenizer_dir: Path) -> None:
     from transformers import AutoTokenizer
 
-    source = "{% for m in messages %}\n    {% if m.role == 'user' %}\n  U: {{ m.content }}\n    {% endif %}\n{% endfor %}\n"
+    source = ("{% for m in messages %}\n    {% if m.role == 'user' %}\n  U: {{ m.content }}\n    {% endif %}\n"
+              "{% endfor %}\n")
     d = _model_dir_with(tmp_path, qwen3_tokenizer_dir, {}, {"chat_template.jinja": source})
     msgs = [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}, {"role": "user", "content": "c"}]
-    assert ChatTemplate.from_model_dir(d).render(msgs) == hf_text(AutoTokenizer.from_pretrained(str(d)), msgs, None, True)
+    assert ChatTemplate.from_model_dir(d).render(msgs) == hf_text(AutoTokenizer.from_pretrained(str(d)),
+                                                                  msgs, None, True)
 
 
 @pytest.mark.parametrize("model", MODELS)

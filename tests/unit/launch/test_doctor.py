@@ -34,7 +34,8 @@ def test_recipe_needs_become_required_and_fail_with_a_fix(tmp_path: Path) -> Non
 
 
 def test_cli_exit_status_follows_required_findings() -> None:
-    out = subprocess.run([sys.executable, "-m", "polar_hpc", "doctor", str(SHELL), "--set", "runtime.backend=apptainer"],
+    out = subprocess.run([sys.executable, "-m", "polar_hpc", "doctor", str(SHELL), "--set",
+                          "runtime.backend=apptainer"],
                          capture_output=True, text=True, timeout=120, cwd=ROOT)
     if shutil.which("apptainer") is None and shutil.which("singularity") is None:
         assert out.returncode == 1, out.stdout + out.stderr

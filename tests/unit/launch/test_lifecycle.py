@@ -140,7 +140,8 @@ def test_wait_run_exits_1_naming_the_cause_when_every_gateway_is_gone(tmp_path: 
                              f"logs: {tmp_path.parent}")
         run.mark_cancelled(5.0)
         assert wait_run(run, timeout_s=30, interval_s=0.01, report=lines.append) == 1
-        assert lines[-1].startswith("the run was cancelled at ") and lines[-1].endswith(f"(polar-hpc resume {run.root} to go on)")
+        assert (lines[-1].startswith("the run was cancelled at ")
+                and lines[-1].endswith(f"(polar-hpc resume {run.root} to go on)"))
     finally:
         coordinator.kill()
         coordinator.wait()

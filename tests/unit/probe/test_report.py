@@ -18,7 +18,8 @@ CALL = ChatMessage(role="assistant", tool_calls=[ToolCall(id="1", name="bash", a
 RESULT = ChatMessage(role="tool", content="def add(a, b):\n    return a - b\n" * 4, tool_call_id="1")
 
 
-def rec(messages: list[ChatMessage], response: ChatMessage, tools: list[ToolSpec] | None = None, index: int = 0) -> CompletionRecord:
+def rec(messages: list[ChatMessage], response: ChatMessage, tools: list[ToolSpec] | None = None,
+        index: int = 0) -> CompletionRecord:
     empty = np.zeros(0, dtype=np.int32)
     return CompletionRecord(completion_id=f"c{index}", session_id="s", index=index, provider="openai_chat",
                             canonical=CanonicalRequest(messages=messages, tools=[BASH] if tools is None else tools),
@@ -50,7 +51,8 @@ def test_rewritten_reply_and_sub_agents() -> None:
     rewritten = rec([SYS, USER, ChatMessage(role="assistant", content="x", tool_calls=CALL.tool_calls), RESULT], CALL)
     assert describe_break(parent, rewritten) == "message 2 (assistant): content rewritten (0 -> 1 chars)"
     prompt = "Run the tests of calc.py and report which fail."
-    spawn = ChatMessage(role="assistant", tool_calls=[ToolCall(id="2", name="Agent", arguments=json.dumps({"prompt": prompt}))])
+    spawn = ChatMessage(role="assistant",
+                        tool_calls=[ToolCall(id="2", name="Agent", arguments=json.dumps({"prompt": prompt}))])
     main = rec([SYS, USER], spawn, tools=[AGENT, BASH])
     sub = rec([SYS, ChatMessage(role="user", content=prompt)], CALL)
     assert describe_break(main, sub) == "a sub-agent's own context, started by the parent's Agent tool call"

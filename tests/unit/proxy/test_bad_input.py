@@ -29,7 +29,8 @@ async def post(h: ProxyHandle, provider: str, data: bytes, key: str | None = "ok
     headers = {"Content-Type": "application/json"}
     if key is not None:
         headers["Authorization" if provider != "anthropic" else "x-api-key"] = (
-            f"Bearer {h.api_key if key == 'ok' else key}" if provider != "anthropic" else (h.api_key if key == "ok" else key)
+            f"Bearer {h.api_key if key == 'ok' else key}" if provider != "anthropic"
+            else (h.api_key if key == "ok" else key)
         )
     async with aiohttp.ClientSession() as s, s.post(h.base_url + PATHS[provider], data=data, headers=headers) as r:
         return r.status, await r.json(content_type=None)
@@ -46,7 +47,8 @@ CASES = [
     ("empty", b"", 400),
     ("messages wrong type", b'{"model": "m", "messages": "hi"}', 400),
     ("role wrong", b'{"model": "m", "messages": [{"role": 5, "content": "x"}]}', 400),
-    ("temperature wrong type", b'{"model": "m", "messages": [{"role": "user", "content": "x"}], "temperature": "hot"}', 400),
+    ("temperature wrong type",
+     b'{"model": "m", "messages": [{"role": "user", "content": "x"}], "temperature": "hot"}', 400),
     ("max tokens negative", b'{"model": "m", "messages": [{"role": "user", "content": "x"}], "max_tokens": -3}', 400),
 ]
 
@@ -79,7 +81,8 @@ async def test_oversized_body(scripted_proxy: ProxyHandle) -> None:
 
 async def test_unknown_model_when_served_models_given(scripted_proxy: ProxyHandle) -> None:
     scripted_proxy.server.served = frozenset({"policy"})  # type: ignore[attr-defined]
-    got, body = await post(scripted_proxy, "openai_chat", b'{"model":"gpt-9","messages":[{"role":"user","content":"x"}]}')
+    got, body = await post(scripted_proxy, "openai_chat",
+                           b'{"model":"gpt-9","messages":[{"role":"user","content":"x"}]}')
     assert got == 404 and body["error"]["code"] == "model_not_found"
     got, body = await post(scripted_proxy, "google", b'{"contents":[{"parts":[{"text":"x"}]}]}')
     assert got == 404 and body["error"]["status"] == "NOT_FOUND"
@@ -126,8 +129,9 @@ KEYS = ["model", "messages", "input", "instructions", "contents", "tools", "tool
         "max_tokens", "thinking", "reasoning", "generationConfig", "systemInstruction", "stop", "temperature"]
 bodies = st.dictionaries(st.sampled_from(KEYS), json_values, max_size=6)
 roles = st.sampled_from(["user", "assistant", "system", "tool", "developer", "model", 3, None])
-msgs = st.lists(st.fixed_dictionaries({"role": roles}, optional={"content": json_values, "parts": json_values,
-                                                                  "tool_calls": json_values, "type": st.text(max_size=8)}),
+msgs = st.lists(st.fixed_dictionaries({"role": roles},
+                                      optional={"content": json_values, "parts": json_values,
+                                                "tool_calls": json_values, "type": st.text(max_size=8)}),
                 max_size=3)
 
 

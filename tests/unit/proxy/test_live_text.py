@@ -14,7 +14,8 @@ from polar_hpc.proxy.parse import parse_reply
 TEXTS = [
     "Hello there,  friend.\n\n",
     "<think>\nLet me think.\n\n</think>\n\nThe answer is 4.",
-    '<think>\nI should list files.\n</think>\n\nLet me look.\n<tool_call>\n{"name": "bash", "arguments": {"command": "ls"}}\n</tool_call>',
+    '<think>\nI should list files.\n</think>\n\nLet me look.\n<tool_call>\n'
+    '{"name": "bash", "arguments": {"command": "ls"}}\n</tool_call>',
     'Sure. <tool_call>\n{"name": "bash", "arguments": {"command": </tool_call>',
     "<think>unclosed reasoning then a call <tool_call>\n{\"name\": \"x\", \"arguments\": {}}\n</tool_call>",
     "a < b and c <tool but not a call <toolbox>",

@@ -43,9 +43,11 @@ CASES: list[tuple[str, Route, dict[str, Any], list[ChatMessage], dict[str, Any]]
              {"role": "user", "content": "run"},
              {"role": "assistant", "content": [{"type": "thinking", "thinking": "hm", "signature": "sg"},
                                                {"type": "text", "text": "ok"},
-                                               {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"cmd": "ls"}}]},
+                                               {"type": "tool_use", "id": "t1", "name": "Bash",
+                                                "input": {"cmd": "ls"}}]},
              {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "is_error": True,
-                                           "content": [{"type": "text", "text": "boom"}], "cache_control": {"type": "ephemeral"}},
+                                           "content": [{"type": "text", "text": "boom"}],
+                                           "cache_control": {"type": "ephemeral"}},
                                           {"type": "text", "text": "and?"}]}]},
         [ChatMessage(role="user", content="run"),
          ChatMessage(role="assistant", content="ok", reasoning_content="hm",
@@ -70,7 +72,8 @@ CASES: list[tuple[str, Route, dict[str, Any], list[ChatMessage], dict[str, Any]]
          "messages": [{"role": "developer", "content": "dev"}, {"role": "system", "content": "sys"},
                       {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
                       {"role": "assistant", "content": None, "reasoning_content": "r",
-                       "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{\"x\": 1}"}}]},
+                       "tool_calls": [{"id": "c1", "type": "function",
+                                       "function": {"name": "f", "arguments": "{\"x\": 1}"}}]},
                       {"role": "tool", "tool_call_id": "c1", "content": "1"}]},
         [ChatMessage(role="system", content="dev\n\nsys"), ChatMessage(role="user", content="a\nb"),
          ChatMessage(role="assistant", content="", reasoning_content="r",
@@ -103,9 +106,11 @@ CASES: list[tuple[str, Route, dict[str, Any], list[ChatMessage], dict[str, Any]]
          ChatMessage(role="assistant", content="", reasoning_content="think first",
                      tool_calls=[ToolCall(id="k1", name="exec_command", arguments='{"cmd": "echo hi"}')]),
          ChatMessage(role="tool", content="hi\n", tool_call_id="k1"),
-         ChatMessage(role="assistant", content="", tool_calls=[ToolCall(id="k2", name="shell", arguments='{"command":["ls"]}')]),
+         ChatMessage(role="assistant", content="",
+                     tool_calls=[ToolCall(id="k2", name="shell", arguments='{"command":["ls"]}')]),
          ChatMessage(role="tool", content="a.txt", tool_call_id="k2")],
-        {"tool_choice": "auto", "notes": ["flattened namespace tool 'multi_agent_v1'", "dropped hosted tool 'web_search'"]},
+        {"tool_choice": "auto",
+         "notes": ["flattened namespace tool 'multi_agent_v1'", "dropped hosted tool 'web_search'"]},
     ),
     (
         "google: thoughtSignature on functionCall, functionCall.id, functionResponse, config keys",
@@ -118,7 +123,8 @@ CASES: list[tuple[str, Route, dict[str, Any], list[ChatMessage], dict[str, Any]]
          "toolConfig": {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": ["run_shell_command"]}},
          "contents": [
              {"role": "user", "parts": [{"text": "run"}]},
-             {"role": "model", "parts": [{"functionCall": {"id": "rsc_1", "name": "run_shell_command", "args": {"cmd": "echo hi"}},
+             {"role": "model", "parts": [{"functionCall": {"id": "rsc_1", "name": "run_shell_command",
+                                                           "args": {"cmd": "echo hi"}},
                                           "thoughtSignature": "skip_thought_signature_validator"}]},
              {"role": "user", "parts": [{"functionResponse": {"id": "rsc_1", "name": "run_shell_command",
                                                               "response": {"output": "hi"}}}]}]},
@@ -133,7 +139,8 @@ CASES: list[tuple[str, Route, dict[str, Any], list[ChatMessage], dict[str, Any]]
 
 
 @pytest.mark.parametrize("name,route,body,messages,fields", CASES, ids=[c[0] for c in CASES])
-def test_conversion(name: str, route: Route, body: dict[str, Any], messages: list[ChatMessage], fields: dict[str, Any]) -> None:
+def test_conversion(name: str, route: Route, body: dict[str, Any], messages: list[ChatMessage],
+                    fields: dict[str, Any]) -> None:
     req = normalize(route, body).canonical
     assert req.messages == messages
     for k, v in fields.items():
@@ -160,8 +167,10 @@ def test_gemini_replays_our_thought_signature() -> None:
 
 
 @pytest.mark.parametrize("route,body,where", [
-    (A, {"messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": 3}]}]}, "messages[0].content[0].tool_use_id"),
-    (C, {"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function", "function": {"name": 1}}]}, "tools[0].function.name"),
+    (A, {"messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": 3}]}]},
+     "messages[0].content[0].tool_use_id"),
+    (C, {"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function", "function": {"name": 1}}]},
+     "tools[0].function.name"),
     (R, {"input": [{"type": "function_call", "name": "f", "arguments": 5}]}, "input[0].arguments"),
     (G, {"contents": [{"parts": [{"inlineData": {}}]}]}, "contents[0].parts[0]"),
 ])

@@ -26,13 +26,19 @@ S = {"type": "string"}
 B = {"type": "boolean"}
 # The shell tools as the harnesses declare them (shapes from their first requests, trimmed to the parameters).
 SHELLS = {
-    "codex": ToolSpec(name="exec_command", parameters=obj({"cmd": S, "workdir": S, "yield_time_ms": {"type": "number"}}, ["cmd"])),
-    "claude_code": ToolSpec(name="Bash", parameters=obj({"command": S, "timeout": {"type": "number"}, "description": S}, ["command"])),
-    "gemini_cli": ToolSpec(name="run_shell_command", parameters=obj({"command": S, "description": S, "dir_path": S}, ["command"])),
-    "qwen_code": ToolSpec(name="run_shell_command", parameters=obj({"command": S, "is_background": B, "description": S}, ["command", "is_background"])),
-    "opencode": ToolSpec(name="bash", parameters=obj({"command": S, "timeout": {"type": "number"}, "description": S}, ["command", "description"])),
+    "codex": ToolSpec(name="exec_command", parameters=obj({"cmd": S, "workdir": S, "yield_time_ms": {"type": "number"}},
+                                                          ["cmd"])),
+    "claude_code": ToolSpec(name="Bash", parameters=obj({"command": S, "timeout": {"type": "number"}, "description": S},
+                                                        ["command"])),
+    "gemini_cli": ToolSpec(name="run_shell_command", parameters=obj({"command": S, "description": S, "dir_path": S},
+                                                                    ["command"])),
+    "qwen_code": ToolSpec(name="run_shell_command", parameters=obj({"command": S, "is_background": B, "description": S},
+                                                                   ["command", "is_background"])),
+    "opencode": ToolSpec(name="bash", parameters=obj({"command": S, "timeout": {"type": "number"}, "description": S},
+                                                     ["command", "description"])),
     "pi": ToolSpec(name="bash", parameters=obj({"command": S, "timeout": {"type": "number"}}, ["command"])),
-    "legacy_shell": ToolSpec(name="shell", parameters=obj({"command": {"type": "array", "items": S}, "workdir": S}, ["command"])),
+    "legacy_shell": ToolSpec(name="shell", parameters=obj({"command": {"type": "array", "items": S}, "workdir": S},
+                                                          ["command"])),
 }
 DISTRACTORS = [
     ToolSpec(name="write_stdin", parameters=obj({"session_id": {"type": "number"}, "chars": S}, ["session_id"])),
@@ -84,9 +90,11 @@ def test_qwen_text_is_what_the_qwen3_template_renders(qwen3_template: Any) -> No
     args = tool.arguments("cat calc.py", "look")
     text = tool_calls_text([(tool.name, args)], "qwen")
     msgs = [{"role": "user", "content": "fix it"},
-            {"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": {"name": "bash", "arguments": args}}]},
+            {"role": "assistant", "content": "",
+             "tool_calls": [{"type": "function", "function": {"name": "bash", "arguments": args}}]},
             {"role": "tool", "content": "def add"}]
-    rendered = qwen3_template.render(msgs, [{"type": "function", "function": {"name": "bash", "parameters": SHELLS["pi"].parameters}}])
+    rendered = qwen3_template.render(msgs, [{"type": "function",
+                                             "function": {"name": "bash", "parameters": SHELLS["pi"].parameters}}])
     assert f"<|im_start|>assistant\n{text}<|im_end|>" in rendered
 
 
@@ -111,7 +119,8 @@ def test_bad_scripts_are_refused() -> None:
         script_from_task({"solution_patch": 3}, policy="oracle", verify=None)
     with pytest.raises(OracleError, match="list of shell commands"):
         script_from_task({"solution_commands": [1]}, policy="oracle", verify=None)
-    assert script_from_task({"solution_commands": "make fix"}, policy="oracle", verify=None).solution_commands == ["make fix"]
+    assert script_from_task({"solution_commands": "make fix"}, policy="oracle",
+                            verify=None).solution_commands == ["make fix"]
 
 
 def test_parallel_switches() -> None:
@@ -164,7 +173,8 @@ def test_a_compacted_history_continues_where_the_script_was(qwen3_template: Any)
 def test_delegating_oracle_calls_the_subagent_tool_then_answers(qwen3_template: Any) -> None:
     from polar_hpc.proxy.oracle.script import SUBAGENT_MARKER
 
-    agent = ToolSpec(name="Agent", parameters=obj({"description": S, "prompt": S, "subagent_type": S}, ["description", "prompt"]))
+    agent = ToolSpec(name="Agent", parameters=obj({"description": S, "prompt": S, "subagent_type": S},
+                                                  ["description", "prompt"]))
     script = OracleScript(solution_patch=PATCH, verify="pytest -q", delegate=True)
     policy = OraclePolicy(script, qwen3_template, "qwen")
     main = [ChatMessage(role="user", content="fix calc")]

@@ -53,7 +53,8 @@ async def test_openai_chat_gets_the_oracles_parallel_look(oracle_proxy: Any, str
     msgs: Any = [{"role": "user", "content": "fix calc"}]
     if stream:
         calls: dict[int, dict[str, str]] = {}
-        async for chunk in await client.chat.completions.create(model="policy", messages=msgs, tools=tools, stream=True):
+        async for chunk in await client.chat.completions.create(model="policy", messages=msgs, tools=tools,
+                                                                stream=True):
             for d in chunk.choices[0].delta.tool_calls or [] if chunk.choices else []:
                 c = calls.setdefault(d.index, {"name": "", "arguments": ""})
                 c["name"] += d.function.name or "" if d.function else ""

@@ -21,7 +21,8 @@ QWEN = [
      '<think>\nplan\n<tool_call>\n{"name": "a", "arguments": {"x": 1}}\n</tool_call>', "plan", "", [("a", {"x": 1})]),
     ("unclosed think, no call (cut by length)", "<think>\nstill going", "still going", "", []),
     ("two calls with text",
-     'Doing it.\n<tool_call>\n{"name": "a", "arguments": {}}\n</tool_call>\n<tool_call>\n{"name": "b", "arguments": "{\\"y\\": 2}"}\n</tool_call>',
+     'Doing it.\n<tool_call>\n{"name": "a", "arguments": {}}\n</tool_call>\n'
+     '<tool_call>\n{"name": "b", "arguments": "{\\"y\\": 2}"}\n</tool_call>',
      None, "Doing it.", [("a", {}), ("b", {"y": 2})]),
 ]
 
@@ -46,7 +47,8 @@ def test_qwen_unparsed_is_text_and_flagged(text: str) -> None:
 
 
 def test_qwen3_coder_xml_with_schema_types() -> None:
-    text = ("<think>\nok\n</think>\n\nEditing.\n<tool_call>\n<function=edit>\n<parameter=path>\nsrc/a.py\n</parameter>\n"
+    text = ("<think>\nok\n</think>\n\nEditing.\n<tool_call>\n<function=edit>\n"
+            "<parameter=path>\nsrc/a.py\n</parameter>\n"
             "<parameter=line>\n12\n</parameter>\n<parameter=force>\ntrue\n</parameter>\n"
             "<parameter=opts>\n{\"a\": [1]}\n</parameter>\n<parameter=ratio>\n0.5\n</parameter>\n"
             "</function>\n</tool_call>")
@@ -58,7 +60,8 @@ def test_qwen3_coder_xml_with_schema_types() -> None:
 
 
 def test_qwen3_coder_multiline_string_and_unclosed() -> None:
-    p = parse_reply("<tool_call>\n<function=w>\n<parameter=body>\nline1\nline2\n</parameter>\n</function>\n</tool_call>",
+    p = parse_reply("<tool_call>\n<function=w>\n<parameter=body>\nline1\nline2\n</parameter>\n"
+                    "</function>\n</tool_call>",
                     "qwen3_coder", [])
     assert json.loads(p.tool_calls[0].arguments) == {"body": "line1\nline2"}
     bad = "<tool_call>\n<function=w>\n<parameter=body>\nx"

@@ -12,7 +12,8 @@ from polar_hpc.wire.records import ToolCall
 
 
 def reply(**kw) -> Reply:  # type: ignore[no-untyped-def]
-    parsed = ParsedReply(content="Hi", reasoning="why", tool_calls=[ToolCall(id="call_1", name="f", arguments='{"a":1}')])
+    parsed = ParsedReply(content="Hi", reasoning="why",
+                         tool_calls=[ToolCall(id="call_1", name="f", arguments='{"a":1}')])
     base = dict(id="abc", model="m", created=1, parsed=parsed, finish="stop", prompt_tokens=5, output_tokens=3,
                 options=ReplyOptions(model="m", include_usage=True, include_thoughts=True))
     base.update(kw)

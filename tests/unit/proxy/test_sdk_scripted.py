@@ -15,7 +15,8 @@ from google.genai import types as gtypes
 from polar_hpc.inference.template import to_template_messages, to_template_tools
 from tests.fixtures.proxy import ProxyHandle
 
-TOOL_TEXT = '<think>\nI should list files.\n</think>\n\nLet me look.\n<tool_call>\n{"name": "bash", "arguments": {"command": "ls -la"}}\n</tool_call>'
+TOOL_TEXT = ('<think>\nI should list files.\n</think>\n\nLet me look.\n<tool_call>\n'
+             '{"name": "bash", "arguments": {"command": "ls -la"}}\n</tool_call>')
 BASH_SCHEMA = {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}
 
 
@@ -54,7 +55,8 @@ async def test_openai_chat_tool_call(scripted_proxy: ProxyHandle, stream: bool) 
         assert calls[0].function.name == "bash"
         assert json.loads(calls[0].function.arguments) == {"command": "ls -la"}
         assert [ch.finish_reason for c in chunks for ch in c.choices if ch.finish_reason] == ["tool_calls"]
-        assert chunks[-1].usage is not None and chunks[-1].usage.completion_tokens == len(h.engine.results[0].output_ids)  # type: ignore[attr-defined]
+        n_out = len(h.engine.results[0].output_ids)  # type: ignore[attr-defined]
+        assert chunks[-1].usage is not None and chunks[-1].usage.completion_tokens == n_out
         assert "".join(ch.delta.content or "" for c in chunks for ch in c.choices) == "Let me look."
     else:
         r = await client.chat.completions.create(model="any", messages=msgs, tools=tools)  # type: ignore[arg-type]
@@ -104,7 +106,8 @@ async def test_anthropic_tool_use_and_thinking(scripted_proxy: ProxyHandle, stre
     h.engine.script = [TOOL_TEXT]
     client = anthropic.AsyncAnthropic(base_url=h.base_url, api_key=h.api_key, max_retries=0)
     kw = dict(
-        model="claude-x", max_tokens=8000, system=[{"type": "text", "text": "Be terse.", "cache_control": {"type": "ephemeral"}}],
+        model="claude-x", max_tokens=8000,
+        system=[{"type": "text", "text": "Be terse.", "cache_control": {"type": "ephemeral"}}],
         messages=[{"role": "user", "content": "list files"}],
         tools=[{"name": "bash", "description": "Run", "input_schema": BASH_SCHEMA}],
         thinking={"type": "enabled", "budget_tokens": 1024},
@@ -139,7 +142,8 @@ async def test_google_function_call(scripted_proxy: ProxyHandle, stream: bool) -
     )
     if stream:
         parts = []
-        async for chunk in await client.aio.models.generate_content_stream(model="gemini-x", contents="list files", config=cfg):
+        async for chunk in await client.aio.models.generate_content_stream(model="gemini-x", contents="list files",
+                                                                           config=cfg):
             parts += chunk.candidates[0].content.parts  # type: ignore[index,union-attr,operator]
             last = chunk
     else:

@@ -35,8 +35,10 @@ async def test_count_tokens_models_health(scripted_proxy: ProxyHandle) -> None:
 
 def test_side_request_classifier() -> None:
     def req(system: str, tools: bool = False, max_new: int | None = None) -> CanonicalRequest:
-        return CanonicalRequest(messages=[ChatMessage(role="system", content=system), ChatMessage(role="user", content="x")],
-                                tools=[ToolSpec(name="t")] if tools else [], sampling=SamplingParams(max_new_tokens=max_new))
+        return CanonicalRequest(messages=[ChatMessage(role="system", content=system),
+                                          ChatMessage(role="user", content="x")],
+                                tools=[ToolSpec(name="t")] if tools else [],
+                                sampling=SamplingParams(max_new_tokens=max_new))
 
     assert is_side_request(req("You are a title generator. You output ONLY a thread title."))
     assert is_side_request(req("anything", max_new=1))
@@ -52,7 +54,8 @@ async def test_continuation_prompts_reuse_sampled_ids(scripted_proxy: ProxyHandl
     msgs: list[dict[str, str]] = [{"role": "user", "content": "one"}]
     for turn in range(3):
         r = await client.chat.completions.create(model="m", messages=msgs)  # type: ignore[arg-type]
-        msgs += [{"role": "assistant", "content": r.choices[0].message.content or ""}, {"role": "user", "content": f"t{turn}"}]
+        msgs += [{"role": "assistant", "content": r.choices[0].message.content or ""},
+                 {"role": "user", "content": f"t{turn}"}]
     recs = h.server.close_session(key)  # type: ignore[attr-defined]
     assert [r.render_mode for r in recs] == ["canonical", "continuation", "continuation"]
     for prev, cur in zip(recs, recs[1:], strict=False):
@@ -100,13 +103,15 @@ async def test_slow_google_stream_keepalive_is_a_blank_line(scripted_proxy: Prox
 
     h.engine.generate = slow  # type: ignore[method-assign]
     path = "/v1beta/models/m:streamGenerateContent?alt=sse"
-    async with aiohttp.ClientSession() as s, s.post(h.base_url + path, headers={"x-goog-api-key": h.api_key},
-                                                    json={"contents": [{"role": "user", "parts": [{"text": "x"}]}]}) as r:
+    async with (aiohttp.ClientSession() as s,
+                s.post(h.base_url + path, headers={"x-goog-api-key": h.api_key},
+                       json={"contents": [{"role": "user", "parts": [{"text": "x"}]}]}) as r):
         body = await r.text()
     assert r.status == 200 and body.startswith("\n") and ": keep-alive" not in body
     assert body.lstrip().startswith("data: ")
     client = genai.Client(api_key=h.api_key, http_options=gtypes.HttpOptions(base_url=h.base_url, api_version="v1beta"))
-    text = "".join([c.text or "" async for c in await client.aio.models.generate_content_stream(model="m", contents="hi")])
+    stream = await client.aio.models.generate_content_stream(model="m", contents="hi")
+    text = "".join([c.text or "" async for c in stream])
     assert text == "Hello from the scripted engine."
 
 

@@ -124,9 +124,11 @@ async def test_google_stream(live_proxy: ProxyHandle) -> None:
     slow(h, TOOL_TEXT)
     client = genai.Client(api_key=h.api_key, http_options=gtypes.HttpOptions(base_url=h.base_url))
     cfg = gtypes.GenerateContentConfig(
-        tools=[gtypes.Tool(function_declarations=[gtypes.FunctionDeclaration(name="bash", parameters_json_schema=SCHEMA)])],
+        tools=[gtypes.Tool(function_declarations=[gtypes.FunctionDeclaration(name="bash",
+                                                                             parameters_json_schema=SCHEMA)])],
         thinking_config=gtypes.ThinkingConfig(include_thoughts=True))
-    chunks = [c async for c in await client.aio.models.generate_content_stream(model="g", contents="list files", config=cfg)]
+    stream = await client.aio.models.generate_content_stream(model="g", contents="list files", config=cfg)
+    chunks = [c async for c in stream]
     parts = [p for c in chunks for p in (c.candidates[0].content.parts or [])]  # type: ignore[index, union-attr]
     thoughts = [p.text for p in parts if p.thought]
     texts = [p.text for p in parts if p.text and not p.thought]
@@ -141,7 +143,8 @@ async def test_google_stream(live_proxy: ProxyHandle) -> None:
 RAW = [("openai_chat", "/v1/chat/completions", {"model": "m", "messages": MSGS, "stream": True}),
        ("openai_responses", "/v1/responses", {"model": "m", "input": "hi", "stream": True}),
        ("anthropic", "/v1/messages", {"model": "c", "max_tokens": 50, "messages": MSGS, "stream": True}),
-       ("google", "/v1beta/models/g:streamGenerateContent?alt=sse", {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]})]
+       ("google", "/v1beta/models/g:streamGenerateContent?alt=sse",
+        {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]})]
 KEEPALIVE = {"openai_chat": b'"delta":{}', "openai_responses": b"event: response.in_progress",
              "anthropic": b"event: ping", "google": b"\n"}
 
@@ -201,7 +204,8 @@ async def test_live_and_synthesized_streams_record_the_same(live_proxy: ProxyHan
     assert np.array_equal(a.output_ids, b.output_ids) and np.array_equal(a.output_logprobs, b.output_logprobs)
     assert (a.finish_reason, a.response.content, a.response.reasoning_content) == (
         b.finish_reason, b.response.content, b.response.reasoning_content)
-    assert [(c.name, c.arguments) for c in a.response.tool_calls] == [(c.name, c.arguments) for c in b.response.tool_calls]
+    assert ([(c.name, c.arguments) for c in a.response.tool_calls]
+            == [(c.name, c.arguments) for c in b.response.tool_calls])
 
 
 async def test_client_gone_aborts_the_engine_request_and_records_abort(live_proxy: ProxyHandle) -> None:
@@ -246,7 +250,8 @@ async def test_a_retried_turn_leaves_one_trainable_copy(live_proxy: ProxyHandle)
 
 async def test_a_held_tool_call_gets_keepalives(live_proxy: ProxyHandle) -> None:
     h = live_proxy
-    slow(h, 'Ok.\n<tool_call>\n{"name": "bash", "arguments": {"command": "ls"}}\n</tool_call>', first=0.0, per_token=0.12)
+    slow(h, 'Ok.\n<tool_call>\n{"name": "bash", "arguments": {"command": "ls"}}\n</tool_call>', first=0.0,
+         per_token=0.12)
     raw = await _raw(h, RAW[0][1], RAW[0][2])
     events = [e for e in raw.split(b"\n\n") if e]
     text_at = max(i for i, e in enumerate(events) if b'"delta":{"content":"' in e)

@@ -68,7 +68,8 @@ def test_exec_and_stop_argv_golden() -> None:
     ]  # fmt: skip
     bridged = exec_argv("n", ["true"], Path("/s/env-1"), "/", bridged=True)
     assert bridged[bridged.index("instance://n") + 1 :] == [
-        "python3", "-I", "-S", "/polar/runtime/uds_forward.py", "--listen", "127.0.0.1:28080", "--socket", "/polar/proxy.sock",
+        "python3", "-I", "-S", "/polar/runtime/uds_forward.py", "--listen", "127.0.0.1:28080",
+        "--socket", "/polar/proxy.sock",
         "--", "true",
     ]  # fmt: skip
     assert stop_argv("n") == ["apptainer", "instance", "stop", "-t", "30", "n"]

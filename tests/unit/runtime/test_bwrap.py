@@ -30,9 +30,11 @@ def test_golden_argv(tmp_path: Path) -> None:
         "--proc", "/proc", "--dev", "/dev",
         "--bind", "/scratch/tmp", "/tmp", "--bind", "/runs/r/sessions/s1", "/polar/session",
         "--ro-bind", "/data/ds", "/ds",
-        "--ro-bind", str(Path(__file__).parents[3] / "polar_hpc/runtime/uds_forward.py"), "/polar/runtime/uds_forward.py",
+        "--ro-bind", str(Path(__file__).parents[3] / "polar_hpc/runtime/uds_forward.py"),
+        "/polar/runtime/uds_forward.py",
         "--bind", "/runs/r/proxy.sock", "/polar/proxy.sock",
         "--chdir", "/polar/session/work", "--",
-        "python3", "-I", "-S", "/polar/runtime/uds_forward.py", "--listen", "127.0.0.1:28080", "--socket", "/polar/proxy.sock", "--",
+        "python3", "-I", "-S", "/polar/runtime/uds_forward.py", "--listen", "127.0.0.1:28080",
+        "--socket", "/polar/proxy.sock", "--",
         "codex", "exec", "hi",
     ]  # fmt: skip

@@ -223,7 +223,8 @@ def test_reader_errors_name_what_is_wrong(tmp_path: Path, run: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(MissingShards, match="no committed shards"):
         TraceReader(tmp_path / "empty")
-    with pytest.raises(TypeError, match=r"TraceSelect.harness: expected a tuple .* got str 'pi' \(write harness=\('pi',\)\)"):
+    with pytest.raises(TypeError,
+                       match=r"TraceSelect.harness: expected a tuple .* got str 'pi' \(write harness=\('pi',\)\)"):
         TraceSelect(harness="pi")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="unknown trace status 'DONE'; expected one of COMPLETED, TIMEOUT, ERROR"):
         TraceSelect(status=("DONE",))  # type: ignore[arg-type]

@@ -33,7 +33,8 @@ def test_site_pages(tmp_path: Path, results: list[SessionResult]) -> None:
     index = (tmp_path / "site/index.html").read_text()
     assert index.count("<tr data-status=") == 5 and "timeout: agent timed out after 1200 s" in index
     timeout_page = (tmp_path / "site/sessions" / page_name("t2/0")).read_text()
-    assert "break_reason <b>retokenized</b>" in timeout_page and '<b class="policy">oracle</b>' in timeout_page and "parent_chain <b>0</b>" in timeout_page
+    assert ("break_reason <b>retokenized</b>" in timeout_page and '<b class="policy">oracle</b>' in timeout_page
+            and "parent_chain <b>0</b>" in timeout_page)
     page = (tmp_path / "site/sessions" / page_name("t0/0")).read_text()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "<script>alert(1)" not in page
     data = json.loads(page.split('id="session-data">')[1].split("</script>")[0])
