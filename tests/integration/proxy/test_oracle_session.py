@@ -37,6 +37,18 @@ def git_repo(root: Path) -> Path:
     return root
 
 
+async def run_mini_agent(base: str, key: str, repo: Path) -> str:
+    """The shell harness's own agent against the proxy at ``base`` with session ``key``, in ``repo``: exits 0;
+    returns its transcript."""
+    env = {**os.environ, "OPENAI_BASE_URL": base + "/v1", "OPENAI_API_KEY": key, "OPENAI_MODEL": "policy"}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "polar_hpc.harness.mini_agent", "--max-turns", "8", "Fix add in calc.py",
+        cwd=repo, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+    out, _ = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode == 0, out.decode()[-3000:]
+    return out.decode()
+
+
 async def test_mini_agent_solves_the_repo_under_the_oracle(reference_server: Any, tmp_path: Path) -> None:
     """(The no-op oracle, graded 0 by the evaluator, is in tests/integration/gateway/test_oracle_harnesses.py.)"""
     noop = False
@@ -48,18 +60,12 @@ async def test_mini_agent_solves_the_repo_under_the_oracle(reference_server: Any
     base = await server.start()
     try:
         key = server.open_session("calc/0#0", oracle=OracleScript(solution_patch=PATCH, verify=TESTS, noop=noop))
-        env = {**os.environ, "OPENAI_BASE_URL": base + "/v1", "OPENAI_API_KEY": key, "OPENAI_MODEL": "policy"}
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "polar_hpc.harness.mini_agent", "--max-turns", "8", "Fix add in calc.py",
-            cwd=repo, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
-        out, _ = await asyncio.wait_for(proc.communicate(), 120)
-        assert proc.returncode == 0, out.decode()[-3000:]
+        transcript = await run_mini_agent(base, key, repo)
         records = server.close_session(key)
         forced_again = [await engine.teacher_force(r.prompt_ids.tolist(), r.output_ids.tolist()) for r in records]
     finally:
         await server.stop()
         await engine.close()
-    transcript = out.decode()
     assert len(records) == (3 if noop else 4), transcript
     assert all(r.policy == "oracle" and r.finish_reason == "stop" and r.parse_error is None for r in records)
     assert [len(r.response.tool_calls) for r in records] == ([2, 1, 0] if noop else [2, 1, 1, 0])

@@ -6,10 +6,7 @@ was scored on."""
 
 from __future__ import annotations
 
-import asyncio
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +23,7 @@ from polar_hpc.train.export import export_sft
 from polar_hpc.trajectory.registry import get_builder
 from polar_hpc.wire.records import SessionResult
 from polar_hpc.wire.rundir import RunDir
-from tests.integration.proxy.test_oracle_session import PATCH, TESTS, git_repo
+from tests.integration.proxy.test_oracle_session import PATCH, TESTS, git_repo, run_mini_agent
 
 pytestmark = pytest.mark.slow
 
@@ -39,13 +36,7 @@ async def _oracle_session(reference_server: Any, repo: Path) -> SessionResult:
     base = await server.start()
     try:
         key = server.open_session("calc__calc-1/0#0", oracle=OracleScript(solution_patch=PATCH, verify=TESTS))
-        env = {**os.environ, "OPENAI_BASE_URL": base + "/v1", "OPENAI_API_KEY": key,
-               "OPENAI_MODEL": "policy"}
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "polar_hpc.harness.mini_agent", "--max-turns", "8", "Fix add in calc.py",
-            cwd=repo, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
-        out, _ = await asyncio.wait_for(proc.communicate(), 120)
-        assert proc.returncode == 0, out.decode()[-3000:]
+        await run_mini_agent(base, key, repo)
         records = server.close_session(key)
     finally:
         await server.stop()
