@@ -149,7 +149,9 @@ class ReferenceServer:
             return _error(str(err))
         loop = asyncio.get_running_loop()
         if req.stream:
-            return await self._stream(request, gen, return_logprob, started, loop)
+            sampling = single(req.sampling_params, "sampling_params")
+            interval = (sampling.stream_interval if sampling is not None else None) or 1
+            return await self._stream(request, gen, return_logprob, started, loop, interval)
         done: asyncio.Future[Generation] = loop.create_future()
 
         gen.on_done = _resolver(loop, done)
@@ -194,11 +196,18 @@ class ReferenceServer:
 
     async def _stream(
         self, request: web.Request, gen: Generation, return_logprob: bool, started: float,
-        loop: asyncio.AbstractEventLoop,
+        loop: asyncio.AbstractEventLoop, interval: int,
     ) -> web.StreamResponse:
+        """Cumulative chunks (SGLang's default): the first token at once, then whenever ``interval`` tokens are
+        unsent (SGLang's ``stream_interval``), and the last."""
         queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        sent = 0
 
         def push(g: Generation, final: bool) -> None:
+            nonlocal sent
+            if not final and sent and len(g.output_ids) - sent < interval:
+                return
+            sent = len(g.output_ids)
             frame = b"data: " + _ENC.encode(self.response(g, return_logprob=return_logprob, started=started)) + b"\n\n"
             loop.call_soon_threadsafe(queue.put_nowait, frame)
             if final:
