@@ -27,22 +27,43 @@ class Decoder(Protocol):
 
 class Detokenizer:
     """Incremental decode: :meth:`feed` returns the text the new ids add (possibly ``""``). With a ``tokenizers``
-    tokenizer (``template.tokenizer``) its ``DecodeStream`` does this in one call per feed."""
+    tokenizer (``template.tokenizer``) its ``DecodeStream`` does this in one call per feed.
+
+    :attr:`text` is everything fed so far, decoded, where that is sure to equal ``template.decode`` of every id
+    fed (so the reply need not be decoded again): a byte-level BPE decoder (Qwen, Llama 3, GPT-style), whose
+    pieces concatenate to the whole decode, and no bytes held back for an unfinished character (the whole
+    decode shows those as U+FFFD). None otherwise."""
 
     def __init__(self, template: Decoder) -> None:
         self._template = template
         tokenizer = getattr(template, "tokenizer", None)
         self._stream: Any = None
+        self._pieces: list[str] | None = None
         if tokenizer is not None and hasattr(decoders, "DecodeStream"):
             self._tokenizer = tokenizer
             self._stream = decoders.DecodeStream(skip_special_tokens=False)
+            if isinstance(tokenizer.decoder, decoders.ByteLevel):
+                self._pieces = []
+        self._held = False
+        self.fed = 0
         self._ids: list[int] = []
         self._prefix = 0
         self._read = 0
 
+    @property
+    def text(self) -> str | None:
+        return None if self._pieces is None or self._held else "".join(self._pieces)
+
     def feed(self, ids: Sequence[int]) -> str:
+        self.fed += len(ids)
         if self._stream is not None:
-            return (self._stream.step(self._tokenizer, list(ids)) or "") if ids else ""
+            if not ids:
+                return ""
+            piece = self._stream.step(self._tokenizer, list(ids))
+            self._held = piece is None
+            if piece and self._pieces is not None:
+                self._pieces.append(piece)
+            return piece or ""
         self._ids.extend(ids)
         before = self._template.decode(self._ids[self._prefix : self._read])
         now = self._template.decode(self._ids[self._prefix :])
