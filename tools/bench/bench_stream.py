@@ -1,8 +1,10 @@
 """Streaming from the engine as it samples (``proxy.stream_upstream``) beside today's synthesized stream, in one run.
 
-Processes: the FAKE engine (``sim.sglang_stub.StubServer``, SGLang's streaming ``/generate`` with deltas, one
-token per chunk) and the load generator on CPU 0; two proxies on CPU 1 (tiny-qwen3 template): ``live``
-(stream_upstream) and ``synth`` (one non-streaming engine call, then a synthesized stream).
+Processes: the FAKE engine (``sim.sglang_stub.StubServer``, SGLang's streaming ``/generate`` with deltas, the
+first token at once and then a chunk per ``sampling_params.stream_interval`` tokens, as SGLang 0.5.23) and the
+load generator on CPU 0; the proxies on CPU 1 (tiny-qwen3 template): ``live`` (stream_upstream, the default
+``proxy.stream_interval``), ``live ... 1`` (the same asking for every token, SGLang's own default) and ``synth``
+(one non-streaming engine call, then a synthesized stream).
 
 Reports:
   1. time to first content byte of a 1,000-token reply (the engine's first token after ``--first-ms``, then
@@ -11,15 +13,18 @@ Reports:
      interleaved. Once with the processes scheduled as the host is, once under ``SCHED_FIFO`` (all alike:
      on a host shared with other work each cross-process wake-up can wait for a busy CPU's time slice, and
      a proxy adds two hops). Then the proxy's own share measured inside one process;
-  2. proxy CPU-ms per completion of a 1,000-token reply: from an instant engine, live stream, synthesized
-     stream, non-streaming JSON (the goal: live ≤ 2× JSON), and live from the engine streaming a token
-     every ``--token-ms``;
+  2. proxy CPU-ms per completion of a 1,000-token reply (median per call, the cells in alternating rounds):
+     from an instant engine, live stream (both stream intervals), synthesized stream, non-streaming JSON (the
+     goal: live ≤ 2× JSON); then the same against the engine sampling a token every ``--token-ms``. This VM
+     charges ≈0.1–0.2 CPU-ms to every wake-up of a sleeping process, so the paced cells count mostly how often
+     the proxy wakes (the deltas it hands on);
   3. ``--sessions`` concurrent streaming sessions held through ``live`` (a token every 0.5 s per session):
      how many finish cleanly, proxy CPU % and RSS while they stream;
   4. the records of the same call on both paths compared (prompt ids, sampled ids, logprobs, finish reason).
 
     python tools/bench/bench_stream.py            # ≈1.5 min on 2 cores
     python tools/bench/bench_stream.py --quick
+    python tools/bench/bench_stream.py --only 2   # the CPU cells alone
 """
 
 from __future__ import annotations
@@ -239,9 +244,15 @@ async def held_sessions(url: str, pid: int, n: int) -> dict[str, Any]:
             "wall_s": round(wall, 2), "proxy_cpu_pct": round(100 * cpu / wall, 1), "proxy_rss_mb": round(rss, 1)}
 
 
-def compare_records(live_dir: Path, synth_dir: Path) -> str:
+async def compare_records(urls: dict[str, str], live_dir: Path, synth_dir: Path) -> str:
+    import aiohttp
+
     from polar_hpc.wire import codec
     from polar_hpc.wire.records import CompletionRecord
+
+    async with aiohttp.ClientSession() as http:
+        for target in ("live_fast", "synth_fast"):
+            await first_byte(http, urls[target] + "/v1/chat/completions", chat_body(True))
 
     def first(d: Path) -> CompletionRecord:
         return codec.from_json((d / "bench.jsonl").read_bytes().splitlines()[0], CompletionRecord)
@@ -255,6 +266,18 @@ def compare_records(live_dir: Path, synth_dir: Path) -> str:
 
 async def main_async(args: argparse.Namespace, urls: dict[str, str], pids: dict[str, int],
                      dirs: dict[str, Path]) -> None:
+    if "1" in args.only:
+        await section_ttfb(args, urls, pids)
+    if "2" in args.only:
+        await section_cpu(args, urls, pids)
+    print("\n## 4. records of the same call on both paths")
+    print(await compare_records(urls, dirs["live_fast"], dirs["synth_fast"]))
+    if "3" in args.only:
+        print(f"\n## 3. {args.sessions:,} concurrent streaming sessions through live (10 tokens, one every 0.5 s)")
+        print(msgspec.json.encode(await held_sessions(urls["live_held"], pids["live_held"], args.sessions)).decode())
+
+
+async def section_ttfb(args: argparse.Namespace, urls: dict[str, str], pids: dict[str, int]) -> None:
     print(f"\n## 1. time to first content byte, {REPLY}-token reply, engine's first token after {args.first_ms} ms, "
           f"then one every {args.token_ms} ms (p50 of {args.reps})")
     slow = [pids[k] for k in ("slow_stub", "live_slow", "synth_slow")]
@@ -276,6 +299,9 @@ async def main_async(args: argparse.Namespace, urls: dict[str, str], pids: dict[
     before, after = await in_process_shares(args.reps, args.first_ms / 1000)
     print(f"the proxy's own share, in one process: request → engine call {before:.2f} ms (read, render, tokenize), "
           f"first sampled token → client's first content byte {after:.2f} ms (p50); load average {load_average()}")
+
+
+async def section_cpu(args: argparse.Namespace, urls: dict[str, str], pids: dict[str, int]) -> None:
     print(f"\n## 2. proxy CPU-ms per completion, {REPLY}-token reply ({args.n} calls per cell)")
     c = await cpu_per_completion(urls, pids, args.n)
     print("| path | CPU-ms (median) | / JSON |\n|---|---|---|")
@@ -287,10 +313,6 @@ async def main_async(args: argparse.Namespace, urls: dict[str, str], pids: dict[
     print(f"instant engine: live / JSON = {c['live stream'] / c['non-streaming JSON']:.2f}× (goal ≤ 2×); "
           f"engine at its pace: {paced:.2f}×; live / synthesized = {c['live stream'] / c['synthesized stream']:.2f}×; "
           f"load average {load_average()}")
-    print("\n## 4. records of the same call on both paths")
-    print(compare_records(dirs["live_fast"], dirs["synth_fast"]))
-    print(f"\n## 3. {args.sessions:,} concurrent streaming sessions through live (10 tokens, one every 0.5 s)")
-    print(msgspec.json.encode(await held_sessions(urls["live_held"], pids["live_held"], args.sessions)).decode())
 
 
 def main() -> int:
@@ -301,6 +323,7 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=30, help="completions per CPU cell")
     ap.add_argument("--sessions", type=int, default=1000)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", default="123", help="the sections to run, e.g. 12 (the records are always compared)")
     args = ap.parse_args()
     if args.quick:
         args.reps, args.n, args.sessions = 3, 5, 200

@@ -69,3 +69,30 @@ async def test_abort_stops_the_server_and_keeps_the_sampled_tokens(reference_ser
         # the server is free again: a new call completes at once
         after = await asyncio.wait_for(engine.generate(PROMPT, SamplingParams(max_new_tokens=2)), 30)
         assert len(after.output_ids) == 2
+
+
+async def test_stream_interval_sends_the_first_token_then_one_chunk_per_interval(
+    reference_server: ReferenceHandle,
+) -> None:
+    """SGLang 0.5.23's per-request ``sampling_params.stream_interval`` (read in its ``output_streamer.py``): the
+    first token at once, then a chunk whenever that many are unsent, and the last; the reference server does
+    the same, and the streamed result does not depend on it."""
+    import aiohttp
+    import msgspec
+
+    body = {"input_ids": PROMPT, "stream": True, "return_logprob": True,
+            "sampling_params": {"max_new_tokens": 10, "ignore_eos": True, "temperature": 0.0, "stream_interval": 4}}
+    async with aiohttp.ClientSession() as http, http.post(reference_server.url + "/generate", json=body) as resp:
+        raw = await resp.read()
+    frames = [f[6:] for f in raw.decode().split("\n\n") if f.startswith("data: ")]
+    assert frames[-1] == "[DONE]"
+    counts = [msgspec.json.decode(f)["meta_info"]["completion_tokens"] for f in frames[:-1]]
+    assert counts == [1, 5, 9, 10]
+    results = []
+    for interval in (1, 4):
+        async with SGLangEngine([reference_server.url], stream_interval=interval) as engine:
+            stream = await engine.open_stream(PROMPT, SamplingParams(max_new_tokens=12, temperature=0.0))
+            results.append(await stream.drain())
+            await stream.close()
+    assert results[0].output_ids.tolist() == results[1].output_ids.tolist()
+    assert np.array_equal(results[0].output_logprobs, results[1].output_logprobs)
