@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-from common import cpu_s, free_port, load_average, raise_nofile, realtime, rss_mb, wait_up
+from common import cpu_s, free_port, load_average, raise_nofile, realtime, rss_mb, wait_up, wakeups
 from common import spawn as spawn_in
 
 from polar_hpc.config.run import ProxyConfig
@@ -197,24 +197,34 @@ PACED_CELLS = {
 }
 
 
-async def cpu_per_completion(urls: dict[str, str], pids: dict[str, int], n: int) -> dict[str, float]:
-    """Median CPU-ms of the proxy per completion (read from the kernel per call, so the cells can be measured
-    in alternating rounds: the host's changing load hits all alike): ``n`` rounds against the instant engine,
-    ``n // 6`` (at least 3) against the engine that samples a token every ``--token-ms``."""
+async def cpu_per_completion(urls: dict[str, str], pids: dict[str, int], n: int) -> dict[str, tuple[float, float]]:
+    """Median (CPU-ms, wake-ups) of the proxy per completion (read from the kernel per call, so the cells can be
+    measured in alternating rounds: the host's changing load hits all alike): ``n`` rounds against the instant
+    engine, ``n // 6`` (at least 3) against the engine that samples a token every ``--token-ms``."""
     import aiohttp
 
-    res: dict[str, float] = {}
+    res: dict[str, tuple[float, float]] = {}
     async with aiohttp.ClientSession() as http:
         for cells, rounds in ((CPU_CELLS, n), (PACED_CELLS, max(3, n // 6))):
-            calls: dict[str, list[float]] = {name: [] for name in cells}
+            calls: dict[str, list[tuple[float, int]]] = {name: [] for name in cells}
             for i in range(rounds + 2):  # two rounds of warm-up
                 for name, (target, stream) in cells.items():
-                    c0 = cpu_s(pids[target])
+                    pid = pids[target]
+                    c0, w0 = cpu_s(pid), wakeups(pid)
                     await first_byte(http, urls[target] + "/v1/chat/completions", chat_body(stream))
                     if i >= 2:
-                        calls[name].append(cpu_s(pids[target]) - c0)
-            res |= {name: statistics.median(v) * 1000 for name, v in calls.items()}
+                        calls[name].append((cpu_s(pid) - c0, wakeups(pid) - w0))
+            res |= {name: (statistics.median(c for c, _ in v) * 1000, statistics.median(w for _, w in v))
+                    for name, v in calls.items()}
     return res
+
+
+async def wakeup_cost_ms(n: int = 50) -> float:
+    """CPU-ms this process is charged per sleep and wake-up of its event loop."""
+    t0 = time.process_time()
+    for _ in range(n):
+        await asyncio.sleep(0.02)
+    return (time.process_time() - t0) / n * 1000
 
 
 async def held_sessions(url: str, pid: int, n: int) -> dict[str, Any]:
@@ -304,15 +314,18 @@ async def section_ttfb(args: argparse.Namespace, urls: dict[str, str], pids: dic
 async def section_cpu(args: argparse.Namespace, urls: dict[str, str], pids: dict[str, int]) -> None:
     print(f"\n## 2. proxy CPU-ms per completion, {REPLY}-token reply ({args.n} calls per cell)")
     c = await cpu_per_completion(urls, pids, args.n)
-    print("| path | CPU-ms (median) | / JSON |\n|---|---|---|")
-    json_ms = {**dict.fromkeys(CPU_CELLS, c["non-streaming JSON"]),
-               **dict.fromkeys(PACED_CELLS, c["non-streaming JSON, same engine"])}
-    for k, v in c.items():
-        print(f"| {k} | {v:.2f} | {v / json_ms[k]:.2f}× |")
-    paced = c["live stream, engine sampling a token every --token-ms"] / c["non-streaming JSON, same engine"]
-    print(f"instant engine: live / JSON = {c['live stream'] / c['non-streaming JSON']:.2f}× (goal ≤ 2×); "
-          f"engine at its pace: {paced:.2f}×; live / synthesized = {c['live stream'] / c['synthesized stream']:.2f}×; "
-          f"load average {load_average()}")
+    print("| path | CPU-ms (median) | / JSON | wake-ups of the proxy |\n|---|---|---|---|")
+    ms = {k: v[0] for k, v in c.items()}
+    json_ms = {**dict.fromkeys(CPU_CELLS, ms["non-streaming JSON"]),
+               **dict.fromkeys(PACED_CELLS, ms["non-streaming JSON, same engine"])}
+    for k, (v, w) in c.items():
+        print(f"| {k} | {v:.2f} | {v / json_ms[k]:.2f}× | {w:.0f} |")
+    paced = ms["live stream, engine sampling a token every --token-ms"] / ms["non-streaming JSON, same engine"]
+    print(f"instant engine: live / JSON = {ms['live stream'] / ms['non-streaming JSON']:.2f}× (goal ≤ 2×); "
+          f"engine at its pace: {paced:.2f}×; live / synthesized = {ms['live stream'] / ms['synthesized stream']:.2f}×;"
+          f" load average {load_average()}")
+    cost = await wakeup_cost_ms()
+    print(f"one wake-up of a sleeping process costs this host {cost:.3f} CPU-ms (an asyncio.sleep(0.02))")
 
 
 def main() -> int:
