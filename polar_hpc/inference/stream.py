@@ -85,6 +85,8 @@ _NEXT_FRAME = b"\n\ndata: "
 _DECODE_ERROR = msgspec.json.Decoder(ErrorResponse)
 _ENC = msgspec.json.Encoder()
 _LOGPROB, _TOKEN = itemgetter(0), itemgetter(1)
+_CUMULATIVE_SEEN: set[str] = set()
+"""Servers already warned about for streaming cumulative chunks (once per process)."""
 
 
 class EngineStream:
@@ -255,6 +257,10 @@ class EngineStream:
             new = entries[seen:]
             if chunk.text:
                 self._text = [chunk.text]
+            if seen and self.url not in _CUMULATIVE_SEEN:
+                _CUMULATIVE_SEEN.add(self.url)
+                log.warning("%s streams cumulative chunks (each repeats every token so far: quadratic in the reply's "
+                            "length); start SGLang with --incremental-streaming-output", self.url)
         elif seen + len(entries) == meta.completion_tokens:
             self._cumulative = seen == 0 and self._cumulative
             new = entries

@@ -1,6 +1,6 @@
-"""SGLangEngine.open_stream against the real reference server: the streamed result equals the non-streamed one
-for the same seed, the request satisfies SGLang's schema, an abort stops the server's work and keeps the tokens
-sampled until then."""
+"""SGLangEngine.open_stream against the real reference server (delta chunks): the streamed result equals the
+non-streamed one for the same seed, the request satisfies SGLang's schema, an abort stops the server's work and
+keeps the tokens sampled until then."""
 
 from __future__ import annotations
 
@@ -76,7 +76,8 @@ async def test_stream_interval_sends_the_first_token_then_one_chunk_per_interval
 ) -> None:
     """SGLang 0.5.23's per-request ``sampling_params.stream_interval`` (read in its ``output_streamer.py``): the
     first token at once, then a chunk whenever that many are unsent, and the last; the reference server does
-    the same, and the streamed result does not depend on it."""
+    the same (with delta chunks, as SGLang given ``--incremental-streaming-output``), and the streamed result
+    does not depend on it."""
     import aiohttp
     import msgspec
 
@@ -86,8 +87,11 @@ async def test_stream_interval_sends_the_first_token_then_one_chunk_per_interval
         raw = await resp.read()
     frames = [f[6:] for f in raw.decode().split("\n\n") if f.startswith("data: ")]
     assert frames[-1] == "[DONE]"
-    counts = [msgspec.json.decode(f)["meta_info"]["completion_tokens"] for f in frames[:-1]]
-    assert counts == [1, 5, 9, 10]
+    chunks = [msgspec.json.decode(f) for f in frames[:-1]]
+    assert [c["meta_info"]["completion_tokens"] for c in chunks] == [1, 5, 9, 10]
+    assert [len(c["meta_info"]["output_token_logprobs"]) for c in chunks] == [1, 4, 4, 1]  # deltas
+    assert [t for c in chunks for t in c["output_ids"]] == [e[1] for c in chunks for e in c["meta_info"]
+                                                             ["output_token_logprobs"]]
     results = []
     for interval in (1, 4):
         async with SGLangEngine([reference_server.url], stream_interval=interval) as engine:

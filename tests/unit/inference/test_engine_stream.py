@@ -25,8 +25,21 @@ async def _run(stub: StubServer, n: int = 40) -> tuple[list[list[int]], object]:
 
 
 async def test_delta_and_cumulative_chunks_give_the_same_result() -> None:
-    d_deltas, d = await _run(StubServer(stop_at_end=True))
-    c_deltas, c = await _run(StubServer(stop_at_end=True, cumulative=True))
+    """(and a server streaming cumulative chunks, each repeating every token so far, is named in a warning)"""
+    import logging
+
+    seen: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda r: seen.append(r.getMessage())  # type: ignore[method-assign]
+    logger = logging.getLogger("polar_hpc")
+    logger.addHandler(handler)
+    try:
+        d_deltas, d = await _run(StubServer(stop_at_end=True))
+        assert not seen
+        c_deltas, c = await _run(StubServer(stop_at_end=True, cumulative=True))
+    finally:
+        logger.removeHandler(handler)
+    assert len(seen) == 1 and "streams cumulative chunks" in seen[0] and "--incremental-streaming-output" in seen[0]
     flat = [t for x in d_deltas for t in x]
     assert flat == [t for x in c_deltas for t in x] and len(flat) == 40
     for r in (d, c):
