@@ -67,7 +67,7 @@ def serve_stub(port: int, first_s: float, token_s: float, n_tokens: int) -> None
     asyncio.run(main())
 
 
-def serve_proxy(port: int, upstream: str, live: bool, records: str, stream_interval: int) -> None:
+def serve_proxy(port: int, upstream: str, live: bool, records: str, stream_interval: int, max_delay_s: float) -> None:
     from polar_hpc.assets import asset_path
     from polar_hpc.inference.engine import SGLangEngine
     from polar_hpc.inference.template import ChatTemplate
@@ -75,7 +75,8 @@ def serve_proxy(port: int, upstream: str, live: bool, records: str, stream_inter
 
     async def main() -> None:
         template = ChatTemplate.from_model_dir(asset_path("tiny-qwen3"))
-        engine = SGLangEngine([upstream], request_timeout_s=600, context_length=40000, stream_interval=stream_interval)
+        engine = SGLangEngine([upstream], request_timeout_s=600, context_length=40000, stream_interval=stream_interval,
+                              stream_max_delay_s=max_delay_s)
         server = ProxyServer(template, engine, model_name="policy", context_length=40000, max_new_tokens=REPLY,
                              sse_keepalive_s=10.0, stream_upstream=live, records_dir=records,
                              session_memory_bytes=64 * 1024 * 1024)
@@ -336,6 +337,8 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=30, help="completions per CPU cell")
     ap.add_argument("--sessions", type=int, default=1000)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--stream-max-delay", type=float, default=ProxyConfig().stream_max_delay_s, metavar="S",
+                    help="the live proxies' proxy.stream_max_delay_s (default: %(default)s)")
     ap.add_argument("--only", default="123", help="the sections to run, e.g. 12 (the records are always compared)")
     args = ap.parse_args()
     if args.quick:
@@ -360,7 +363,7 @@ def main() -> int:
             stub = urls["slow_stub" if "slow" in k else "held_stub" if k.endswith("held") else "fast_stub"]
             interval = 1 if k.endswith("1") else ProxyConfig().stream_interval
             procs[k] = spawn("proxy", str(ports[k]), stub, "1" if k.startswith("live") else "0", str(dirs[k]),
-                             str(interval), cpu=1)
+                             str(interval), str(args.stream_max_delay), cpu=1)
         for k in dirs:
             wait_up(urls[k], procs[k])
         os.sched_setaffinity(0, {0})
@@ -385,6 +388,6 @@ if __name__ == "__main__":
         if role == "stub":
             serve_stub(int(rest[0]), float(rest[1]), float(rest[2]), int(rest[3]))
         elif role == "proxy":
-            serve_proxy(int(rest[0]), rest[1], rest[2] == "1", rest[3], int(rest[4]))
+            serve_proxy(int(rest[0]), rest[1], rest[2] == "1", rest[3], int(rest[4]), float(rest[5]))
         sys.exit(0)
     sys.exit(main())
