@@ -82,8 +82,6 @@ class LiveSink:
         """The engine accepted the streamed call (errors from here on are in-stream)."""
         self._stream: EngineStream | None = None
         self._detok: Detokenizer | None = None
-        self._dropped = 0
-        """Stop-token ids left out of the text."""
         self._wake: Callable[[], None] = lambda: None
 
     async def generate(
@@ -111,9 +109,7 @@ class LiveSink:
         try:
             async for new, _ in stream:
                 self.sampled += len(new)
-                kept = [t for t in new if t not in stop_ids]
-                self._dropped += len(new) - len(kept)
-                piece = detok.feed(kept)
+                piece = detok.feed([t for t in new if t not in stop_ids])  # the whole reply: see reply_text
                 if self.aborted or stream.result is not None:
                     continue  # the last chunk's text is sent with the parsed reply
                 r_delta, r_done, t_delta = shaper.feed(piece)
