@@ -207,8 +207,13 @@ class LiveResponse:
                 pass
 
     def open_soon(self) -> None:
-        """Start the response unless bytes do first: a token already read goes out with the head."""
-        self._spawn(self.send(b""))
+        """Start the response unless bytes do first: a token already read goes out with the head (and no task
+        is made for the opening)."""
+        asyncio.get_running_loop().call_soon(self._open_if_unopened)
+
+    def _open_if_unopened(self) -> None:
+        if self.resp is None and not self.gone:
+            self._spawn(self.send(b""))
 
     def arm(self) -> None:
         """Send a keep-alive whenever nothing was written for ``keepalive_s``."""
