@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
 
 from polar_hpc.inference.errors import EngineError, EngineTimeout, EngineUnavailable
 from polar_hpc.inference.routing import ServerPool, ServerState
@@ -32,23 +31,8 @@ class Attempts:
         self.tried: set[str] = set()
         self.errors: list[str] = []
 
-    async def __aiter__(self) -> AsyncIterator[tuple[int, ServerState, float]]:
-        for attempt in range(1, self.max_retries + 2):
-            remaining = self.deadline - time.monotonic()
-            if remaining <= 0:
-                return
-            server = self.pool.choose(self.session_id, frozenset(self.tried))
-            wait = self.pool.wait_s(server)
-            if attempt > 1:
-                wait = max(wait, min(self.max_backoff_s, self.backoff_s * 2 ** (attempt - 2)))
-            if wait > 0:
-                await asyncio.sleep(min(wait, max(0.0, remaining)))
-                remaining = self.deadline - time.monotonic()
-                if remaining <= 0:
-                    return
-                if all(s is not server for s in self.pool.servers):  # set_urls dropped it while we waited
-                    server = self.pool.choose(self.session_id, frozenset(self.tried))
-            yield attempt, server, remaining
+    def __aiter__(self) -> _Attempt:
+        return _Attempt(self)
 
     def failed(self, attempt: int, server: ServerState, rid: str, msg: str) -> None:
         """Attempt ``attempt`` at ``server`` failed in a way another server may not (connection, 5xx)."""
@@ -67,3 +51,39 @@ class Attempts:
         return EngineUnavailable(
             f"{self.what} failed on every attempt ({len(self.errors)}): " + " | ".join(self.errors[-4:])
         )
+
+
+class _Attempt:
+    """The iteration of :class:`Attempts`. An iterator object, not an async generator: a caller that returns from
+    inside its ``async for`` (every call that succeeds) leaves no unfinished generator for the event loop to
+    close (``call_soon_threadsafe`` of an ``aclose`` task: a self-pipe write, a wake-up and a task per call)."""
+
+    def __init__(self, attempts: Attempts) -> None:
+        self.a = attempts
+        self.attempt = 0
+        self.done = False
+
+    def __aiter__(self) -> _Attempt:
+        return self
+
+    async def __anext__(self) -> tuple[int, ServerState, float]:
+        a = self.a
+        self.attempt += 1
+        attempt = self.attempt
+        remaining = a.deadline - time.monotonic()
+        if self.done or attempt > a.max_retries + 1 or remaining <= 0:
+            self.done = True
+            raise StopAsyncIteration
+        server = a.pool.choose(a.session_id, frozenset(a.tried))
+        wait = a.pool.wait_s(server)
+        if attempt > 1:
+            wait = max(wait, min(a.max_backoff_s, a.backoff_s * 2 ** (attempt - 2)))
+        if wait > 0:
+            await asyncio.sleep(min(wait, max(0.0, remaining)))
+            remaining = a.deadline - time.monotonic()
+            if remaining <= 0:
+                self.done = True
+                raise StopAsyncIteration
+            if all(s is not server for s in a.pool.servers):  # set_urls dropped it while we waited
+                server = a.pool.choose(a.session_id, frozenset(a.tried))
+        return attempt, server, remaining

@@ -13,7 +13,7 @@ import json
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,10 @@ END_OF_TURN_TOKENS = ("<|im_end|>", "<|eot_id|>", "<end_of_turn>", "<|end|>", "<
 
 SEGMENT_CACHE_CHARS = 16 * 1024 * 1024
 """Characters of text between added tokens whose ids :meth:`ChatTemplate.encode` keeps (LRU)."""
+RENDER_CACHE_BYTES = 64 * 1024 * 1024
+"""Bytes of keys and ids of whole renders :meth:`ChatTemplate.cached_ids` keeps (LRU)."""
+IMPURE_GLOBALS = ("strftime_now", "lipsum")
+"""Template globals whose output is not a function of the inputs: a template that uses one is never cached."""
 
 
 class TemplateError(ValueError):
@@ -117,6 +121,11 @@ class ChatTemplate:
         self._segments: OrderedDict[str, list[int]] = OrderedDict()
         self._segment_chars = 0
         self._segment_lock = threading.Lock()
+        sources = [template] if isinstance(template, str) else list(template.values())
+        self.pure = not any(name in source for source in sources for name in IMPURE_GLOBALS)
+        """The render is a function of its inputs alone (no clock, no randomness): whole renders may be cached."""
+        self._renders: OrderedDict[bytes, list[int]] = OrderedDict()
+        self._render_bytes = 0
 
     @classmethod
     def from_model_dir(cls, path: str | Path) -> ChatTemplate:
@@ -192,6 +201,29 @@ class ChatTemplate:
             while self._segment_chars > SEGMENT_CACHE_CHARS:
                 old, _ = self._segments.popitem(last=False)
                 self._segment_chars -= len(old)
+
+    def cached_ids(self, key: bytes, make: Callable[[], list[int]]) -> list[int]:
+        """``make()``, the ids of one whole render, kept by ``key``: bytes the caller derives from everything the
+        render reads (messages, tools, template arguments), so that equal keys render equal text. Shared by every
+        session of this template (a task's samples start from one prompt; a retry repeats one); a template
+        that is not :attr:`pure` renders every time. Returns a fresh list."""
+        if not self.pure:
+            return make()
+        ids = self._renders.get(key)
+        if ids is None:
+            ids = make()
+            size = len(key) + 8 * len(ids)
+            if size <= RENDER_CACHE_BYTES // 4:
+                with self._segment_lock:
+                    if key not in self._renders:
+                        self._renders[key] = ids
+                        self._render_bytes += size
+                        while self._render_bytes > RENDER_CACHE_BYTES:
+                            old, old_ids = self._renders.popitem(last=False)
+                            self._render_bytes -= len(old) + 8 * len(old_ids)
+        else:
+            self._renders.move_to_end(key, last=True)
+        return list(ids)
 
     def render_ids(
         self,

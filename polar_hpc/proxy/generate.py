@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import os
 import time
-import uuid
 from typing import Protocol
 
 import msgspec
@@ -34,6 +34,14 @@ from polar_hpc.wire.records import (
 
 _EMPTY_I = np.zeros(0, dtype=np.int32)
 _EMPTY_F = np.zeros(0, dtype=np.float32)
+
+
+def _uuid4_hex() -> str:
+    """``uuid.uuid4().hex`` (16 random bytes, version 4, RFC 4122 variant) without building a ``UUID``."""
+    b = bytearray(os.urandom(16))
+    b[6] = (b[6] & 0x0F) | 0x40
+    b[8] = (b[8] & 0x3F) | 0x80
+    return b.hex()
 
 
 class Engine(Protocol):
@@ -120,7 +128,7 @@ class Generator:
         ids = prompt.ids
         n = len(ids)
         record = CompletionRecord(
-            completion_id=uuid.uuid4().hex,
+            completion_id=_uuid4_hex(),
             session_id=session_id,
             index=index,
             provider=provider,

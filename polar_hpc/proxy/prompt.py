@@ -27,6 +27,8 @@ from polar_hpc.log import get_logger
 from polar_hpc.wire.records import CanonicalRequest, ChatMessage, ToolCall, ToolSpec
 
 log = get_logger("proxy.prompt")
+_KEY = msgspec.msgpack.Encoder()
+"""Render keys: MessagePack keeps apart what JSON would not (int and str keys, bytes, non-finite floats)."""
 
 
 class TemplateLike(Protocol):
@@ -157,7 +159,17 @@ class PromptBuilder:
                                     add_generation_prompt=add_generation_prompt, **kwargs)
 
     def canonical_ids(self, req: CanonicalRequest) -> list[int]:
-        return self.template.encode(self._render(req.messages, req.tools, req.template_kwargs, True))
+        def make() -> list[int]:
+            return self.template.encode(self._render(req.messages, req.tools, req.template_kwargs, True))
+
+        cached = getattr(self.template, "cached_ids", None)
+        if cached is None:
+            return make()
+        try:  # everything the render reads of the request, in one encoding (Structs encode field by field)
+            key = _KEY.encode((req.messages, req.tools, req.template_kwargs))
+        except (TypeError, ValueError, OverflowError):
+            return make()
+        return cached(key, make)  # type: ignore[no-any-return]
 
     @property
     def eot_text(self) -> str:

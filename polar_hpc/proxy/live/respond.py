@@ -3,11 +3,12 @@
 The call runs through :meth:`Generator.complete` exactly as a non-streaming one, with a :class:`LiveSink`
 in place of the engine's ``generate``: the sink opens a streamed ``/generate``, shapes each delta into the
 provider's events for the client, and returns the engine's result, so the record is built by the same code
-from the same ids and logprobs. The HTTP side (:func:`answer_live`) writes what the sink has queued, sends
-the provider's keep-alive whenever the stream has been silent for the keep-alive interval (queueing, long
-prefill, hidden reasoning, a tool call held until it parses), and on a client that goes away aborts the
-engine request: the call then ends with the tokens sampled so far and is recorded with ``finish_reason``
-``abort``.
+from the same ids and logprobs. The call runs in the request's own task (:func:`answer_live`), and the sink
+writes each event to the client in the step that read its token (:class:`LiveResponse`: the head goes out with
+the first bytes). A timer sends the provider's keep-alive whenever the stream has been silent for the
+keep-alive interval (queueing, long prefill, hidden reasoning, a tool call held until it parses); a client that
+goes away aborts the engine request: the call then ends with the tokens sampled so far and is recorded with
+``finish_reason`` ``abort``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from aiohttp import web
@@ -65,7 +66,7 @@ def stream_refusal(engine: object) -> str | None:
 
 
 class LiveSink:
-    """Stands in for ``engine.generate`` in one call and queues the client's bytes as tokens arrive."""
+    """Stands in for ``engine.generate`` in one call and writes the client's bytes as tokens arrive."""
 
     def __init__(self, engine: StreamingEngine, provider: Provider, norm: Normalized, template: ChatTemplate,
                  parser: ToolParser) -> None:
@@ -75,6 +76,8 @@ class LiveSink:
         self.template = template
         self.parser = parser
         self.writer: Writer | None = None
+        self.out: LiveResponse | None = None
+        """Where the bytes go (set by :func:`answer_live`; without one they are kept in ``pending``)."""
         self.pending = bytearray()
         self.aborted = False
         self.sampled = 0
@@ -82,7 +85,6 @@ class LiveSink:
         """The engine accepted the streamed call (errors from here on are in-stream)."""
         self._stream: EngineStream | None = None
         self._detok: Detokenizer | None = None
-        self._wake: Callable[[], None] = lambda: None
 
     async def generate(
         self,
@@ -100,12 +102,14 @@ class LiveSink:
         shaper = Shaper(self.parser, in_think=in_think, stop=self.norm.canonical.sampling.stop)
         stop_ids = frozenset(stop_token_ids)
         stream = await self.engine.open_stream(ids, sampling, session_id=session_id, stop_token_ids=stop_token_ids,
-                                          deadline=deadline)
+                                               deadline=deadline)
         self._stream = stream
         if self.aborted:
             stream.abort()
         self.opened = True
-        self._wake()  # the client's response starts now, while the engine computes the first token
+        out = self.out
+        if out is not None:
+            out.open_soon()  # the client's response starts now, while the engine computes the first token
         try:
             async for new, _ in stream:
                 self.sampled += len(new)
@@ -114,11 +118,14 @@ class LiveSink:
                     continue  # the last chunk's text is sent with the parsed reply
                 r_delta, r_done, t_delta = shaper.feed(piece)
                 w = self.writer
-                out = (w.reasoning(r_delta) if r_delta else b"") + (w.reasoning_done(r_done) if r_done else b"")
-                out += w.text(t_delta) if t_delta else b""
-                if out:
-                    self.pending += out
-                    self._wake()
+                data = (w.reasoning(r_delta) if r_delta else b"") + (w.reasoning_done(r_done) if r_done else b"")
+                data += w.text(t_delta) if t_delta else b""
+                if not data:
+                    continue
+                if out is None:
+                    self.pending += data
+                else:
+                    await out.send(data)  # straight to the socket, in the step that read the token
         finally:
             await stream.close()
         assert stream.result is not None
@@ -142,6 +149,112 @@ class LiveSink:
             self.aborted = True
             if self._stream is not None:
                 self._stream.abort()
+
+
+class _HeadWithBody(web.StreamResponse):
+    """A stream response whose head goes out with its first body bytes: one segment, one wake-up of the client
+    (aiohttp ≥ 3.12 reads this flag; older versions send the head at ``prepare``, which is only slower)."""
+
+    _send_headers_immediately = False
+
+
+class LiveResponse:
+    """The client's side of one live stream. Bytes are written straight from the step that has them (the sink
+    as tokens arrive, a keep-alive timer when the stream is silent), under a lock so that they keep their order
+    even when a write waits for a slow client. The response is prepared with the first bytes, with the
+    writer's opening events in front of them."""
+
+    def __init__(self, request: web.Request, sink: LiveSink, keepalive_s: float, on_gone: Callable[[], None]) -> None:
+        self.request = request
+        self.sink = sink
+        self.keepalive_s = keepalive_s
+        self.on_gone = on_gone
+        self.resp: web.StreamResponse | None = None
+        self.last_write = time.monotonic()
+        self.gone = False
+        """The client went away (a failed write, or the disconnect watch): nothing more is written."""
+        self.closed = False
+        """The handler is answering (or has answered): the timers write nothing more."""
+        self._lock = asyncio.Lock()
+        self._timer: asyncio.TimerHandle | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def send(self, data: bytes, *, keepalive: bool = False) -> None:
+        """Write ``data`` (preparing the response first, with the opening events); ``keepalive``: write the
+        provider's keep-alive instead (the opening events are the first one, where the provider has them).
+        A client that is gone ends the call (``on_gone``)."""
+        async with self._lock:
+            if self.gone:
+                return
+            w = self.sink.writer
+            try:
+                if self.resp is None:
+                    data = (w.start() if w is not None else b"") + data
+                    if keepalive and not data:
+                        data = w.keepalive() if w is not None else bare_keepalive(self.sink.provider)
+                    self.resp = (_HeadWithBody if data else web.StreamResponse)(headers=SSE_HEADERS)
+                    await self.resp.prepare(self.request)  # a head alone is sent at once (Google has no opening)
+                elif keepalive:
+                    data = w.keepalive() if w is not None else bare_keepalive(self.sink.provider)
+                if data:
+                    await self.resp.write(data)
+            except (ConnectionError, RuntimeError):
+                self.on_gone()
+                return
+            self.last_write = time.monotonic()
+
+    async def end(self, data: bytes) -> None:
+        """The last bytes and the end of the stream (a client gone by now has all it will get)."""
+        async with self._lock:
+            if self.gone or self.resp is None:
+                return
+            try:
+                await self.resp.write(data)
+                await self.resp.write_eof()
+            except (ConnectionError, RuntimeError):
+                pass
+
+    def open_soon(self) -> None:
+        """Start the response unless bytes do first: a token already read goes out with the head (and no task
+        is made for the opening)."""
+        asyncio.get_running_loop().call_soon(self._open_if_unopened)
+
+    def _open_if_unopened(self) -> None:
+        if self.resp is None and not self.gone:
+            self._spawn(self.send(b""))
+
+    def arm(self) -> None:
+        """Send a keep-alive whenever nothing was written for ``keepalive_s``."""
+        delay = max(0.0, self.last_write + self.keepalive_s - time.monotonic())
+        self._timer = asyncio.get_running_loop().call_later(delay, self._due)
+
+    def _due(self) -> None:
+        if self.closed or self.gone:
+            return
+        if time.monotonic() - self.last_write >= self.keepalive_s:
+            self._spawn(self._keepalive())
+        else:
+            self.arm()
+
+    async def _keepalive(self) -> None:
+        await self.send(b"", keepalive=True)
+        self.arm()
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        if self.closed:
+            coro.close()
+            return
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def close(self) -> None:
+        """The handler answers now: the timers stop (a write they have begun finishes first, under the lock)."""
+        self.closed = True
+        if self._timer is not None:
+            self._timer.cancel()
+        for task in list(self._tasks):
+            task.cancel()  # what a timer's write had begun is in the transport already
 
 
 class DisconnectWatch:
@@ -190,127 +303,74 @@ async def answer_live(
     fail: Callable[[BaseException], web.StreamResponse],
     stream_error: Callable[[BaseException, str], bytes],
 ) -> web.StreamResponse:
-    """Answer one streaming request. ``finish(record)`` hands the call's record (or None) to the session log
-    exactly once; ``fail(err)`` answers an error before the stream started (and finishes the record);
-    ``stream_error(err, model)`` is the provider's in-stream error event."""
+    """Answer one streaming request. The call runs in this task (the prompt is built and the engine request
+    sent without a hop to another task) and its sink writes the client's bytes as they come.
+    ``finish(record)`` hands the call's record (or None) to the session log exactly once; ``fail(err)`` answers
+    an error before the stream started (and finishes the record); ``stream_error(err, model)`` is the
+    provider's in-stream error event."""
     loop = asyncio.get_running_loop()
-    task = asyncio.ensure_future(call(sink))
-    waiter: asyncio.Future[None] | None = None
-    gone = False
-
-    def wake() -> None:
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
+    bound: asyncio.Timeout | None = None
 
     def client_gone() -> None:
-        nonlocal gone
-        gone = True
-        sink.abort()
-        wake()
+        if not out.gone:
+            out.gone = True
+            sink.abort()
+            if bound is not None:  # the aborted call has ABORT_WAIT_S to come back with its record
+                bound.reschedule(loop.time() + ABORT_WAIT_S)
 
-    sink._wake = wake
-    task.add_done_callback(lambda _: wake())
+    out = LiveResponse(request, sink, keepalive_s, client_gone)
+    sink.out = out
     key = watch.add(request, client_gone)
-    resp: web.StreamResponse | None = None
-    last_write = time.monotonic()
+    out.arm()
     finished = False
     try:
-        while not task.done() and not gone:
-            if not sink.pending and (resp is not None or not sink.opened):
-                waiter = loop.create_future()
-                timer = loop.call_later(max(0.0, last_write + keepalive_s - time.monotonic()), wake)
-                try:
-                    await waiter
-                finally:
-                    timer.cancel()
-                    waiter = None
-            if task.done() or gone:
-                break
-            data = bytes(sink.pending)
-            sink.pending.clear()
-            opening = resp is None and sink.opened
-            if not data and not opening and time.monotonic() - last_write < keepalive_s:
-                continue
-            assert sink.writer is not None or not data
-            try:
-                if resp is None:
-                    resp = web.StreamResponse(headers=SSE_HEADERS)
-                    await resp.prepare(request)  # sends the head
-                    data = (sink.writer.start() if sink.writer else b"") + data
-                    if not data and opening:  # Google's stream has no opening event
-                        last_write = time.monotonic()
-                        continue
-                if not data and sink.writer is not None:
-                    data = sink.writer.keepalive()
-                elif not data:
-                    data = bare_keepalive(sink.provider)  # no writer yet: the prompt is being built
-                await resp.write(data)
-            except (ConnectionError, RuntimeError):
-                client_gone()
-                break
-            last_write = time.monotonic()
-        if gone:
-            return await _after_gone(task, finish, resp)
-        err = task.exception()
-        if err is not None:
+        try:
+            async with asyncio.timeout(None) as bound:
+                reply, rec = await call(sink)
+        except TimeoutError:
+            if bound is None or not bound.expired():
+                raise
             finished = True
-            if resp is None:
+            out.close()
+            finish(None)
+            log.warning("an aborted call did not end within %.0fs; it leaves no record", ABORT_WAIT_S)
+            return out.resp or web.Response(status=499)
+        except Exception as err:  # noqa: BLE001 - the call's own failure, answered in the provider's form
+            finished = True
+            out.close()
+            if out.gone:
+                from polar_hpc.proxy.errors import Failed
+
+                finish(err.record if isinstance(err, Failed) else None)
+                return out.resp or web.Response(status=499)
+            if out.resp is None:
                 return fail(err)
             fail(err)
-            await _write_quietly(resp, stream_error(err, sink.norm.options.model))
-            return resp
-        reply, rec = task.result()
+            await out.end(stream_error(err, sink.norm.options.model))
+            return out.resp
+        finished = True
+        out.close()
+        rec.timings.responded = time.time()
+        if out.gone:  # the client left: the aborted call's record says ``abort``
+            finish(rec)
+            log.info("client of call %d of session %s went away after %d sampled tokens; engine request aborted",
+                     rec.index, rec.session_id, len(rec.output_ids))
+            return out.resp or web.Response(status=499)
         assert sink.writer is not None  # oracle sessions never take the live path (proxy.server)
-        tail = bytes(sink.pending) + sink.writer.finish(reply)
+        tail = sink.writer.finish(reply)
         if sink.writer.mismatch:
             log.info("call %d of session %s: %s", rec.index, rec.session_id, sink.writer.mismatch)
-        rec.timings.responded = time.time()
-        finished = True
         finish(rec)
-        if resp is None:
+        if out.resp is None:
             return web.Response(body=sink.writer.start() + tail, headers=SSE_HEADERS)
-        await _write_quietly(resp, tail)
-        return resp
+        await out.end(tail)
+        return out.resp
     finally:
         watch.remove(key)
-        if not finished and not gone:
-            task.cancel()
+        out.close()
+        if not finished:
             finish(None)
             log.info("a streaming call ended before its answer (the handler was cancelled)")
-
-
-async def _after_gone(
-    task: asyncio.Future[tuple[Any, CompletionRecord]],
-    finish: Callable[[CompletionRecord | None], None],
-    resp: web.StreamResponse | None,
-) -> web.StreamResponse:
-    """The client left: wait (bounded) for the aborted call and keep its record, which says ``abort``."""
-    try:
-        await asyncio.wait_for(asyncio.shield(task), ABORT_WAIT_S)
-    except TimeoutError:
-        task.cancel()
-        finish(None)
-        log.warning("an aborted call did not end within %.0fs; it leaves no record", ABORT_WAIT_S)
-        return resp or web.Response(status=499)
-    except BaseException as err:  # noqa: BLE001 - the call's own failure: its record, if any
-        from polar_hpc.proxy.errors import Failed
-
-        finish(err.record if isinstance(err, Failed) else None)
-        return resp or web.Response(status=499)
-    _, rec = task.result()
-    rec.timings.responded = time.time()
-    finish(rec)
-    log.info("client of call %d of session %s went away after %d sampled tokens; engine request aborted",
-             rec.index, rec.session_id, len(rec.output_ids))
-    return resp or web.Response(status=499)
-
-
-async def _write_quietly(resp: web.StreamResponse, data: bytes) -> None:
-    try:
-        await resp.write(data)
-        await resp.write_eof()
-    except (ConnectionError, RuntimeError):
-        pass
 
 
 def new_error_id() -> str:

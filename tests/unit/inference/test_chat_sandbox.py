@@ -1,0 +1,55 @@
+"""The chat templates' sandbox (``inference.chat_jinja.ChatSandbox``) with its shortcuts gives what jinja2's own
+immutable sandbox gives, for reads that take a shortcut and for those the sandbox refuses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jinja2
+import pytest
+from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
+
+from polar_hpc.inference.chat_jinja import _TemplateNamespace, environment
+
+EXPRESSIONS = [
+    "{{ m.content }}|{{ m.role }}|{{ m.missing is defined }}|{{ m.missing }}",
+    "{{ m.items() | list }}|{{ m.get('role') }}|{{ m.keys() | list }}",  # dict methods, not keys
+    "{{ m.content.startswith('He') }}|{{ m.content.split(' ') }}|{{ m.content.nope is defined }}",
+    "{{ 'a{0}b'.format(m.role) }}|{{ '{x}'.format_map({'x': 1}) }}",
+    "{% set ns = namespace(a=1, f='x{0}'.format) %}{% set ns.a = ns.a + 1 %}{{ ns.a }}|{{ ns.b is defined }}"
+    "|{{ ns.f(2) }}",
+    "{{ m.__class__ }}|{{ m.content.__class__ }}|{{ m._x is defined }}",
+    "{{ m['content'] }}|{{ m['nope'] is defined }}|{{ items | length }}|{{ items[0].content[:2] }}",
+]
+UNSAFE = [
+    "{{ m.clear() }}",
+    "{{ items.append(1) }}",
+    "{{ m.content.__class__.__mro__ }}",
+    "{{ ''.format.__globals__ }}",
+    "{% set ns = namespace() %}{% set ns._secret = 1 %}",
+]
+
+
+def _plain() -> ImmutableSandboxedEnvironment:
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+    env.globals["namespace"] = _TemplateNamespace
+    return env
+
+
+def _render(env: jinja2.Environment, source: str) -> Any:
+    m = {"role": "user", "content": "Hello there", "_x": 1}
+    try:
+        return env.from_string(source).render(m=m, items=[m, dict(m)])
+    except (SecurityError, jinja2.exceptions.UndefinedError, TypeError) as err:
+        return f"{type(err).__name__}: {err}"
+
+
+@pytest.mark.parametrize("source", EXPRESSIONS + UNSAFE)
+def test_shortcuts_render_what_the_sandbox_renders(source: str) -> None:
+    assert _render(environment(), source) == _render(_plain(), source)
+
+
+@pytest.mark.parametrize("source", UNSAFE)
+def test_unsafe_reads_stay_refused(source: str) -> None:
+    out = _render(environment(), source)
+    assert out == "" or out.startswith("SecurityError"), out  # an unsafe read prints nothing or raises

@@ -1,0 +1,63 @@
+"""Whole canonical renders are kept per template and shared by sessions (``ChatTemplate.cached_ids``): the ids are
+those of a fresh render for every conversation of the corpus, a change anywhere in what the template reads is
+another entry, and a template that reads the clock is never cached."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+
+from polar_hpc.inference.template import ChatTemplate
+from polar_hpc.proxy.detect import Route
+from polar_hpc.proxy.normalize import normalize
+from polar_hpc.proxy.prompt import PromptBuilder
+from polar_hpc.wire.records import CanonicalRequest, ChatMessage, ToolSpec
+from tests.fixtures.conversations import CORPUS
+
+
+def _req(messages: list[ChatMessage], tools: list[ToolSpec] | None = None, **kwargs: object) -> CanonicalRequest:
+    return CanonicalRequest(messages=messages, tools=tools or [], template_kwargs=dict(kwargs))
+
+
+def _fresh(t: ChatTemplate, req: CanonicalRequest) -> list[int]:
+    from polar_hpc.inference.template import to_template_messages, to_template_tools
+
+    tools = to_template_tools(req.tools) if req.tools else None
+    return t.encode(t.render(to_template_messages(req.messages), tools, True, **req.template_kwargs))
+
+
+def test_cached_ids_equal_fresh_renders_across_sessions(qwen3_template: ChatTemplate) -> None:
+    a, b = PromptBuilder(qwen3_template), PromptBuilder(qwen3_template)
+    for conv in CORPUS:
+        body = {"model": "m", "messages": conv.messages, **({"tools": conv.tools} if conv.tools else {})}
+        req = msgspec.structs.replace(normalize(Route("openai_chat", "generate"), body).canonical,
+                                      template_kwargs=dict(conv.kwargs))
+        first = a.build(req).ids
+        again = b.build(msgspec.structs.replace(req)).ids  # another session, an equal request
+        assert first == again == _fresh(qwen3_template, req), conv.name
+        assert first is not again
+
+
+def test_what_the_template_reads_is_in_the_key(qwen3_template: ChatTemplate) -> None:
+    pb = PromptBuilder(qwen3_template)
+    msgs = [ChatMessage(role="user", content="hi")]
+    tool = ToolSpec(name="bash", description="run", parameters={"type": "object", "properties": {}})
+    variants = [_req(msgs), _req(msgs, enable_thinking=False), _req(msgs, [tool]),
+                _req([ChatMessage(role="user", content="hi ")]), _req([ChatMessage(role="system", content="hi")])]
+    got = [pb.build(r).ids for r in variants]
+    assert got == [_fresh(qwen3_template, r) for r in variants]
+    assert len({tuple(g) for g in got}) == len(got)
+
+
+def test_a_template_that_reads_the_clock_is_never_cached(tmp_path: Path, qwen3_tokenizer_dir: Path) -> None:
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        (tmp_path / name).write_bytes((qwen3_tokenizer_dir / name).read_bytes())
+    (tmp_path / "chat_template.jinja").write_text(
+        "{% for m in messages %}{{ m.content }}{% endfor %} {{ strftime_now('%H:%M:%S.%f') }}")
+    t = ChatTemplate.from_model_dir(tmp_path)
+    assert not t.pure
+    pb = PromptBuilder(t)
+    req = _req([ChatMessage(role="user", content="hi")])
+    pb.build(req)
+    assert not t._renders
