@@ -124,6 +124,12 @@ class ProxyConfig(StrictStruct):
     stream): one engine call, then a synthesized stream."""
     keepalive_s: float = 15.0
     """A stream silent this long gets the provider's keep-alive (queueing, prefill, a tool call being held)."""
+    stream_interval: AtLeast1 = 8
+    """Streamed engine calls ask SGLang for one chunk per this many tokens after the first, which is sent at once
+    (its per-request ``sampling_params.stream_interval``): fewer, larger chunks for the engine and the proxy."""
+    stream_max_delay_s: Annotated[float, Meta(ge=0)] = 0.25
+    """Longest a sampled delta waits before it is sent on: the first token goes out at once, later ones in batches
+    whose wait starts at 20 ms and doubles up to this (each batch costs the proxy a wake-up; 0: no batching)."""
 
 
 class RuntimeSpec(StrictStruct):

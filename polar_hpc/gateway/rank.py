@@ -96,7 +96,8 @@ class GatewayRank:
         endpoints = await engine_endpoints(cfg, self.run_dir, me=component_name("gateway", self.rank))
         engine = self._engine = SGLangEngine(endpoints, request_timeout_s=inf.request_timeout_s,
                                     context_length=inf.context_length, default_max_new_tokens=inf.max_new_tokens,
-                                    api_key=run_api_key(self.run_dir))
+                                    api_key=run_api_key(self.run_dir), stream_interval=cfg.proxy.stream_interval,
+                                    stream_max_delay_s=cfg.proxy.stream_max_delay_s)
         proxy = self._proxy = ProxyServer(template, engine, model_name=inf.served_model_name,
                                   tool_parser=inf.tool_parser, render_mode=cfg.gateway.render,
                                   context_length=inf.context_length, max_new_tokens=inf.max_new_tokens,

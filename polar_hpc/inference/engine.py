@@ -21,7 +21,7 @@ import aiohttp
 import msgspec
 import numpy as np
 
-from polar_hpc.config.run import InferenceConfig
+from polar_hpc.config.run import InferenceConfig, ProxyConfig
 from polar_hpc.inference.admin import EngineAdmin
 from polar_hpc.inference.attempts import Attempts
 from polar_hpc.inference.errors import ContextOverflow, EngineError, EngineTimeout
@@ -44,6 +44,7 @@ from polar_hpc.wire.records import SamplingParams
 log = get_logger("inference.engine")
 
 _INF = InferenceConfig()
+_PROXY = ProxyConfig()
 """The recipe's defaults, which the client's own defaults are."""
 
 
@@ -60,6 +61,7 @@ class SGLangEngine(EngineAdmin):
     every ``/generate`` body before it is sent (contract tests validate them against SGLang's schema).
     ``api_key``: the servers' key (SGLang's ``--api-key``), sent as ``Authorization: Bearer`` on every call.
     ``max_connections``: most requests in flight to the servers at once (more wait their turn); 0 = no limit.
+    ``stream_interval``, ``stream_max_delay_s``: the cadence of streamed calls (``proxy.*`` of a recipe).
     """
 
     def __init__(
@@ -77,8 +79,12 @@ class SGLangEngine(EngineAdmin):
         request_hook: Callable[[bytes], None] | None = None,
         api_key: str | None = None,
         max_connections: int = 0,
+        stream_interval: int = _PROXY.stream_interval,
+        stream_max_delay_s: float = _PROXY.stream_max_delay_s,
     ) -> None:
         self.pool = ServerPool(endpoints)
+        self.stream_interval = stream_interval
+        self.stream_max_delay_s = stream_max_delay_s
         self.api_key = api_key
         self.request_timeout_s = request_timeout_s
         self.max_retries = max_retries

@@ -31,6 +31,7 @@ class WireSampling(msgspec.Struct, kw_only=True, omit_defaults=True):
     skip_special_tokens: bool | None = None
     spaces_between_special_tokens: bool | None = None
     no_stop_trim: bool | None = None
+    stream_interval: int | None = None
     sampling_seed: int | None = None
 
 

@@ -90,12 +90,14 @@ def sglang_command(
     python: str = sys.executable,
 ) -> list[str]:
     """SGLang's arguments, run through ``sglang_launch``: the API key (``--api-key``; every route but
-    ``/health*`` then needs ``Authorization: Bearer``) goes in ``API_KEY_ENV``, never on the command line."""
+    ``/health*`` then needs ``Authorization: Bearer``) goes in ``API_KEY_ENV``, never on the command line.
+    ``--incremental-streaming-output`` only changes streamed calls (``inference.stream`` reads either form)."""
     topology = topology or Topology()
     cmd = [python, "-m", "polar_hpc.inference.sglang_launch", "--model-path", model_path, "--host", host]
     cmd += ["--port", str(port)]
     cmd += ["--served-model-name", cfg.served_model_name, "--tp-size", str(cfg.tp), "--dp-size", str(cfg.dp)]
     cmd += ["--context-length", str(cfg.context_length)]
+    cmd += ["--incremental-streaming-output"]  # streamed chunks carry deltas, not everything so far (O(n²) bytes)
     if cfg.mem_fraction_static is not None:
         cmd += ["--mem-fraction-static", str(cfg.mem_fraction_static)]
     if cfg.random_seed is not None:

@@ -18,6 +18,8 @@ import asyncio
 import time
 import uuid
 from collections.abc import Callable
+from itertools import chain
+from operator import itemgetter
 from typing import TYPE_CHECKING, Protocol
 
 import aiohttp
@@ -31,6 +33,7 @@ from polar_hpc.inference.protocol import (
     FinishAbort,
     FinishReason,
     GenerateRequest,
+    LogprobEntry,
     StreamChunk,
     StreamMeta,
     finish_fields,
@@ -51,6 +54,8 @@ class Engine(Protocol):
 
     pool: ServerPool
     connect_timeout_s: float
+    stream_interval: int
+    stream_max_delay_s: float
     request_hook: Callable[[bytes], None] | None
     _fast: Http1Pool
 
@@ -68,16 +73,20 @@ class Engine(Protocol):
 ABORT_GRACE_S = 1.0
 """After ``abort()``, how long the server has to send its abort chunk before the connection is closed."""
 
-COALESCE_S = 0.02
-"""After tokens were handed to the consumer, the connection is not read for this long (the first token is
-handed out at once): each token costs a wake-up, a read and a step of the consumer otherwise, which at a
-server's pace of one chunk per token is most of a streamed call's CPU. A delta waits at most this long."""
+FIRST_DELAY_S = 0.02
+"""After tokens were handed to the consumer, the connection is not read for a while, so that what is sampled
+meanwhile is read as one: each read costs a wake-up, a read and a step of the consumer, which at a server's
+pace of one chunk per token is most of a streamed call's CPU. The first token is handed out at once; the wait
+after it is this, and it doubles after each hand-out up to the engine's ``stream_max_delay_s``."""
 
 _DECODE = msgspec.json.Decoder(StreamChunk)
 _DECODE_BATCH = msgspec.json.Decoder(list[StreamChunk])
 _NEXT_FRAME = b"\n\ndata: "
 _DECODE_ERROR = msgspec.json.Decoder(ErrorResponse)
 _ENC = msgspec.json.Encoder()
+_LOGPROB, _TOKEN = itemgetter(0), itemgetter(1)
+_CUMULATIVE_SEEN: set[str] = set()
+"""Servers already warned about for streaming cumulative chunks (once per process)."""
 
 
 class EngineStream:
@@ -100,6 +109,8 @@ class EngineStream:
         self._cumulative = True
         self._handed = 0.0
         """When tokens were last handed to the consumer."""
+        self._delay = 0.0
+        """How long after that the connection is read again."""
         self._abort_at: float | None = None
         self._closed = False
         self.result: GenerateResult | None = None
@@ -120,13 +131,14 @@ class EngineStream:
         while self.result is None and len(self._ids) == start:
             if self._take_frames():
                 continue
-            wait = self._handed + COALESCE_S - time.monotonic()
+            wait = self._handed + self._delay - time.monotonic()
             if wait > 0 and self._abort_at is None:
                 await self._body.pause(wait)  # the chunks sampled meanwhile are read as one
                 continue
             await self._read_more()
         if len(self._ids) > start:
             self._handed = time.monotonic()
+            self._delay = min(self._engine.stream_max_delay_s, 2 * self._delay or FIRST_DELAY_S)
             return self._ids[start:], self._lps[start:]
         raise StopAsyncIteration
 
@@ -172,19 +184,24 @@ class EngineStream:
         ids, lps = self._ids, self._lps
         start = len(ids)
         final: StreamMeta | None = None
+        deltas: list[list[LogprobEntry]] = []
+        """Consecutive delta chunks' entries (the common case), taken into ``ids`` and ``lps`` in one step."""
+        seen = start
         for chunk in self._decode(region):
             meta = chunk.meta_info
             entries = meta.output_token_logprobs
-            if not self._cumulative and entries is not None and len(ids) + len(entries) == meta.completion_tokens:
-                for lp, tid, _ in entries:  # a delta, the common case
-                    lps.append(lp)  # type: ignore[arg-type]  # None is caught below, with its position
-                    ids.append(tid)
+            if not self._cumulative and entries is not None and seen + len(entries) == meta.completion_tokens:
+                deltas.append(entries)
+                seen += len(entries)
                 self._text.append(chunk.text)
             else:
+                self._take(deltas)
                 self._chunk(chunk)
+                seen = len(ids)
             if meta.finish_reason is not None:
                 final = meta
                 break
+        self._take(deltas)
         if len(ids) > start:
             if None in lps[start:]:
                 missing = lps.index(None, start)  # type: ignore[arg-type]  # the None a chunk carried
@@ -196,6 +213,13 @@ class EngineStream:
         if final is not None and final.finish_reason is not None:
             self._finish(final, final.finish_reason)
         return True
+
+    def _take(self, deltas: list[list[LogprobEntry]]) -> None:
+        """Append the entries of ``deltas`` (then emptied) to the ids and logprobs."""
+        flat = list(chain.from_iterable(deltas))
+        deltas.clear()
+        self._lps += map(_LOGPROB, flat)  # a None is caught by the caller, with its position
+        self._ids += map(_TOKEN, flat)
 
     def _decode(self, region: bytes) -> list[StreamChunk]:
         """The chunks of ``data:`` frames separated by blank lines. SGLang's frames are one ``data:`` line each:
@@ -233,6 +257,10 @@ class EngineStream:
             new = entries[seen:]
             if chunk.text:
                 self._text = [chunk.text]
+            if seen and self.url not in _CUMULATIVE_SEEN:
+                _CUMULATIVE_SEEN.add(self.url)
+                log.warning("%s streams cumulative chunks (each repeats every token so far: quadratic in the reply's "
+                            "length); start SGLang with --incremental-streaming-output", self.url)
         elif seen + len(entries) == meta.completion_tokens:
             self._cumulative = seen == 0 and self._cumulative
             new = entries
@@ -318,6 +346,7 @@ async def open_stream(
     """Start a streamed generate call (see :meth:`SGLangEngine.open_stream`)."""
     request = engine.build_request(input_ids, sampling, stop_token_ids=stop_token_ids)
     request.stream = True
+    request.sampling_params.stream_interval = engine.stream_interval
     attempts = engine._attempts("streamed generate", session_id, deadline)
     async for attempt, server, remaining in attempts:
         url = f"{server.url}/generate"

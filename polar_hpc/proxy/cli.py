@@ -48,6 +48,12 @@ def register(subparsers: Any) -> None:
     p.add_argument("--keepalive", type=float, default=ProxyConfig().keepalive_s, metavar="S",
                    help="seconds of silence before a stream gets a keep-alive "
                         "(default: %(default)s, as proxy.keepalive_s)")
+    p.add_argument("--stream-interval", type=int, default=ProxyConfig().stream_interval, metavar="N",
+                   help="streamed engine calls: one chunk per N tokens after the first "
+                        "(default: %(default)s, as proxy.stream_interval)")
+    p.add_argument("--stream-max-delay", type=float, default=ProxyConfig().stream_max_delay_s, metavar="S",
+                   help="longest a sampled delta waits before it is sent on "
+                        "(default: %(default)s, as proxy.stream_max_delay_s)")
     p.add_argument("--engine-api-key", default=None, metavar="KEY",
                    help="the servers' API key (SGLang's --api-key); default: $POLAR_INFERENCE_API_KEY")
     p.set_defaults(func=run)
@@ -79,7 +85,8 @@ def run(args: argparse.Namespace) -> int:
     async def main() -> None:
         template = ChatTemplate.from_model_dir(resolve_model(args.model))
         engine = SGLangEngine(list(args.engine), request_timeout_s=args.request_timeout,
-                              context_length=args.context_length,
+                              context_length=args.context_length, stream_interval=args.stream_interval,
+                              stream_max_delay_s=args.stream_max_delay,
                               api_key=args.engine_api_key or os.environ.get("POLAR_INFERENCE_API_KEY") or None)
         server = ProxyServer(
             template, engine, model_name=args.model_name, tool_parser=args.tool_parser, render_mode=args.render,

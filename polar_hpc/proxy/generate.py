@@ -188,7 +188,9 @@ class Generator:
         record.timings.engine_end = time.time()
         out = np.asarray(result.output_ids, dtype=np.int32)
         text_ids = out[:-1] if len(out) and int(out[-1]) in self.stop_ids else out
-        text = self.template.decode(text_ids.tolist())
+        text = sink.reply_text(len(text_ids)) if sink is not None else None
+        if text is None:
+            text = self.template.decode(text_ids.tolist())
         stop_seq = result.matched_stop if isinstance(result.matched_stop, str) else None
         if stop_seq and text.endswith(stop_seq):
             text = text[: -len(stop_seq)]

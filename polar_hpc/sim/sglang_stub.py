@@ -1,10 +1,12 @@
 """A FAKE SGLang server (in-process aiohttp) that answers ``/generate`` instantly, for benchmarks and for
 testing client failure handling (5xx, slow answers, dropped connections) that a real server won't produce
 on demand. Its responses have SGLang's shape (the contract tests validate them); its tokens are
-``(prompt[-1] + i + 1) % 1000`` with logprob ``-0.5``. ``stream: true`` is answered with one SSE chunk per
-token (deltas, as SGLang's ``--incremental-streaming-output``; ``cumulative=True``: SGLang's default), after
-``first_token_delay_s`` and then ``token_delay_s`` per token; ``/abort_request`` ends such a stream with an
-abort chunk. ``stop_at_end``: the last token is the request's first stop token id (finish ``stop``).
+``(prompt[-1] + i + 1) % 1000`` with logprob ``-0.5``. ``stream: true`` is answered with SSE chunks (deltas, as
+SGLang's ``--incremental-streaming-output``; ``cumulative=True``: SGLang's default), the first token after
+``first_token_delay_s`` and then one every ``token_delay_s``; as in SGLang 0.5.23, the first token is sent at
+once and later ones whenever the request's ``sampling_params.stream_interval`` (default 1) are unsent, and at
+the end. ``/abort_request`` ends such a stream with an abort chunk (holding the tokens not yet sent).
+``stop_at_end``: the last token is the request's first stop token id (finish ``stop``).
 """
 
 from __future__ import annotations
@@ -88,7 +90,16 @@ class StubServer:
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
         n_prompt = len(req.input_ids or [])
-        sent = 0
+        interval = req.sampling_params.stream_interval or 1
+        sampled = sent = 0
+
+        def chunk(finish_reason: FinishReason | None) -> bytes:
+            lo = 0 if self.cumulative else sent
+            meta = MetaInfo(id=rid, finish_reason=finish_reason, prompt_tokens=n_prompt, completion_tokens=sampled,
+                            weight_version="stub", output_token_logprobs=[(-0.5, t, None) for t in ids[lo:sampled]])
+            return b"data: " + _ENC.encode(GenerateResponse(text="", output_ids=ids[lo:sampled], meta_info=meta)) \
+                + b"\n\n"
+
         try:
             for i in range(len(ids)):
                 delay = self.first_token_delay_s if i == 0 else self.token_delay_s
@@ -99,20 +110,13 @@ class StubServer:
                         pass
                 if stop.is_set():
                     break
-                sent = i + 1
-                last = sent == len(ids)
-                lo = 0 if self.cumulative else i
-                meta = MetaInfo(id=rid, finish_reason=finish if last else None, prompt_tokens=n_prompt,
-                                completion_tokens=sent, weight_version="stub",
-                                output_token_logprobs=[(-0.5, t, None) for t in ids[lo:sent]])
-                chunk = GenerateResponse(text="", output_ids=ids[lo:sent], meta_info=meta)
-                await resp.write(b"data: " + _ENC.encode(chunk) + b"\n\n")
+                sampled = i + 1
+                last = sampled == len(ids)
+                if last or sampled == 1 or sampled - sent >= interval:
+                    await resp.write(chunk(finish if last else None))
+                    sent = sampled
             if stop.is_set():
-                meta = MetaInfo(id=rid, finish_reason=FinishAbort(message="Abort request", status_code=200),
-                                prompt_tokens=n_prompt, completion_tokens=sent, weight_version="stub",
-                                output_token_logprobs=[] if not self.cumulative
-                                else [(-0.5, t, None) for t in ids[:sent]])
-                await resp.write(b"data: " + _ENC.encode(GenerateResponse(text="", meta_info=meta)) + b"\n\n")
+                await resp.write(chunk(FinishAbort(message="Abort request", status_code=200)))
             await resp.write(b"data: [DONE]\n\n")
             await resp.write_eof()
         except (ConnectionError, RuntimeError):

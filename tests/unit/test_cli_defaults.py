@@ -35,6 +35,8 @@ MIRRORED: dict[tuple[str, str], tuple[type[msgspec.Struct], str]] = {
     ("proxy", "request_timeout"): (InferenceConfig, "request_timeout_s"),
     ("proxy", "stream_upstream"): (ProxyConfig, "stream_upstream"),
     ("proxy", "keepalive"): (ProxyConfig, "keepalive_s"),
+    ("proxy", "stream_interval"): (ProxyConfig, "stream_interval"),
+    ("proxy", "stream_max_delay"): (ProxyConfig, "stream_max_delay_s"),
     ("build", "builder"): (BuilderSpec, "name"),
     ("build", "include_side_requests"): (BuilderSpec, "include_side_requests"),
     ("probe", "model"): (InferenceConfig, "model"),

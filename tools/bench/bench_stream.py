@@ -1,8 +1,10 @@
 """Streaming from the engine as it samples (``proxy.stream_upstream``) beside today's synthesized stream, in one run.
 
-Processes: the FAKE engine (``sim.sglang_stub.StubServer``, SGLang's streaming ``/generate`` with deltas, one
-token per chunk) and the load generator on CPU 0; two proxies on CPU 1 (tiny-qwen3 template): ``live``
-(stream_upstream) and ``synth`` (one non-streaming engine call, then a synthesized stream).
+Processes: the FAKE engine (``sim.sglang_stub.StubServer``, SGLang's streaming ``/generate`` with deltas, the
+first token at once and then a chunk per ``sampling_params.stream_interval`` tokens, as SGLang 0.5.23) and the
+load generator on CPU 0; the proxies on CPU 1 (tiny-qwen3 template): ``live`` (stream_upstream, the default
+``proxy.stream_interval``), ``live ... 1`` (the same asking for every token, SGLang's own default) and ``synth``
+(one non-streaming engine call, then a synthesized stream).
 
 Reports:
   1. time to first content byte of a 1,000-token reply (the engine's first token after ``--first-ms``, then
@@ -11,15 +13,18 @@ Reports:
      interleaved. Once with the processes scheduled as the host is, once under ``SCHED_FIFO`` (all alike:
      on a host shared with other work each cross-process wake-up can wait for a busy CPU's time slice, and
      a proxy adds two hops). Then the proxy's own share measured inside one process;
-  2. proxy CPU-ms per completion of a 1,000-token reply: from an instant engine, live stream, synthesized
-     stream, non-streaming JSON (the goal: live ≤ 2× JSON), and live from the engine streaming a token
-     every ``--token-ms``;
+  2. proxy CPU-ms per completion of a 1,000-token reply (median per call, the cells in alternating rounds):
+     from an instant engine, live stream (both stream intervals), synthesized stream, non-streaming JSON (the
+     goal: live ≤ 2× JSON); then the same against the engine sampling a token every ``--token-ms``. This VM
+     charges ≈0.1–0.2 CPU-ms to every wake-up of a sleeping process, so the paced cells count mostly how often
+     the proxy wakes (the deltas it hands on);
   3. ``--sessions`` concurrent streaming sessions held through ``live`` (a token every 0.5 s per session):
      how many finish cleanly, proxy CPU % and RSS while they stream;
   4. the records of the same call on both paths compared (prompt ids, sampled ids, logprobs, finish reason).
 
     python tools/bench/bench_stream.py            # ≈1.5 min on 2 cores
     python tools/bench/bench_stream.py --quick
+    python tools/bench/bench_stream.py --only 2   # the CPU cells alone
 """
 
 from __future__ import annotations
@@ -36,8 +41,10 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-from common import cpu_s, free_port, load_average, raise_nofile, realtime, rss_mb, wait_up
+from common import cpu_s, free_port, load_average, raise_nofile, realtime, rss_mb, wait_up, wakeups
 from common import spawn as spawn_in
+
+from polar_hpc.config.run import ProxyConfig
 
 KEY = "sk-bench"
 REPLY = 1000
@@ -60,7 +67,7 @@ def serve_stub(port: int, first_s: float, token_s: float, n_tokens: int) -> None
     asyncio.run(main())
 
 
-def serve_proxy(port: int, upstream: str, live: bool, records: str) -> None:
+def serve_proxy(port: int, upstream: str, live: bool, records: str, stream_interval: int, max_delay_s: float) -> None:
     from polar_hpc.assets import asset_path
     from polar_hpc.inference.engine import SGLangEngine
     from polar_hpc.inference.template import ChatTemplate
@@ -68,7 +75,8 @@ def serve_proxy(port: int, upstream: str, live: bool, records: str) -> None:
 
     async def main() -> None:
         template = ChatTemplate.from_model_dir(asset_path("tiny-qwen3"))
-        engine = SGLangEngine([upstream], request_timeout_s=600, context_length=40000)
+        engine = SGLangEngine([upstream], request_timeout_s=600, context_length=40000, stream_interval=stream_interval,
+                              stream_max_delay_s=max_delay_s)
         server = ProxyServer(template, engine, model_name="policy", context_length=40000, max_new_tokens=REPLY,
                              sse_keepalive_s=10.0, stream_upstream=live, records_dir=records,
                              session_memory_bytes=64 * 1024 * 1024)
@@ -176,25 +184,48 @@ async def in_process_shares(reps: int, first_s: float) -> tuple[float, float]:
     return statistics.median(before[2:]), statistics.median(after[2:])
 
 
-async def cpu_per_completion(urls: dict[str, str], pids: dict[str, int], n: int) -> dict[str, float]:
-    """CPU-ms of the proxy per completion: ``n`` calls each against the instant engine, ``n // 6`` (at least 3)
-    for the live stream from the engine that streams a token every ``--token-ms``."""
+CPU_CELLS = {
+    "live stream": ("live_fast", True),
+    f"live stream, stream_interval 1 (SGLang's own default) instead of {ProxyConfig().stream_interval}":
+        ("live_fast1", True),
+    "synthesized stream": ("synth_fast", True),
+    "non-streaming JSON": ("live_fast", False),
+}
+PACED_CELLS = {
+    "live stream, engine sampling a token every --token-ms": ("live_slow", True),
+    "same, stream_interval 1": ("live_slow1", True),
+    "non-streaming JSON, same engine": ("live_slow", False),
+}
+
+
+async def cpu_per_completion(urls: dict[str, str], pids: dict[str, int], n: int) -> dict[str, tuple[float, float]]:
+    """Median (CPU-ms, wake-ups) of the proxy per completion (read from the kernel per call, so the cells can be
+    measured in alternating rounds: the host's changing load hits all alike): ``n`` rounds against the instant
+    engine, ``n // 6`` (at least 3) against the engine that samples a token every ``--token-ms``."""
     import aiohttp
 
-    cells = {"live stream": ("live_fast", True, n), "synthesized stream": ("synth_fast", True, n),
-             "non-streaming JSON": ("live_fast", False, n),
-             "live stream, engine streaming a token every --token-ms": ("live_slow", True, max(3, n // 6))}
-    res = {}
+    res: dict[str, tuple[float, float]] = {}
     async with aiohttp.ClientSession() as http:
-        for name, (target, stream, calls) in cells.items():
-            url = urls[target] + "/v1/chat/completions"
-            for _ in range(2):
-                await first_byte(http, url, chat_body(stream))
-            c0 = cpu_s(pids[target])
-            for _ in range(calls):
-                await first_byte(http, url, chat_body(stream))
-            res[name] = (cpu_s(pids[target]) - c0) / calls * 1000
+        for cells, rounds in ((CPU_CELLS, n), (PACED_CELLS, max(3, n // 6))):
+            calls: dict[str, list[tuple[float, int]]] = {name: [] for name in cells}
+            for i in range(rounds + 2):  # two rounds of warm-up
+                for name, (target, stream) in cells.items():
+                    pid = pids[target]
+                    c0, w0 = cpu_s(pid), wakeups(pid)
+                    await first_byte(http, urls[target] + "/v1/chat/completions", chat_body(stream))
+                    if i >= 2:
+                        calls[name].append((cpu_s(pid) - c0, wakeups(pid) - w0))
+            res |= {name: (statistics.median(c for c, _ in v) * 1000, statistics.median(w for _, w in v))
+                    for name, v in calls.items()}
     return res
+
+
+async def wakeup_cost_ms(n: int = 50) -> float:
+    """CPU-ms this process is charged per sleep and wake-up of its event loop."""
+    t0 = time.process_time()
+    for _ in range(n):
+        await asyncio.sleep(0.02)
+    return (time.process_time() - t0) / n * 1000
 
 
 async def held_sessions(url: str, pid: int, n: int) -> dict[str, Any]:
@@ -224,9 +255,15 @@ async def held_sessions(url: str, pid: int, n: int) -> dict[str, Any]:
             "wall_s": round(wall, 2), "proxy_cpu_pct": round(100 * cpu / wall, 1), "proxy_rss_mb": round(rss, 1)}
 
 
-def compare_records(live_dir: Path, synth_dir: Path) -> str:
+async def compare_records(urls: dict[str, str], live_dir: Path, synth_dir: Path) -> str:
+    import aiohttp
+
     from polar_hpc.wire import codec
     from polar_hpc.wire.records import CompletionRecord
+
+    async with aiohttp.ClientSession() as http:
+        for target in ("live_fast", "synth_fast"):
+            await first_byte(http, urls[target] + "/v1/chat/completions", chat_body(True))
 
     def first(d: Path) -> CompletionRecord:
         return codec.from_json((d / "bench.jsonl").read_bytes().splitlines()[0], CompletionRecord)
@@ -240,6 +277,18 @@ def compare_records(live_dir: Path, synth_dir: Path) -> str:
 
 async def main_async(args: argparse.Namespace, urls: dict[str, str], pids: dict[str, int],
                      dirs: dict[str, Path]) -> None:
+    if "1" in args.only:
+        await section_ttfb(args, urls, pids)
+    if "2" in args.only:
+        await section_cpu(args, urls, pids)
+    print("\n## 4. records of the same call on both paths")
+    print(await compare_records(urls, dirs["live_fast"], dirs["synth_fast"]))
+    if "3" in args.only:
+        print(f"\n## 3. {args.sessions:,} concurrent streaming sessions through live (10 tokens, one every 0.5 s)")
+        print(msgspec.json.encode(await held_sessions(urls["live_held"], pids["live_held"], args.sessions)).decode())
+
+
+async def section_ttfb(args: argparse.Namespace, urls: dict[str, str], pids: dict[str, int]) -> None:
     print(f"\n## 1. time to first content byte, {REPLY}-token reply, engine's first token after {args.first_ms} ms, "
           f"then one every {args.token_ms} ms (p50 of {args.reps})")
     slow = [pids[k] for k in ("slow_stub", "live_slow", "synth_slow")]
@@ -261,17 +310,23 @@ async def main_async(args: argparse.Namespace, urls: dict[str, str], pids: dict[
     before, after = await in_process_shares(args.reps, args.first_ms / 1000)
     print(f"the proxy's own share, in one process: request → engine call {before:.2f} ms (read, render, tokenize), "
           f"first sampled token → client's first content byte {after:.2f} ms (p50); load average {load_average()}")
+
+
+async def section_cpu(args: argparse.Namespace, urls: dict[str, str], pids: dict[str, int]) -> None:
     print(f"\n## 2. proxy CPU-ms per completion, {REPLY}-token reply ({args.n} calls per cell)")
     c = await cpu_per_completion(urls, pids, args.n)
-    print("| path | CPU-ms |\n|---|---|")
-    for k, v in c.items():
-        print(f"| {k} | {v:.2f} |")
-    print(f"instant engine: live / JSON = {c['live stream'] / c['non-streaming JSON']:.2f}× (goal ≤ 2×); "
-          f"live / synthesized = {c['live stream'] / c['synthesized stream']:.2f}×; load average {load_average()}")
-    print("\n## 4. records of the same call on both paths")
-    print(compare_records(dirs["live_fast"], dirs["synth_fast"]))
-    print(f"\n## 3. {args.sessions:,} concurrent streaming sessions through live (10 tokens, one every 0.5 s)")
-    print(msgspec.json.encode(await held_sessions(urls["live_held"], pids["live_held"], args.sessions)).decode())
+    print("| path | CPU-ms (median) | / JSON | wake-ups of the proxy |\n|---|---|---|---|")
+    ms = {k: v[0] for k, v in c.items()}
+    json_ms = {**dict.fromkeys(CPU_CELLS, ms["non-streaming JSON"]),
+               **dict.fromkeys(PACED_CELLS, ms["non-streaming JSON, same engine"])}
+    for k, (v, w) in c.items():
+        print(f"| {k} | {v:.2f} | {v / json_ms[k]:.2f}× | {w:.0f} |")
+    paced = ms["live stream, engine sampling a token every --token-ms"] / ms["non-streaming JSON, same engine"]
+    print(f"instant engine: live / JSON = {ms['live stream'] / ms['non-streaming JSON']:.2f}× (goal ≤ 2×); "
+          f"engine at its pace: {paced:.2f}×; live / synthesized = {ms['live stream'] / ms['synthesized stream']:.2f}×;"
+          f" load average {load_average()}")
+    cost = await wakeup_cost_ms()
+    print(f"one wake-up of a sleeping process costs this host {cost:.3f} CPU-ms (an asyncio.sleep(0.02))")
 
 
 def main() -> int:
@@ -282,13 +337,16 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=30, help="completions per CPU cell")
     ap.add_argument("--sessions", type=int, default=1000)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--stream-max-delay", type=float, default=ProxyConfig().stream_max_delay_s, metavar="S",
+                    help="the live proxies' proxy.stream_max_delay_s (default: %(default)s)")
+    ap.add_argument("--only", default="123", help="the sections to run, e.g. 12 (the records are always compared)")
     args = ap.parse_args()
     if args.quick:
         args.reps, args.n, args.sessions = 3, 5, 200
     raise_nofile()
     tmp = Path(tempfile.mkdtemp(prefix="bench-stream-"))
     ports = {k: free_port() for k in ("slow_stub", "fast_stub", "held_stub", "live_slow", "synth_slow", "live_fast",
-                                       "synth_fast", "live_held")}
+                                       "synth_fast", "live_held", "live_fast1", "live_slow1")}
     urls = {k: f"http://127.0.0.1:{p}" for k, p in ports.items()}
     procs = {
         "slow_stub": spawn("stub", str(ports["slow_stub"]), str(args.first_ms / 1000), str(args.token_ms / 1000),
@@ -296,13 +354,16 @@ def main() -> int:
         "fast_stub": spawn("stub", str(ports["fast_stub"]), "0", "0", str(REPLY), cpu=0),
         "held_stub": spawn("stub", str(ports["held_stub"]), "0.5", "0.5", "10", cpu=0),
     }
-    dirs = {k: tmp / k for k in ("live_slow", "synth_slow", "live_fast", "synth_fast", "live_held")}
+    dirs = {k: tmp / k for k in ("live_slow", "synth_slow", "live_fast", "synth_fast", "live_held", "live_fast1",
+                                 "live_slow1")}
     try:
         for k in ("slow_stub", "fast_stub", "held_stub"):
             wait_up(urls[k], procs[k])
         for k in dirs:
-            stub = urls["slow_stub" if k.endswith("slow") else "held_stub" if k.endswith("held") else "fast_stub"]
-            procs[k] = spawn("proxy", str(ports[k]), stub, "1" if k.startswith("live") else "0", str(dirs[k]), cpu=1)
+            stub = urls["slow_stub" if "slow" in k else "held_stub" if k.endswith("held") else "fast_stub"]
+            interval = 1 if k.endswith("1") else ProxyConfig().stream_interval
+            procs[k] = spawn("proxy", str(ports[k]), stub, "1" if k.startswith("live") else "0", str(dirs[k]),
+                             str(interval), str(args.stream_max_delay), cpu=1)
         for k in dirs:
             wait_up(urls[k], procs[k])
         os.sched_setaffinity(0, {0})
@@ -327,6 +388,6 @@ if __name__ == "__main__":
         if role == "stub":
             serve_stub(int(rest[0]), float(rest[1]), float(rest[2]), int(rest[3]))
         elif role == "proxy":
-            serve_proxy(int(rest[0]), rest[1], rest[2] == "1", rest[3])
+            serve_proxy(int(rest[0]), rest[1], rest[2] == "1", rest[3], int(rest[4]), float(rest[5]))
         sys.exit(0)
     sys.exit(main())

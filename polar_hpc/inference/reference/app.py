@@ -111,7 +111,10 @@ class ReferenceServer:
     async def _on_cleanup(self, _: web.Application) -> None:
         await asyncio.get_running_loop().run_in_executor(None, self.scheduler.stop)
 
-    def response(self, gen: Generation, *, return_logprob: bool, started: float) -> GenerateResponse:
+    def response(self, gen: Generation, *, return_logprob: bool, started: float, since: int = 0,
+                 text_since: int = 0) -> GenerateResponse:
+        """The whole result, or (``since``: tokens already streamed, ``text_since``: their characters) a streamed
+        delta: the tokens from ``since`` on and the text from ``text_since`` on."""
         spec = gen.spec
         text_ids = gen.output_ids
         fin = gen.finish
@@ -122,7 +125,8 @@ class ReferenceServer:
             cut = text.find(fin.matched)
             text = text[:cut] if cut >= 0 else text
         entries: list[LogprobEntry] | None = (
-            [(lp, tok, None) for lp, tok in zip(gen.logprobs, gen.output_ids, strict=True)] if return_logprob else None
+            [(lp, tok, None) for lp, tok in zip(gen.logprobs[since:], gen.output_ids[since:], strict=True)]
+            if return_logprob else None
         )
         meta = MetaInfo(
             id=gen.rid,
@@ -135,7 +139,7 @@ class ReferenceServer:
             output_token_logprobs=entries,
             input_token_logprobs=input_entries(gen) if return_logprob and gen.score_from is not None else None,
         )
-        return GenerateResponse(text=text, output_ids=list(gen.output_ids), meta_info=meta)
+        return GenerateResponse(text=text[text_since:], output_ids=list(gen.output_ids[since:]), meta_info=meta)
 
     async def generate(self, request: web.Request) -> web.StreamResponse:
         started = time.monotonic()
@@ -149,7 +153,9 @@ class ReferenceServer:
             return _error(str(err))
         loop = asyncio.get_running_loop()
         if req.stream:
-            return await self._stream(request, gen, return_logprob, started, loop)
+            sampling = single(req.sampling_params, "sampling_params")
+            interval = (sampling.stream_interval if sampling is not None else None) or 1
+            return await self._stream(request, gen, return_logprob, started, loop, interval)
         done: asyncio.Future[Generation] = loop.create_future()
 
         gen.on_done = _resolver(loop, done)
@@ -194,12 +200,23 @@ class ReferenceServer:
 
     async def _stream(
         self, request: web.Request, gen: Generation, return_logprob: bool, started: float,
-        loop: asyncio.AbstractEventLoop,
+        loop: asyncio.AbstractEventLoop, interval: int,
     ) -> web.StreamResponse:
+        """Delta chunks, as SGLang launched by polar-hpc sends them (``--incremental-streaming-output``): the first
+        token at once, then whenever ``interval`` tokens are unsent (SGLang's ``stream_interval``), and the last.
+        A chunk's text leaves out a character still unfinished at its end."""
         queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        sent = text_sent = 0
 
         def push(g: Generation, final: bool) -> None:
-            frame = b"data: " + _ENC.encode(self.response(g, return_logprob=return_logprob, started=started)) + b"\n\n"
+            nonlocal sent, text_sent
+            if not final and sent and len(g.output_ids) - sent < interval:
+                return
+            chunk = self.response(g, return_logprob=return_logprob, started=started, since=sent, text_since=text_sent)
+            if not final and chunk.text.endswith("\ufffd"):
+                chunk.text = chunk.text.rstrip("\ufffd")
+            sent, text_sent = len(g.output_ids), text_sent + len(chunk.text)
+            frame = b"data: " + _ENC.encode(chunk) + b"\n\n"
             loop.call_soon_threadsafe(queue.put_nowait, frame)
             if final:
                 loop.call_soon_threadsafe(queue.put_nowait, None)

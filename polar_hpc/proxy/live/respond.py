@@ -84,6 +84,7 @@ class LiveSink:
         self.opened = False
         """The engine accepted the streamed call (errors from here on are in-stream)."""
         self._stream: EngineStream | None = None
+        self._detok: Detokenizer | None = None
 
     async def generate(
         self,
@@ -97,7 +98,7 @@ class LiveSink:
         in_think: bool,
     ) -> GenerateResult:
         self.writer = self.writer_for(record)
-        detok = Detokenizer(self.template)
+        detok = self._detok = Detokenizer(self.template)
         shaper = Shaper(self.parser, in_think=in_think, stop=self.norm.canonical.sampling.stop)
         stop_ids = frozenset(stop_token_ids)
         stream = await self.engine.open_stream(ids, sampling, session_id=session_id, stop_token_ids=stop_token_ids,
@@ -112,9 +113,10 @@ class LiveSink:
         try:
             async for new, _ in stream:
                 self.sampled += len(new)
+                piece = detok.feed([t for t in new if t not in stop_ids])  # the whole reply: see reply_text
                 if self.aborted or stream.result is not None:
                     continue  # the last chunk's text is sent with the parsed reply
-                r_delta, r_done, t_delta = shaper.feed(detok.feed([t for t in new if t not in stop_ids]))
+                r_delta, r_done, t_delta = shaper.feed(piece)
                 w = self.writer
                 data = (w.reasoning(r_delta) if r_delta else b"") + (w.reasoning_done(r_done) if r_done else b"")
                 data += w.text(t_delta) if t_delta else b""
@@ -128,6 +130,12 @@ class LiveSink:
             await stream.close()
         assert stream.result is not None
         return stream.result
+
+    def reply_text(self, n_text_ids: int) -> str | None:
+        """The reply's text decoded as it streamed, where that is exactly ``template.decode`` of its first
+        ``n_text_ids`` sampled ids (all but a final stop token); None: decode them."""
+        detok = self._detok
+        return detok.text if detok is not None and detok.fed == n_text_ids else None
 
     def writer_for(self, record: CompletionRecord) -> Writer:
         """The provider's event writer for this call (also for a call the engine did not stream: the oracle's)."""

@@ -26,23 +26,50 @@ class Decoder(Protocol):
 
 
 class Detokenizer:
-    """Incremental decode: :meth:`feed` returns the text the new ids add (possibly ``""``). With a ``tokenizers``
-    tokenizer (``template.tokenizer``) its ``DecodeStream`` does this in one call per feed."""
+    """Incremental decode: :meth:`feed` returns the text the new ids add (possibly ``""``: the last bytes are an
+    unfinished character, held until the ids that finish it).
+
+    With a byte-level BPE ``tokenizers`` tokenizer (Qwen, Llama 3, GPT-style: ``template.tokenizer``) the new ids
+    are decoded on their own: their bytes start at a character boundary, so the pieces concatenate to the whole
+    decode, and :attr:`text` (everything fed, nothing held) is kept so the reply need not be decoded again.
+    Other ``tokenizers`` decoders (a leading space that depends on the position) go through ``DecodeStream``;
+    anything else decodes a window of recent ids; :attr:`text` is None for both."""
 
     def __init__(self, template: Decoder) -> None:
         self._template = template
         tokenizer = getattr(template, "tokenizer", None)
         self._stream: Any = None
-        if tokenizer is not None and hasattr(decoders, "DecodeStream"):
+        self._pieces: list[str] | None = None
+        self._held: list[int] = []
+        if tokenizer is not None:
             self._tokenizer = tokenizer
-            self._stream = decoders.DecodeStream(skip_special_tokens=False)
+            if isinstance(tokenizer.decoder, decoders.ByteLevel):
+                self._pieces = []
+            elif hasattr(decoders, "DecodeStream"):
+                self._stream = decoders.DecodeStream(skip_special_tokens=False)
+        self.fed = 0
         self._ids: list[int] = []
         self._prefix = 0
         self._read = 0
 
+    @property
+    def text(self) -> str | None:
+        return None if self._pieces is None or self._held else "".join(self._pieces)
+
     def feed(self, ids: Sequence[int]) -> str:
+        self.fed += len(ids)
+        if not ids:
+            return ""
+        if self._pieces is not None:
+            self._held += ids
+            piece = str(self._tokenizer.decode(self._held, skip_special_tokens=False))
+            if piece.endswith("\ufffd"):  # unfinished (or a real U+FFFD: then the reply is decoded again)
+                return ""
+            self._held = []
+            self._pieces.append(piece)
+            return piece
         if self._stream is not None:
-            return (self._stream.step(self._tokenizer, list(ids)) or "") if ids else ""
+            return self._stream.step(self._tokenizer, list(ids)) or ""
         self._ids.extend(ids)
         before = self._template.decode(self._ids[self._prefix : self._read])
         now = self._template.decode(self._ids[self._prefix :])

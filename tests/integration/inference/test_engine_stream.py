@@ -1,6 +1,6 @@
-"""SGLangEngine.open_stream against the real reference server: the streamed result equals the non-streamed one
-for the same seed, the request satisfies SGLang's schema, an abort stops the server's work and keeps the tokens
-sampled until then."""
+"""SGLangEngine.open_stream against the real reference server (delta chunks): the streamed result equals the
+non-streamed one for the same seed, the request satisfies SGLang's schema, an abort stops the server's work and
+keeps the tokens sampled until then."""
 
 from __future__ import annotations
 
@@ -69,3 +69,34 @@ async def test_abort_stops_the_server_and_keeps_the_sampled_tokens(reference_ser
         # the server is free again: a new call completes at once
         after = await asyncio.wait_for(engine.generate(PROMPT, SamplingParams(max_new_tokens=2)), 30)
         assert len(after.output_ids) == 2
+
+
+async def test_stream_interval_sends_the_first_token_then_one_chunk_per_interval(
+    reference_server: ReferenceHandle,
+) -> None:
+    """SGLang 0.5.23's per-request ``sampling_params.stream_interval`` (read in its ``output_streamer.py``): the
+    first token at once, then a chunk whenever that many are unsent, and the last; the reference server does
+    the same (with delta chunks, as SGLang given ``--incremental-streaming-output``), and the streamed result
+    does not depend on it."""
+    import aiohttp
+    import msgspec
+
+    body = {"input_ids": PROMPT, "stream": True, "return_logprob": True,
+            "sampling_params": {"max_new_tokens": 10, "ignore_eos": True, "temperature": 0.0, "stream_interval": 4}}
+    async with aiohttp.ClientSession() as http, http.post(reference_server.url + "/generate", json=body) as resp:
+        raw = await resp.read()
+    frames = [f[6:] for f in raw.decode().split("\n\n") if f.startswith("data: ")]
+    assert frames[-1] == "[DONE]"
+    chunks = [msgspec.json.decode(f) for f in frames[:-1]]
+    assert [c["meta_info"]["completion_tokens"] for c in chunks] == [1, 5, 9, 10]
+    assert [len(c["meta_info"]["output_token_logprobs"]) for c in chunks] == [1, 4, 4, 1]  # deltas
+    assert [t for c in chunks for t in c["output_ids"]] == [e[1] for c in chunks for e in c["meta_info"]
+                                                             ["output_token_logprobs"]]
+    results = []
+    for interval in (1, 4):
+        async with SGLangEngine([reference_server.url], stream_interval=interval) as engine:
+            stream = await engine.open_stream(PROMPT, SamplingParams(max_new_tokens=12, temperature=0.0))
+            results.append(await stream.drain())
+            await stream.close()
+    assert results[0].output_ids.tolist() == results[1].output_ids.tolist()
+    assert np.array_equal(results[0].output_logprobs, results[1].output_logprobs)

@@ -148,7 +148,9 @@ async def test_unknown_sampling_key_is_refused(reference_server: ReferenceHandle
             await engine.generate(PROMPT, SamplingParams(max_new_tokens=2, top_p=1.5))
 
 
-async def test_streaming_chunks_are_cumulative(reference_server: ReferenceHandle) -> None:
+async def test_streaming_chunks_are_deltas(reference_server: ReferenceHandle) -> None:
+    """As SGLang launched with ``--incremental-streaming-output`` (how polar-hpc launches it): each chunk carries
+    its new tokens and text, which add up to the non-streamed reply."""
     body = {"input_ids": PROMPT, "stream": True, "return_logprob": True,
             "sampling_params": {"max_new_tokens": 5, "temperature": 0.0}}
     frames = []
@@ -160,10 +162,16 @@ async def test_streaming_chunks_are_cumulative(reference_server: ReferenceHandle
                 frames.append(line[6:].strip())
     assert frames[-1] == b"[DONE]"
     chunks = [json.loads(f) for f in frames[:-1]]
-    assert [len(c["output_ids"]) for c in chunks] == [1, 2, 3, 4, 5]
+    assert [len(c["output_ids"]) for c in chunks] == [1, 1, 1, 1, 1]
+    assert [c["meta_info"]["completion_tokens"] for c in chunks] == [1, 2, 3, 4, 5]
     assert chunks[-1]["meta_info"]["finish_reason"]["type"] == "length"
     assert chunks[0]["meta_info"]["finish_reason"] is None
-    assert [e[1] for e in chunks[-1]["meta_info"]["output_token_logprobs"]] == chunks[-1]["output_ids"]
+    ids = [t for c in chunks for t in c["output_ids"]]
+    assert [e[1] for c in chunks for e in c["meta_info"]["output_token_logprobs"]] == ids
+    async with (aiohttp.ClientSession(trust_env=False) as http,
+                http.post(f"{reference_server.url}/generate", json={**body, "stream": False}) as resp):
+        whole = await resp.json()
+    assert whole["output_ids"] == ids and whole["text"] == "".join(c["text"] for c in chunks)
 
 
 async def test_health_model_info_and_models(reference_server: ReferenceHandle) -> None:

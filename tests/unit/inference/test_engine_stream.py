@@ -25,8 +25,21 @@ async def _run(stub: StubServer, n: int = 40) -> tuple[list[list[int]], object]:
 
 
 async def test_delta_and_cumulative_chunks_give_the_same_result() -> None:
-    d_deltas, d = await _run(StubServer(stop_at_end=True))
-    c_deltas, c = await _run(StubServer(stop_at_end=True, cumulative=True))
+    """(and a server streaming cumulative chunks, each repeating every token so far, is named in a warning)"""
+    import logging
+
+    seen: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda r: seen.append(r.getMessage())  # type: ignore[method-assign]
+    logger = logging.getLogger("polar_hpc")
+    logger.addHandler(handler)
+    try:
+        d_deltas, d = await _run(StubServer(stop_at_end=True))
+        assert not seen
+        c_deltas, c = await _run(StubServer(stop_at_end=True, cumulative=True))
+    finally:
+        logger.removeHandler(handler)
+    assert len(seen) == 1 and "streams cumulative chunks" in seen[0] and "--incremental-streaming-output" in seen[0]
     flat = [t for x in d_deltas for t in x]
     assert flat == [t for x in c_deltas for t in x] and len(flat) == 40
     for r in (d, c):
@@ -43,7 +56,7 @@ async def test_abort_keeps_what_was_sampled() -> None:
         try:
             async for ids, _ in stream:
                 got += len(ids)
-                if got == 5:
+                if got >= 5:
                     stream.abort()
         finally:
             await stream.close()
@@ -66,3 +79,41 @@ async def test_5xx_before_the_stream_is_retried_elsewhere() -> None:
     await good.stop()
     assert res.output_ids.tolist() == [8, 9, 10] and res.server == good.url
     assert len(bad.requests) + len(good.requests) >= 2
+
+
+async def test_the_engine_asks_for_its_stream_interval_and_hands_deltas_out_in_growing_batches() -> None:
+    """The request carries ``stream_interval``; the stub (SGLang's cadence) sends the first token, then a chunk
+    per interval; the wait before the connection is read again starts at ``FIRST_DELAY_S`` after the first
+    hand-out and doubles up to ``stream_max_delay_s``."""
+    from polar_hpc.inference.stream import FIRST_DELAY_S
+
+    stub = StubServer(n_tokens=150, token_delay_s=0.002)
+    async with SGLangEngine([await stub.start()], stream_interval=5, stream_max_delay_s=0.05) as engine:
+        stream = await engine.open_stream(PROMPT, SamplingParams(max_new_tokens=150))
+        delays, got = [], []
+        try:
+            async for ids, _ in stream:
+                got += ids
+                delays.append(stream._delay)
+        finally:
+            await stream.close()
+    await stub.stop()
+    assert stub.requests[0].sampling_params.stream_interval == 5
+    assert stream.result is not None and stream.result.output_ids.tolist() == got and len(got) == 150
+    assert delays[:3] == [FIRST_DELAY_S, 2 * FIRST_DELAY_S, 0.05] and set(delays[2:]) == {0.05}
+
+
+async def test_the_stub_sends_chunks_at_sglangs_cadence() -> None:
+    import aiohttp
+    import msgspec
+
+    stub = StubServer(n_tokens=10)
+    body = {"input_ids": PROMPT, "stream": True, "return_logprob": True,
+            "sampling_params": {"max_new_tokens": 10, "stream_interval": 4}}
+    async with aiohttp.ClientSession() as http, http.post(await stub.start() + "/generate", json=body) as resp:
+        raw = await resp.read()
+    await stub.stop()
+    frames = [f[6:] for f in raw.decode().split("\n\n") if f.startswith("data: ")][:-1]
+    chunks = [msgspec.json.decode(f)["meta_info"] for f in frames]
+    assert [c["completion_tokens"] for c in chunks] == [1, 5, 9, 10]
+    assert [len(c["output_token_logprobs"]) for c in chunks] == [1, 4, 4, 1]

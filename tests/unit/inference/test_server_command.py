@@ -25,7 +25,8 @@ def test_sglang_single_node_golden() -> None:
     assert cmd == [
         "python", "-m", "polar_hpc.inference.sglang_launch", "--model-path", "/m/qwen3", "--host", "gpu017",
         "--port", "31234", "--served-model-name", "policy", "--tp-size", "2", "--dp-size", "4",
-        "--context-length", "65536", "--mem-fraction-static", "0.85", "--random-seed", "7",
+        "--context-length", "65536", "--incremental-streaming-output", "--mem-fraction-static", "0.85",
+        "--random-seed", "7",
         "--enable-metrics", "--skip-server-warmup",
     ]
 
@@ -38,7 +39,7 @@ def test_sglang_multi_node_golden() -> None:
         "python", "-m", "polar_hpc.inference.sglang_launch", "--model-path", "/m", "--host", "gpu002",
         "--port", "30000",
         "--served-model-name", "policy", "--tp-size", "16", "--dp-size", "1", "--context-length", "32768",
-        "--nnodes", "2", "--node-rank", "1", "--dist-init-addr", "gpu001:20042",
+        "--incremental-streaming-output", "--nnodes", "2", "--node-rank", "1", "--dist-init-addr", "gpu001:20042",
     ]
     with pytest.raises(ValueError, match="head host"):
         sglang_command(cfg, model_path="/m", host="h", port=1, topology=Topology(nnodes=2))
@@ -113,7 +114,7 @@ def test_sglang_in_its_own_venv_and_in_a_container() -> None:
     assert cmd[1:] == ["exec", "--nv", "--bind", "/m:/m:ro", "--bind", "/run/code:/run/code:ro", "/sw/sglang.sif",
                        "python3", "-m", "polar_hpc.inference.sglang_launch", "--model-path", "/m", "--host", "gpu1",
                        "--port", "30000", "--served-model-name", "policy", "--tp-size", "1", "--dp-size", "1",
-                       "--context-length", "32768"]
+                       "--context-length", "32768", "--incremental-streaming-output"]
     assert cmd[0].endswith(("apptainer", "singularity"))
     assert server.container_prefix("docker://lmsysorg/sglang:v0.5", "/m", env={}, binary="apptainer") == [
         "apptainer", "exec", "--nv", "--bind", "/m:/m:ro", "docker://lmsysorg/sglang:v0.5"]

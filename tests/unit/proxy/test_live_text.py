@@ -57,3 +57,34 @@ def test_detokenizer_pieces_add_up(qwen3_template) -> None:  # type: ignore[no-u
     ids = qwen3_template.encode(text)
     d = Detokenizer(qwen3_template)
     assert "".join(d.feed([i]) for i in ids) == qwen3_template.decode(ids) == text
+
+
+def test_detokenizer_text_is_the_whole_decode_or_none(qwen3_template) -> None:  # type: ignore[no-untyped-def]
+    """The streamed text the proxy keeps instead of decoding the reply again: for random id sequences fed in
+    random batches (multi-byte characters cut between tokens, special tokens, ids of any kind) it equals the
+    whole decode whenever it is given, and it is withheld when the last bytes are an unfinished character."""
+    rng = random.Random(7)
+    pool = qwen3_template.encode("Grüße, 世界! 🤖 <think>x</think> <tool_call>{}</tool_call> \n\n a") + [151643, 151667]
+    given = 0
+    for _ in range(1000):
+        kinds = (lambda: rng.choice(pool), lambda: rng.randrange(256), lambda: rng.randrange(150000))  # 256: bytes
+        ids = [rng.choices(kinds, (6, 1, 3))[0]() for _ in range(rng.randrange(1, 60))]
+        d = Detokenizer(qwen3_template)
+        sent, i = "", 0
+        while i < len(ids):
+            n = rng.randrange(1, 9)
+            sent += d.feed(ids[i : i + n])
+            i += n
+        assert d.fed == len(ids)
+        whole = qwen3_template.decode(ids)
+        assert whole.startswith(sent), ids
+        if d.text is not None:
+            given += 1
+            assert d.text == sent == whole, ids
+    assert given > 500
+    rare = qwen3_template.encode("ok 𓀀")  # the last character is three byte-level tokens
+    cut = Detokenizer(qwen3_template)
+    cut.feed(rare[:-1])
+    assert cut.text is None and qwen3_template.decode(rare[:-1]).endswith("\ufffd")
+    cut.feed(rare[-1:])
+    assert cut.text == "ok 𓀀"
