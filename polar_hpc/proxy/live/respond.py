@@ -98,12 +98,12 @@ class LiveSink:
         in_think: bool,
     ) -> GenerateResult:
         self.writer = self.writer_for(record)
-        detok = self._detok = Detokenizer(self.template)
-        shaper = Shaper(self.parser, in_think=in_think, stop=self.norm.canonical.sampling.stop)
-        stop_ids = frozenset(stop_token_ids)
         stream = await self.engine.open_stream(ids, sampling, session_id=session_id, stop_token_ids=stop_token_ids,
                                                deadline=deadline)
         self._stream = stream
+        detok = self._detok = Detokenizer(self.template)  # made while the engine computes the first token
+        shaper = Shaper(self.parser, in_think=in_think, stop=self.norm.canonical.sampling.stop)
+        stop_ids = frozenset(stop_token_ids)
         if self.aborted:
             stream.abort()
         self.opened = True
