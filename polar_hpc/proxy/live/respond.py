@@ -98,12 +98,12 @@ class LiveSink:
         in_think: bool,
     ) -> GenerateResult:
         self.writer = self.writer_for(record)
-        detok = self._detok = Detokenizer(self.template)
-        shaper = Shaper(self.parser, in_think=in_think, stop=self.norm.canonical.sampling.stop)
-        stop_ids = frozenset(stop_token_ids)
         stream = await self.engine.open_stream(ids, sampling, session_id=session_id, stop_token_ids=stop_token_ids,
                                                deadline=deadline)
         self._stream = stream
+        detok = self._detok = Detokenizer(self.template)  # made while the engine computes the first token
+        shaper = Shaper(self.parser, in_think=in_think, stop=self.norm.canonical.sampling.stop)
+        stop_ids = frozenset(stop_token_ids)
         if self.aborted:
             stream.abort()
         self.opened = True
@@ -238,7 +238,8 @@ class LiveResponse:
 
     async def _keepalive(self) -> None:
         await self.send(b"", keepalive=True)
-        self.arm()
+        if not self.closed:
+            self.arm()
 
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         if self.closed:
@@ -249,12 +250,13 @@ class LiveResponse:
         task.add_done_callback(self._tasks.discard)
 
     def close(self) -> None:
-        """The handler answers now: the timers stop (a write they have begun finishes first, under the lock)."""
+        """The handler answers now: the timers stop (bytes a timer's write handed to the transport are sent; only
+        its wait for a slow client is cut short, and the lock is released for the handler's last write)."""
         self.closed = True
         if self._timer is not None:
             self._timer.cancel()
         for task in list(self._tasks):
-            task.cancel()  # what a timer's write had begun is in the transport already
+            task.cancel()
 
 
 class DisconnectWatch:
@@ -327,17 +329,13 @@ async def answer_live(
         try:
             async with asyncio.timeout(None) as bound:
                 reply, rec = await call(sink)
-        except TimeoutError:
-            if bound is None or not bound.expired():
-                raise
-            finished = True
-            out.close()
-            finish(None)
-            log.warning("an aborted call did not end within %.0fs; it leaves no record", ABORT_WAIT_S)
-            return out.resp or web.Response(status=499)
         except Exception as err:  # noqa: BLE001 - the call's own failure, answered in the provider's form
             finished = True
             out.close()
+            if isinstance(err, TimeoutError) and bound is not None and bound.expired():
+                finish(None)
+                log.warning("an aborted call did not end within %.0fs; it leaves no record", ABORT_WAIT_S)
+                return out.resp or web.Response(status=499)
             if out.gone:
                 from polar_hpc.proxy.errors import Failed
 
