@@ -72,6 +72,10 @@ def run(args: argparse.Namespace) -> int:
     from polar_hpc.proxy.server import ProxyServer
 
     log = get_logger("proxy.cli")
+    if args.stream_interval < 1 or args.stream_max_delay < 0:
+        sys.stderr.write("polar-hpc proxy: --stream-interval needs a whole number of tokens >= 1 and "
+                         f"--stream-max-delay seconds >= 0, got {args.stream_interval} and {args.stream_max_delay}\n")
+        return 2
     oracle = None
     if args.oracle:
         from polar_hpc.proxy.oracle.script import load_script

@@ -11,11 +11,12 @@ import argparse
 import re
 import typing
 from collections.abc import Iterator
+from pathlib import Path
 
 import msgspec
 import pytest
 
-from polar_hpc.cli import build_parser
+from polar_hpc.cli import build_parser, main
 from polar_hpc.config.run import (
     Backend,
     BuilderSpec,
@@ -137,3 +138,12 @@ def test_choices_are_the_owners_values() -> None:
         assert set(flags[cmd, dest].choices or ()) == values, f"polar-hpc {cmd} {dest}"
     shards_status = next(a for (cmd, dest), a in FLAGS.items() if cmd.startswith("shards") and dest == "status")
     assert set(shards_status.choices or ()) == statuses
+
+
+def test_proxy_rejects_a_stream_cadence_out_of_range(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for flags in (["--stream-interval", "0"], ["--stream-max-delay", "-1"]):
+        argv = ["proxy", "--engine", "http://127.0.0.1:9", "--model", str(tmp_path), "--records", str(tmp_path),
+                *flags]
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "--stream-interval needs a whole number of tokens >= 1" in err
