@@ -24,22 +24,13 @@ async def _run(stub: StubServer, n: int = 40) -> tuple[list[list[int]], object]:
     return deltas, stream.result
 
 
-async def test_delta_and_cumulative_chunks_give_the_same_result() -> None:
+async def test_delta_and_cumulative_chunks_give_the_same_result(polar_log: list[str]) -> None:
     """(and a server streaming cumulative chunks, each repeating every token so far, is named in a warning)"""
-    import logging
-
-    seen: list[str] = []
-    handler = logging.Handler()
-    handler.emit = lambda r: seen.append(r.getMessage())  # type: ignore[method-assign]
-    logger = logging.getLogger("polar_hpc")
-    logger.addHandler(handler)
-    try:
-        d_deltas, d = await _run(StubServer(stop_at_end=True))
-        assert not seen
-        c_deltas, c = await _run(StubServer(stop_at_end=True, cumulative=True))
-    finally:
-        logger.removeHandler(handler)
-    assert len(seen) == 1 and "streams cumulative chunks" in seen[0] and "--incremental-streaming-output" in seen[0]
+    d_deltas, d = await _run(StubServer(stop_at_end=True))
+    assert not polar_log
+    c_deltas, c = await _run(StubServer(stop_at_end=True, cumulative=True))
+    warned = [m for m in polar_log if "streams cumulative chunks" in m]
+    assert len(warned) == 1 and "--incremental-streaming-output" in warned[0]
     flat = [t for x in d_deltas for t in x]
     assert flat == [t for x in c_deltas for t in x] and len(flat) == 40
     for r in (d, c):

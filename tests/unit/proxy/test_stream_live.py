@@ -274,22 +274,12 @@ async def test_engine_failure_mid_stream_is_an_in_stream_error(live_proxy: Proxy
     assert len(recs) == 1 and recs[0].finish_reason == "error" and "broke after 5" in (recs[0].parse_error or "")
 
 
-def test_an_https_engine_falls_back_to_synthesized_streams(qwen3_template) -> None:  # type: ignore[no-untyped-def]
-    import logging
-
+def test_an_https_engine_falls_back_to_synthesized_streams(qwen3_template, polar_log: list[str]) -> None:  # type: ignore[no-untyped-def]
     from polar_hpc.inference.engine import SGLangEngine
     from polar_hpc.proxy.server import ProxyServer
 
-    seen: list[str] = []
-    handler = logging.Handler()
-    handler.emit = lambda r: seen.append(r.getMessage())  # type: ignore[method-assign]
-    logger = logging.getLogger("polar_hpc")
-    logger.addHandler(handler)
-    try:
-        server = ProxyServer(qwen3_template, SGLangEngine(["https://127.0.0.1:9"]), model_name="m")
-        plain = ProxyServer(qwen3_template, SGLangEngine(["http://127.0.0.1:9"]), model_name="m")
-    finally:
-        logger.removeHandler(handler)
+    server = ProxyServer(qwen3_template, SGLangEngine(["https://127.0.0.1:9"]), model_name="m")
+    plain = ProxyServer(qwen3_template, SGLangEngine(["http://127.0.0.1:9"]), model_name="m")
     assert not server.stream_upstream and plain.stream_upstream
     assert any("stream_upstream is on, but engine URLs ['https://127.0.0.1:9'] are not plain http://" in m
-               for m in seen), seen
+               for m in polar_log), polar_log
