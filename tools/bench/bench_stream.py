@@ -12,9 +12,9 @@ Reports:
      first-token time, measured the same way), through ``live``, through ``synth``; p50 over ``--reps``,
      interleaved, a new prompt each call (and ``live`` once more with one prompt repeated: the proxy keeps
      whole renders, so a task's samples and retries skip rendering). Once with the processes scheduled as the
-     host is, once under ``SCHED_FIFO`` (all alike:
-     on a host shared with other work each cross-process wake-up can wait for a busy CPU's time slice, and
-     a proxy adds two hops). Then the proxy's own share measured inside one process;
+     host is, once under ``SCHED_FIFO`` (all alike: on a host shared with other work each cross-process
+     wake-up can wait for a busy CPU's time slice, and a proxy adds two hops). Then the proxy's own share measured inside one process, a new prompt each call
+     (``bench_first_byte_split.shares``);
   2. proxy CPU-ms per completion of a 1,000-token reply (median per call, the cells in alternating rounds):
      from an instant engine, live stream (both stream intervals), synthesized stream, non-streaming JSON (the
      goal: live ≤ 2× JSON); then the same against the engine sampling a token every ``--token-ms``. This VM
@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+from bench_first_byte_split import shares
 from common import cpu_s, free_port, load_average, raise_nofile, realtime, rss_mb, wait_up, wakeups
 from common import spawn as spawn_in
 
@@ -147,56 +148,6 @@ async def ttfb(urls: dict[str, str], reps: int) -> dict[str, tuple[float, float]
             for name, (url, body, marker) in targets.items():
                 out[name].append(await first_byte(http, url, body(next(_PROMPTS)), marker))
     return {k: (statistics.median(x[0] for x in v), statistics.median(x[1] for x in v)) for k, v in out.items()}
-
-
-async def in_process_shares(reps: int, first_s: float) -> tuple[float, float]:
-    """Median ms the proxy itself adds, proxy and client in this process (free of the wake-ups of separate
-    processes on a loaded host): from the request's arrival to the engine call (``Timings.engine_start``:
-    reading, rendering and tokenizing the prompt), and from the first sampled token reaching the proxy's engine
-    client (``EngineStream.first_token_at``) to the client's first content byte."""
-    import aiohttp
-
-    from polar_hpc.assets import asset_path
-    from polar_hpc.inference.engine import SGLangEngine
-    from polar_hpc.inference.stream import EngineStream
-    from polar_hpc.inference.template import ChatTemplate
-    from polar_hpc.proxy.server import ProxyServer
-    from polar_hpc.sim.sglang_stub import StubServer
-
-    streams: list[EngineStream] = []
-
-    class Recording(SGLangEngine):
-        async def open_stream(self, *a: Any, **kw: Any) -> EngineStream:
-            s = await super().open_stream(*a, **kw)
-            streams.append(s)
-            return s
-
-    stub = StubServer(n_tokens=50, first_token_delay_s=first_s, token_delay_s=0.001, token_base=TOKEN_BASE)
-    engine = Recording([await stub.start()], context_length=40000)
-    server = ProxyServer(ChatTemplate.from_model_dir(asset_path("tiny-qwen3")), engine, model_name="policy",
-                         context_length=40000, max_new_tokens=50)
-    base = await server.start()
-    key = server.open_session("b")
-    after = []
-    hdr = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
-    async with aiohttp.ClientSession() as http:
-        for _ in range(reps + 2):
-            body = chat_body(True, prompt=new_prompt(next(_PROMPTS)))
-            async with http.post(base + "/v1/chat/completions", data=body, headers=hdr) as resp:
-                first, seen = 0.0, b""
-                async for data in resp.content.iter_any():
-                    seen += data
-                    if not first and FIRST_CONTENT["chat"] in seen:
-                        first = time.monotonic()
-            stamp = streams[-1].first_token_at
-            assert stamp is not None and first
-            after.append((first - stamp) * 1000)
-    records = server.close_session(key)
-    before = [(r.timings.engine_start - r.timings.received) * 1000 for r in records if r.timings.engine_start]
-    await server.stop()
-    await engine.close()
-    await stub.stop()
-    return statistics.median(before[2:]), statistics.median(after[2:])
 
 
 CPU_CELLS = {
@@ -324,7 +275,7 @@ async def section_ttfb(args: argparse.Namespace, urls: dict[str, str], pids: dic
         print(f"{label}: live adds {added:.2f} ms to the engine's own first-content time for a new prompt (goal ≤ "
               f"2 ms), {again:.2f} ms for a repeated one; synthesized: first content after {t['synth'][0]:.3f} s "
               "(the whole reply)")
-    before, after = await in_process_shares(args.reps, args.first_ms / 1000)
+    before, after = await shares(args.reps, distinct=True, pause_s=0.02)
     print(f"the proxy's own share, in one process, a new prompt each call: request → engine call {before:.2f} ms "
           "(read, render, tokenize), "
           f"first sampled token → client's first content byte {after:.2f} ms (p50); load average {load_average()}")
