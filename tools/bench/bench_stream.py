@@ -13,8 +13,8 @@ Reports:
      interleaved, a new prompt each call (and ``live`` once more with one prompt repeated: the proxy keeps
      whole renders, so a task's samples and retries skip rendering). Once with the processes scheduled as the
      host is, once under ``SCHED_FIFO`` (all alike: on a host shared with other work each cross-process
-     wake-up can wait for a busy CPU's time slice, and a proxy adds two hops). Then the proxy's own share measured inside one process, a new prompt each call
-     (``bench_first_byte_split.shares``);
+     wake-up can wait for a busy CPU's time slice, and a proxy adds two hops). Then the proxy's own share
+     measured inside one process, a new prompt each call (``bench_first_byte_split.shares``);
   2. proxy CPU-ms per completion of a 1,000-token reply (median per call, the cells in alternating rounds):
      from an instant engine, live stream (both stream intervals), synthesized stream, non-streaming JSON (the
      goal: live ≤ 2× JSON); then the same against the engine sampling a token every ``--token-ms``. This VM
