@@ -1,6 +1,6 @@
 """The proxy's own share of the time to the first content byte of a live stream, split in its two halves and
 measured inside one process (client, proxy and the FAKE engine stub in one event loop, free of the wake-ups of
-separate processes), for the same request repeated (the bench_stream case: its render is cached) and for a new
+separate processes), for the same request repeated (its render is cached) and for a new
 prompt each time (every render fresh):
 
   request → engine call: the request's arrival (``Timings.received``) to the engine call (``Timings.engine_start``):
