@@ -17,7 +17,7 @@ end-of-turn marker. Encoding starts right after a special token, so the suffix i
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol, get_args
 
 import msgspec
@@ -43,6 +43,8 @@ class TemplateLike(Protocol):
     def encode(self, text: str) -> list[int]: ...
 
     def decode(self, ids: Sequence[int]) -> str: ...
+
+    def cached_ids(self, key: bytes, make: Callable[[], list[int]]) -> list[int]: ...
 
 
 class PromptBuild(msgspec.Struct, kw_only=True):
@@ -162,14 +164,11 @@ class PromptBuilder:
         def make() -> list[int]:
             return self.template.encode(self._render(req.messages, req.tools, req.template_kwargs, True))
 
-        cached = getattr(self.template, "cached_ids", None)
-        if cached is None:
-            return make()
         try:  # everything the render reads of the request, in one encoding (Structs encode field by field)
             key = _KEY.encode((req.messages, req.tools, req.template_kwargs))
         except (TypeError, ValueError, OverflowError):
             return make()
-        return cached(key, make)  # type: ignore[no-any-return]
+        return self.template.cached_ids(key, make)
 
     @property
     def eot_text(self) -> str:
