@@ -78,6 +78,9 @@ FIRST_DELAY_S = 0.02
 meanwhile is read as one: each read costs a wake-up, a read and a step of the consumer, which at a server's
 pace of one chunk per token is most of a streamed call's CPU. The first token is handed out at once; the wait
 after it is this, and it doubles after each hand-out up to the engine's ``stream_max_delay_s``."""
+TICK_S = FIRST_DELAY_S
+"""Those waits end on a multiple of this on the monotonic clock, so that the streams of one proxy wake together
+(one wake-up reads all of them) instead of each at its own time."""
 
 _DECODE = msgspec.json.Decoder(StreamChunk)
 _DECODE_BATCH = msgspec.json.Decoder(list[StreamChunk])
@@ -131,9 +134,10 @@ class EngineStream:
         while self.result is None and len(self._ids) == start:
             if self._take_frames():
                 continue
-            wait = self._handed + self._delay - time.monotonic()
+            due = self._handed + self._delay
+            wait = due - time.monotonic()
             if wait > 0 and self._abort_at is None:
-                await self._body.pause(wait)  # the chunks sampled meanwhile are read as one
+                await self._body.pause(wait + -due % TICK_S)  # the chunks sampled meanwhile are read as one
                 continue
             await self._read_more()
         if len(self._ids) > start:

@@ -30,7 +30,6 @@ from polar_hpc.proxy.detect import Route, body_provider, header_provider, reques
 from polar_hpc.proxy.errors import Failed, ProxyError, bad_request, error_body, error_bytes
 from polar_hpc.proxy.generate import Engine, Generator
 from polar_hpc.proxy.live.respond import (
-    DisconnectWatch,
     LiveSink,
     StreamingEngine,
     answer_live,
@@ -135,7 +134,6 @@ class ProxyServer:
                         "synthesized stream", refusal)
         self.stream_upstream = stream_upstream and isinstance(engine, StreamingEngine) and refusal is None
         """Streaming requests stream from the engine as it samples (else: one call, then a synthesized stream)."""
-        self._watch = DisconnectWatch()
         self._checked_engine: object = None
         self._own_spill_dir = self.records_dir is None
         """The spill dir is a temporary one of this server (removed by :meth:`stop`), not ``records_dir``."""
@@ -190,7 +188,6 @@ class ProxyServer:
         return f"http://{host}:{bound[1]}"
 
     async def stop(self) -> None:
-        self._watch.close()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -331,7 +328,7 @@ class ProxyServer:
             return _stream_error(provider, perr or ProxyError("engine_error", str(err)), secrets.token_hex(8), model)
 
         return await answer_live(
-            request, sink, call, keepalive_s=self.sse_keepalive_s, watch=self._watch,
+            request, sink, call, keepalive_s=self.sse_keepalive_s,
             finish=lambda rec: session.log.finish(index, rec),
             fail=lambda err: self._fail(provider, session, index, err), stream_error=stream_error,
         )

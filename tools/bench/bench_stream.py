@@ -17,9 +17,10 @@ Reports:
      measured inside one process, a new prompt each call (``bench_first_byte_split.shares``);
   2. proxy CPU-ms per completion of a 1,000-token reply (median per call, the cells in alternating rounds):
      from an instant engine, live stream (both stream intervals), synthesized stream, non-streaming JSON (the
-     goal: live ≤ 2× JSON); then the same against the engine sampling a token every ``--token-ms``. This VM
-     charges ≈0.1–0.2 CPU-ms to every wake-up of a sleeping process, so the paced cells count mostly how often
-     the proxy wakes (the deltas it hands on);
+     goal: live ≤ 2× JSON); then the same against the engine sampling a token every ``--token-ms``, one call
+     at a time and ``--concurrent`` sessions at once (the streams of one proxy wake together). This VM charges
+     ≈0.2–0.3 CPU-ms to every wake-up of a sleeping process, so the paced cells count mostly how often the
+     proxy wakes (the deltas it hands on);
   3. ``--sessions`` concurrent streaming sessions held through ``live`` (a token every 0.5 s per session):
      how many finish cleanly, proxy CPU % and RSS while they stream;
   4. the records of the same call on both paths compared (prompt ids, sampled ids, logprobs, finish reason).
@@ -186,6 +187,24 @@ async def cpu_per_completion(urls: dict[str, str], pids: dict[str, int], n: int)
     return res
 
 
+async def concurrent_cpu(url: str, pid: int, n: int, rounds: int) -> dict[str, tuple[float, float]]:
+    """Median over ``rounds`` (alternating) of the proxy's (CPU-ms, wake-ups) per completion while ``n`` sessions
+    each stream one reply at once, against the same pace, beside the same sessions as non-streaming JSON calls."""
+    import aiohttp
+
+    cells: dict[str, list[tuple[float, float]]] = {"live stream": [], "non-streaming JSON": []}
+    conn = aiohttp.TCPConnector(limit=0)
+    async with aiohttp.ClientSession(connector=conn) as http:
+        for i in range(rounds + 1):  # a round of warm-up
+            for name, stream in (("live stream", True), ("non-streaming JSON", False)):
+                c0, w0 = cpu_s(pid), wakeups(pid)
+                await asyncio.gather(*(first_byte(http, url + "/v1/chat/completions", chat_body(stream),
+                                                  key=f"{KEY}-{j}") for j in range(n)))
+                if i:
+                    cells[name].append(((cpu_s(pid) - c0) * 1000 / n, (wakeups(pid) - w0) / n))
+    return {k: (statistics.median(c for c, _ in v), statistics.median(w for _, w in v)) for k, v in cells.items()}
+
+
 async def wakeup_cost_ms(n: int = 50) -> float:
     """CPU-ms this process is charged per sleep and wake-up of its event loop."""
     t0 = time.process_time()
@@ -294,6 +313,12 @@ async def section_cpu(args: argparse.Namespace, urls: dict[str, str], pids: dict
     print(f"instant engine: live / JSON = {ms['live stream'] / ms['non-streaming JSON']:.2f}× (goal ≤ 2×); "
           f"engine at its pace: {paced:.2f}×; live / synthesized = {ms['live stream'] / ms['synthesized stream']:.2f}×;"
           f" load average {load_average()}")
+    many = await concurrent_cpu(urls["live_slow"], pids["live_slow"], args.concurrent, max(3, args.n // 10))
+    print(f"\n{args.concurrent} sessions at once, each one reply, the engine sampling a token every --token-ms "
+          "for each (CPU-ms and wake-ups per completion, medians of alternating rounds):")
+    print("| path | CPU-ms per completion | / JSON | wake-ups per completion |\n|---|---|---|---|")
+    for k, (v, w) in many.items():
+        print(f"| {k} | {v:.2f} | {v / many['non-streaming JSON'][0]:.2f}× | {w:.1f} |")
     cost = await wakeup_cost_ms()
     print(f"one wake-up of a sleeping process costs this host {cost:.3f} CPU-ms (an asyncio.sleep(0.02))")
 
@@ -305,13 +330,14 @@ def main() -> int:
     ap.add_argument("--token-ms", type=float, default=1.0)
     ap.add_argument("--n", type=int, default=30, help="completions per CPU cell")
     ap.add_argument("--sessions", type=int, default=1000)
+    ap.add_argument("--concurrent", type=int, default=16, help="sessions at once in the paced CPU cells")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--stream-max-delay", type=float, default=ProxyConfig().stream_max_delay_s, metavar="S",
                     help="the live proxies' proxy.stream_max_delay_s (default: %(default)s)")
     ap.add_argument("--only", default="123", help="the sections to run, e.g. 12 (the records are always compared)")
     args = ap.parse_args()
     if args.quick:
-        args.reps, args.n, args.sessions = 3, 5, 200
+        args.reps, args.n, args.sessions, args.concurrent = 3, 5, 200, 4
     raise_nofile()
     tmp = Path(tempfile.mkdtemp(prefix="bench-stream-"))
     ports = {k: free_port() for k in ("slow_stub", "fast_stub", "held_stub", "live_slow", "synth_slow", "live_fast",

@@ -8,7 +8,9 @@ writes each event to the client in the step that read its token (:class:`LiveRes
 the first bytes). A timer sends the provider's keep-alive whenever the stream has been silent for the
 keep-alive interval (queueing, long prefill, hidden reasoning, a tool call held until it parses); a client that
 goes away aborts the engine request: the call then ends with the tokens sampled so far and is recorded with
-``finish_reason`` ``abort``.
+``finish_reason`` ``abort``. A write to a client that is gone fails at once, so only a stream that has been silent
+for :data:`WATCH_INTERVAL_S` has its connection looked at (the same timer): a stream that is writing costs no
+wake-up to watch.
 """
 
 from __future__ import annotations
@@ -37,8 +39,10 @@ if TYPE_CHECKING:
 
 log = get_logger("proxy.live")
 
-WATCH_INTERVAL_S = 0.25
-"""How often open streams are checked for a client that went away (one task for all of them)."""
+WATCH_INTERVAL_S = 0.5
+"""After this long without a write, a stream's connection is checked for a client that went away (and again
+after each such interval). Longer than the engine stream's longest wait between hand-outs
+(``proxy.stream_max_delay_s``), so that a stream writing at that pace is never checked."""
 ABORT_WAIT_S = 3.0
 """After a client went away, how long the aborted call may take to come back with its record."""
 
@@ -176,6 +180,7 @@ class LiveResponse:
         self.closed = False
         """The handler is answering (or has answered): the timers write nothing more."""
         self._lock = asyncio.Lock()
+        self._loop = asyncio.get_running_loop()
         self._timer: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -202,6 +207,8 @@ class LiveResponse:
                 self.on_gone()
                 return
             self.last_write = time.monotonic()
+            if not self.closed:
+                self.arm()
 
     async def end(self, data: bytes) -> None:
         """The last bytes and the end of the stream (a client gone by now has all it will get)."""
@@ -224,22 +231,27 @@ class LiveResponse:
             self._spawn(self.send(b""))
 
     def arm(self) -> None:
-        """Send a keep-alive whenever nothing was written for ``keepalive_s``."""
-        delay = max(0.0, self.last_write + self.keepalive_s - time.monotonic())
-        self._timer = asyncio.get_running_loop().call_later(delay, self._due)
+        """(Re)start the silence timer: after ``keepalive_s`` without a write a keep-alive is sent, and after
+        :data:`WATCH_INTERVAL_S` the connection is checked for a client that went away."""
+        if self._timer is not None:
+            self._timer.cancel()
+        wait = min(WATCH_INTERVAL_S, max(0.0, self.last_write + self.keepalive_s - time.monotonic()))
+        self._timer = self._loop.call_later(wait, self._due)
 
     def _due(self) -> None:
+        self._timer = None
         if self.closed or self.gone:
             return
-        if time.monotonic() - self.last_write >= self.keepalive_s:
+        transport = self.request.transport
+        if transport is None or transport.is_closing():
+            self.on_gone()
+        elif time.monotonic() - self.last_write >= self.keepalive_s:
             self._spawn(self._keepalive())
         else:
             self.arm()
 
     async def _keepalive(self) -> None:
-        await self.send(b"", keepalive=True)
-        if not self.closed:
-            self.arm()
+        await self.send(b"", keepalive=True)  # which re-arms the timer
 
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         if self.closed:
@@ -259,37 +271,6 @@ class LiveResponse:
             task.cancel()
 
 
-class DisconnectWatch:
-    """One task for all open streams: a stream whose client connection has closed is told so."""
-
-    def __init__(self) -> None:
-        self._streams: dict[int, tuple[web.Request, Callable[[], None]]] = {}
-        self._task: asyncio.Task[None] | None = None
-
-    def add(self, request: web.Request, on_gone: Callable[[], None]) -> int:
-        key = id(request)
-        self._streams[key] = (request, on_gone)
-        if self._task is None or self._task.done():
-            self._task = asyncio.get_running_loop().create_task(self._run())
-        return key
-
-    def remove(self, key: int) -> None:
-        self._streams.pop(key, None)
-
-    async def _run(self) -> None:
-        while self._streams:
-            await asyncio.sleep(WATCH_INTERVAL_S)
-            for key, (request, on_gone) in list(self._streams.items()):
-                transport = request.transport
-                if transport is None or transport.is_closing():
-                    self._streams.pop(key, None)
-                    on_gone()
-
-    def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-
-
 Call = Callable[[LiveSink], Awaitable[tuple[Any, CompletionRecord]]]
 """``Generator.complete`` bound to one request, taking the sink."""
 
@@ -300,7 +281,6 @@ async def answer_live(
     call: Call,
     *,
     keepalive_s: float,
-    watch: DisconnectWatch,
     finish: Callable[[CompletionRecord | None], None],
     fail: Callable[[BaseException], web.StreamResponse],
     stream_error: Callable[[BaseException, str], bytes],
@@ -322,7 +302,6 @@ async def answer_live(
 
     out = LiveResponse(request, sink, keepalive_s, client_gone)
     sink.out = out
-    key = watch.add(request, client_gone)
     out.arm()
     finished = False
     try:
@@ -364,7 +343,6 @@ async def answer_live(
         await out.end(tail)
         return out.resp
     finally:
-        watch.remove(key)
         out.close()
         if not finished:
             finish(None)

@@ -4,6 +4,8 @@ before the stream starts is retried on the next server."""
 
 from __future__ import annotations
 
+import asyncio
+
 import numpy as np
 
 from polar_hpc.inference.engine import SGLangEngine
@@ -92,6 +94,37 @@ async def test_the_engine_asks_for_its_stream_interval_and_hands_deltas_out_in_g
     assert stub.requests[0].sampling_params.stream_interval == 5
     assert stream.result is not None and stream.result.output_ids.tolist() == got and len(got) == 150
     assert delays[:3] == [FIRST_DELAY_S, 2 * FIRST_DELAY_S, 0.05] and set(delays[2:]) == {0.05}
+
+
+async def test_streams_wait_until_the_same_ticks_so_that_they_wake_together() -> None:
+    """Every wait between hand-outs ends on a multiple of ``TICK_S`` of the monotonic clock, whatever the stream."""
+    import time
+
+    from polar_hpc.inference.stream import TICK_S
+
+    stub = StubServer(n_tokens=60, token_delay_s=0.003)
+    ends: list[float] = []
+    async with SGLangEngine([await stub.start()], stream_max_delay_s=0.05) as engine:
+
+        async def one(n: int) -> list[int]:
+            await asyncio.sleep(0.007 * n)  # the streams start out of step
+            stream = await engine.open_stream(PROMPT, SamplingParams(max_new_tokens=60))
+            pause = stream._body.pause
+
+            async def recorded(seconds: float) -> None:
+                ends.append(time.monotonic() + seconds)
+                await pause(seconds)
+
+            stream._body.pause = recorded  # type: ignore[method-assign]
+            try:
+                return (await stream.drain()).output_ids.tolist()
+            finally:
+                await stream.close()
+
+        results = await asyncio.gather(one(0), one(1), one(2))
+    await stub.stop()
+    assert all(len(r) == 60 for r in results) and len(ends) >= 6
+    assert all(abs(end / TICK_S - round(end / TICK_S)) < 1e-3 for end in ends), ends
 
 
 async def test_the_stub_sends_chunks_at_sglangs_cadence() -> None:

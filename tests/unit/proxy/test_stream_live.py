@@ -213,7 +213,7 @@ async def test_client_gone_aborts_the_engine_request_and_records_abort(live_prox
     slow(h, "word " * 200, first=0.0, per_token=0.02)
     await _raw(h, RAW[0][1], RAW[0][2], stop_after=b"word")  # reads the first delta, then hangs up
     stream = h.engine.streams[0]  # type: ignore[attr-defined]
-    for _ in range(40):  # the abort lands within a second (the disconnect check runs every 0.25 s)
+    for _ in range(40):  # the abort lands within a second (the failed write of the next batch)
         if stream.aborted:
             break
         await asyncio.sleep(0.05)
@@ -222,6 +222,26 @@ async def test_client_gone_aborts_the_engine_request_and_records_abort(live_prox
     recs = h.server.close_session(h.api_key)  # type: ignore[attr-defined]
     assert len(recs) == 1 and recs[0].finish_reason == "abort"
     assert len(recs[0].output_ids) == len(recs[0].output_logprobs) == stream.sent
+
+
+async def test_client_gone_while_the_engine_is_silent_aborts_within_a_second(live_proxy: ProxyHandle) -> None:
+    h = live_proxy
+    h.server.sse_keepalive_s = 30.0  # type: ignore[attr-defined]  # no keep-alive write finds the client gone
+    slow(h, "word " * 20, first=10.0)  # a long prefill: nothing is written while the client leaves
+    headers = {"Authorization": f"Bearer {h.api_key}"}
+    async with aiohttp.ClientSession() as http, http.post(h.base_url + "/v1/chat/completions", headers=headers,
+                                                          json={"model": "m", "messages": MSGS, "stream": True}):
+        pass  # the response head came: the client hangs up before any token
+    left = asyncio.get_running_loop().time()
+    for _ in range(60):
+        if h.engine.streams and h.engine.streams[0].aborted:  # type: ignore[attr-defined]
+            break
+        await asyncio.sleep(0.05)
+    assert h.engine.streams[0].aborted, "the engine request was not aborted"  # type: ignore[attr-defined]
+    assert asyncio.get_running_loop().time() - left < 1.0
+    await records(h, 1)
+    recs = h.server.close_session(h.api_key)  # type: ignore[attr-defined]
+    assert len(recs) == 1 and recs[0].finish_reason == "abort" and len(recs[0].output_ids) == 0
 
 
 async def test_a_retried_turn_leaves_one_trainable_copy(live_proxy: ProxyHandle) -> None:
