@@ -14,13 +14,14 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
 import jinja2
 from tokenizers import Tokenizer
 
+from polar_hpc.inference.bytelevel import ByteTable
 from polar_hpc.inference.chat_jinja import compile_template
 from polar_hpc.inference.messages import plain, prepare_messages, to_template_messages, to_template_tools
 
@@ -236,7 +237,16 @@ class ChatTemplate:
 
     def decode(self, ids: Sequence[int]) -> str:
         """Text of ``ids`` with special tokens kept, so that it re-encodes to the same tokens."""
+        table = self.byte_table
+        if table is not None:
+            return table.decode(ids)
         return str(self.tokenizer.decode(list(ids), skip_special_tokens=False))
+
+    @cached_property
+    def byte_table(self) -> ByteTable | None:
+        """The bytes of every token, for a byte-level tokenizer (:mod:`polar_hpc.inference.bytelevel`): built at the
+        first decode (tens of ms; a proxy builds it when it starts), so that loading a template stays cheap."""
+        return ByteTable.of(self.tokenizer)
 
     def __repr__(self) -> str:
         return f"ChatTemplate({self.source!r}, eos={self.eos_token_id}, stop={self.stop_token_ids})"

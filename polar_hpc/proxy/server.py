@@ -176,6 +176,7 @@ class ProxyServer:
 
     # -- lifecycle ---------------------------------------------------------------------------------
     async def start(self, host: str = "127.0.0.1", port: int = 0, unix_path: str | None = None) -> str:
+        _ = self.template.byte_table  # built now, not at the first reply
         self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False)
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port, backlog=4096)

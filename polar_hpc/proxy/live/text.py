@@ -62,7 +62,7 @@ class Detokenizer:
             return ""
         if self._pieces is not None:
             self._held += ids
-            piece = str(self._tokenizer.decode(self._held, skip_special_tokens=False))
+            piece = self._template.decode(self._held)
             if piece.endswith("\ufffd"):  # unfinished (or a real U+FFFD: then the reply is decoded again)
                 return ""
             self._held = []
