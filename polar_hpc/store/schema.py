@@ -46,6 +46,16 @@ from polar_hpc.wire.records import ChatMessage, EvalResult, ReconstructionStats,
 SCHEMA_NAME = "polar-hpc-shard"
 SCHEMA_VERSION = 3
 READABLE_VERSIONS = (1, 2, 3)
+ATTR_SCHEMA = "schema"
+ATTR_SCHEMA_VERSION = "schema_version"
+ATTR_PRODUCER = "producer"
+"""JSON of what wrote the shard (its run, rank, version)."""
+ATTR_RANK = "rank"
+ATTR_SEQ = "seq"
+ATTR_CREATED = "created_unix"
+ATTR_SESSIONS = "sessions"
+ATTR_TRACES = "traces"
+"""The shard's file attributes (``h5py.File.attrs``)."""
 SHARD_SUFFIX = ".h5"
 TMP_SUFFIX = ".h5.tmp"
 BLOB_ZSTD_LEVEL = 1
@@ -186,22 +196,22 @@ def expected_rows(length: Length, sizes: dict[str, int]) -> int:
 def check_attributes(f: Any) -> list[str]:
     """Schema name and version of an open ``h5py.File``."""
     attrs = f.attrs
-    name = attrs.get("schema")
+    name = attrs.get(ATTR_SCHEMA)
     if isinstance(name, np.generic):
         name = name.item()
     if isinstance(name, bytes):
         name = name.decode()
     if name != SCHEMA_NAME:
-        return [f"attribute schema: expected {SCHEMA_NAME!r}, found {name!r}"]
+        return [f"attribute {ATTR_SCHEMA}: expected {SCHEMA_NAME!r}, found {name!r}"]
     version = schema_version(f)
     if version not in READABLE_VERSIONS:
-        return [f"attribute schema_version: expected one of {list(READABLE_VERSIONS)}, found {version!r}"]
+        return [f"attribute {ATTR_SCHEMA_VERSION}: expected one of {list(READABLE_VERSIONS)}, found {version!r}"]
     return []
 
 
 def schema_version(f: Any) -> Any:
     """The ``schema_version`` attribute of an open shard (a Python value)."""
-    version = f.attrs.get("schema_version")
+    version = f.attrs.get(ATTR_SCHEMA_VERSION)
     return version.item() if isinstance(version, np.generic) else version
 
 

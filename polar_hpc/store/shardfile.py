@@ -201,9 +201,10 @@ def read_keys(path: Path) -> list[str]:
             name = offsets_name(S.SESSION_KEY)
             data, off = shard.read(S.SESSION_KEY), shard.read(name)
             problems = check_offsets(name, off, data.shape[0])
-            if not problems and off.shape[0] != int(f.attrs["sessions"]) + 1:
+            if not problems and off.shape[0] != int(f.attrs[S.ATTR_SESSIONS]) + 1:
                 problems = [
-                    f"{S.SESSION_KEY} holds {off.shape[0] - 1} keys, attribute sessions says {f.attrs['sessions']}"
+                    f"{S.SESSION_KEY} holds {off.shape[0] - 1} keys, "
+                    f"attribute {S.ATTR_SESSIONS} says {f.attrs[S.ATTR_SESSIONS]}"
                 ]
         if problems:
             raise ShardError(f"{path}: " + "; ".join(problems))

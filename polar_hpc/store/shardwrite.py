@@ -13,6 +13,7 @@ import h5py
 import numpy as np
 
 from polar_hpc.config.run import ShardConfig
+from polar_hpc.store import schema as S
 from polar_hpc.store.encode import EncodedSession, build_columns, raw_pieces
 from polar_hpc.store.schema import COLUMNS, GROUPS, SCHEMA_NAME, SCHEMA_VERSION, TOKEN_COLUMNS, TRACE_SESSION
 
@@ -48,14 +49,14 @@ def write_shard(
     cols = build_columns(sessions, tokens=bool(opts))
     raw: list[tuple[int, list[np.ndarray]]] = []
     with h5py.File(path, "w") as f:
-        f.attrs["schema"] = SCHEMA_NAME
-        f.attrs["schema_version"] = SCHEMA_VERSION
-        f.attrs["producer"] = json.dumps(producer, sort_keys=True)
-        f.attrs["rank"] = rank
-        f.attrs["seq"] = seq
-        f.attrs["created_unix"] = time.time()
-        f.attrs["sessions"] = len(sessions)
-        f.attrs["traces"] = int(cols[TRACE_SESSION].shape[0])
+        f.attrs[S.ATTR_SCHEMA] = SCHEMA_NAME
+        f.attrs[S.ATTR_SCHEMA_VERSION] = SCHEMA_VERSION
+        f.attrs[S.ATTR_PRODUCER] = json.dumps(producer, sort_keys=True)
+        f.attrs[S.ATTR_RANK] = rank
+        f.attrs[S.ATTR_SEQ] = seq
+        f.attrs[S.ATTR_CREATED] = time.time()
+        f.attrs[S.ATTR_SESSIONS] = len(sessions)
+        f.attrs[S.ATTR_TRACES] = int(cols[TRACE_SESSION].shape[0])
         for group in GROUPS:
             f.create_group(group)
         for name, arr in cols.items():

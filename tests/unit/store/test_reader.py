@@ -50,7 +50,7 @@ def test_wrong_schema_and_foreign_files_are_reported(tmp_path: Path, session_res
     old = tmp_path / "rank-00001-000000.h5"
     shutil.copy(good, old)
     with h5py.File(old, "r+") as f:
-        f.attrs["schema_version"] = 99
+        f.attrs[S.ATTR_SCHEMA_VERSION] = 99
     (tmp_path / "rank-00002-000000.h5").write_bytes(b"not hdf5 at all")
     gutted = tmp_path / "rank-00003-000000.h5"
     shutil.copy(good, gutted)
@@ -83,7 +83,7 @@ def test_version_1_shards_still_read_and_validate(tmp_path: Path, session_result
     old.parent.mkdir()
     shutil.copy(new, old)
     with h5py.File(old, "r+") as f:
-        f.attrs["schema_version"] = 1
+        f.attrs[S.ATTR_SCHEMA_VERSION] = 1
         del f[S.POLICY], f[offsets_name(S.POLICY)]
     reader = ShardReader(old)
     assert not reader.problems and {v.policy for v in reader.traces()} == {"sample"}

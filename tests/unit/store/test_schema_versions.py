@@ -18,7 +18,7 @@ from polar_hpc.cli import main
 from polar_hpc.config.run import ShardConfig
 from polar_hpc.store.encode import encode_session
 from polar_hpc.store.reader import ShardReader
-from polar_hpc.store.schema import SCHEMA_VERSION, dataset_names
+from polar_hpc.store.schema import ATTR_SCHEMA_VERSION, SCHEMA_VERSION, dataset_names
 from polar_hpc.store.select import TraceSelect
 from polar_hpc.store.validate import validate_paths
 from polar_hpc.store.writer import ShardWriter
@@ -58,7 +58,7 @@ def test_on_disk_layout_is_pinned(tmp_path: Path, session_result_factory: Any) -
     path = _write(tmp_path, [session_result_factory()])
     with h5py.File(path, "r") as f:
         names = {f"{g}/{k}" for g in f for k in f[g]}
-        assert names == set(LAYOUT_V3) and int(f.attrs["schema_version"]) == 3
+        assert names == set(LAYOUT_V3) and int(f.attrs[ATTR_SCHEMA_VERSION]) == 3
         assert f["traces/trainable"].dtype == "uint8"
 
 
@@ -96,7 +96,7 @@ def test_old_shards_read_the_same(version: int, tmp_path: Path, capsys: pytest.C
     shard = tmp_path / "rank-00000-000000.h5"
     shutil.copy(src / shard.name, shard)
     with h5py.File(shard, "r") as f:
-        assert int(f.attrs["schema_version"]) == version and "traces/trainable" not in f
+        assert int(f.attrs[ATTR_SCHEMA_VERSION]) == version and "traces/trainable" not in f
     assert {e["trainable"] for e in expected} == {True, False} and any(e["filter"] for e in expected)
     reader = ShardReader(shard)
     views = list(reader.traces(blobs=False))
