@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -34,6 +33,7 @@ from polar_hpc.inference.protocol import (
     GenerateResponse,
     WireSampling,
     finish_fields,
+    new_rid,
 )
 from polar_hpc.inference.result import GenerateResult
 from polar_hpc.inference.routing import ServerPool, ServerState
@@ -178,7 +178,7 @@ class SGLangEngine(EngineAdmin):
         attempts = self._attempts("generate", session_id, deadline)
         async for attempt, server, remaining in attempts:
             url = server.url
-            request.rid = uuid.uuid4().hex
+            request.rid = new_rid()
             body = self._encoder.encode(request)
             if self.request_hook is not None:
                 self.request_hook(body)
@@ -222,7 +222,7 @@ class SGLangEngine(EngineAdmin):
             )
         attempts = self._attempts("teacher forcing", session_id, deadline)
         async for attempt, server, remaining in attempts:
-            request.rid = uuid.uuid4().hex
+            request.rid = new_rid()
             body = self._encoder.encode(request)
             if self.request_hook is not None:
                 self.request_hook(body)

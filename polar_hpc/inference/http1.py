@@ -11,6 +11,7 @@ connection is reused only after a complete response; a cancelled or timed-out re
 from __future__ import annotations
 
 import asyncio
+from functools import lru_cache
 from itertools import repeat
 from urllib.parse import urlsplit
 
@@ -247,12 +248,18 @@ class Http1Pool:
         self._idle.clear()
 
 
-def _request(url: str, body: bytes, headers: dict[str, str]) -> tuple[tuple[str, int], bytes]:
+@lru_cache(maxsize=256)
+def _target(url: str) -> tuple[tuple[str, int], str]:
+    """``(host, port)`` of ``url`` and the request's first lines up to its Content-Length."""
     parts = urlsplit(url)
-    head = [f"POST {parts.path or '/'}{'?' + parts.query if parts.query else ''} HTTP/1.1",
-            f"Host: {parts.netloc}", f"Content-Length: {len(body)}"]
-    head += [f"{k}: {v}" for k, v in headers.items()]
-    return (parts.hostname or "", parts.port or 80), ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
+    line = f"POST {parts.path or '/'}{'?' + parts.query if parts.query else ''} HTTP/1.1"
+    return (parts.hostname or "", parts.port or 80), f"{line}\r\nHost: {parts.netloc}\r\nContent-Length: "
+
+
+def _request(url: str, body: bytes, headers: dict[str, str]) -> tuple[tuple[str, int], bytes]:
+    key, start = _target(url)
+    head = "".join([start, str(len(body)), *[f"\r\n{k}: {v}" for k, v in headers.items()], "\r\n\r\n"])
+    return key, head.encode("latin-1") + body
 
 
 class Http1Stream:

@@ -8,13 +8,33 @@ both directions against that schema. Unknown response keys are ignored; ``None``
 
 from __future__ import annotations
 
+import itertools
+import os
+import secrets
 from typing import Any, Literal
 
 import msgspec
 
 from polar_hpc.assets.versions import SGLANG_VERSION
 
-__all__ = ["SGLANG_VERSION"]
+__all__ = ["SGLANG_VERSION", "new_rid"]
+
+_rid_prefix = secrets.token_hex(8)
+_rid_seq = itertools.count()
+
+
+def new_rid() -> str:
+    """A request id (``rid``) no other call to a server shares, from any client: a random prefix per process
+    (drawn again in a forked child) and a counter, so that no random bytes are drawn per call."""
+    return f"{_rid_prefix}{next(_rid_seq):08x}"
+
+
+def _new_rid_prefix() -> None:
+    global _rid_prefix, _rid_seq
+    _rid_prefix, _rid_seq = secrets.token_hex(8), itertools.count()
+
+
+os.register_at_fork(after_in_child=_new_rid_prefix)
 
 
 class WireSampling(msgspec.Struct, kw_only=True, omit_defaults=True):

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 from collections.abc import Callable
 from itertools import chain
 from operator import itemgetter
@@ -37,6 +36,7 @@ from polar_hpc.inference.protocol import (
     StreamChunk,
     StreamMeta,
     finish_fields,
+    new_rid,
 )
 from polar_hpc.inference.result import GenerateResult
 from polar_hpc.log import get_logger
@@ -356,7 +356,7 @@ async def open_stream(
         url = f"{server.url}/generate"
         if not Http1Pool.supports(url):
             raise EngineError(f"streamed generate needs a plain http:// server URL, got {server.url}")
-        request.rid = uuid.uuid4().hex
+        request.rid = new_rid()
         body = _ENC.encode(request)
         if engine.request_hook is not None:
             engine.request_hook(body)

@@ -243,3 +243,18 @@ async def test_forget_session_drops_the_sticky_server(stubs: list[StubServer]) -
         assert "s" in engine.pool._sticky
         engine.forget_session("s")
         assert "s" not in engine.pool._sticky
+
+
+def test_request_ids_are_unique_and_a_forked_child_draws_its_own_prefix() -> None:
+    import multiprocessing
+
+    from polar_hpc.inference.protocol import new_rid
+
+    rids = [new_rid() for _ in range(10000)]
+    assert len(set(rids)) == len(rids) and all(r.isalnum() and len(r) >= 24 for r in rids)
+    parent, child = multiprocessing.get_context("fork").Pipe()
+    proc = multiprocessing.get_context("fork").Process(target=lambda: child.send(new_rid()))
+    proc.start()
+    theirs = parent.recv()
+    proc.join(10)
+    assert proc.exitcode == 0 and theirs[:16] != rids[0][:16] and theirs not in rids
