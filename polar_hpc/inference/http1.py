@@ -284,6 +284,9 @@ class Http1Stream:
         self._eof = False
         self._error: Exception | None = None
         self._waiter: asyncio.Future[None] | None = None
+        self._deadline: float | None = None
+        self._deadline_timer: asyncio.TimerHandle | None = None
+        self._expired = False
         self._released = False
         conn.stream = self
         conn.received = False
@@ -298,8 +301,23 @@ class Http1Stream:
         while not self._head_done:
             await self._wait()
 
+    def set_deadline(self, deadline: float) -> None:
+        """From ``deadline`` (``time.monotonic()``) on, a :meth:`read` that has to wait raises ``TimeoutError``
+        (one timer for the stream, not one per read)."""
+        if deadline == self._deadline:
+            return
+        if self._deadline_timer is not None:
+            self._deadline_timer.cancel()
+        self._deadline, self._expired = deadline, False
+        self._deadline_timer = asyncio.get_running_loop().call_at(deadline, self._expire)
+
+    def _expire(self) -> None:
+        self._expired = True
+        self._wake()
+
     async def read(self) -> bytes:
-        """The body bytes received since the last read (waits for some); ``b""`` once the body is complete."""
+        """The body bytes received since the last read (waits for some); ``b""`` once the body is complete.
+        Raises ``TimeoutError`` once the :meth:`set_deadline` has passed."""
         while not self._body:
             if self._eof:
                 return b""
@@ -321,6 +339,8 @@ class Http1Stream:
     async def _wait(self) -> None:
         if self._error is not None:
             raise self._error
+        if self._expired:
+            raise TimeoutError
         self._waiter = asyncio.get_running_loop().create_future()
         try:
             await self._waiter
@@ -328,9 +348,13 @@ class Http1Stream:
             self._waiter = None
         if self._error is not None:
             raise self._error
+        if self._expired:
+            raise TimeoutError
 
     def close(self) -> None:
         """Give the connection back (kept alive only after a complete body) or close it."""
+        if self._deadline_timer is not None:
+            self._deadline_timer.cancel()
         if not self._released:
             self._released = True
             self._pool._release(self._key, self._conn, self.complete and self.keep_alive)

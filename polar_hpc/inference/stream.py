@@ -148,16 +148,16 @@ class EngineStream:
 
     async def _read_more(self) -> None:
         limit = self._deadline if self._abort_at is None else min(self._deadline, self._abort_at + ABORT_GRACE_S)
-        remaining = limit - time.monotonic()
         try:
-            if remaining <= 0:
+            if limit <= time.monotonic():
                 raise TimeoutError
-            async with asyncio.timeout(remaining):
-                data = await self._body.read()
+            self._body.set_deadline(limit)
+            data = await self._body.read()
         except TimeoutError:
             if self._abort_at is not None:
                 self._finish_local("the server did not confirm the abort in time; connection closed")
                 return
+            self._abort_at = time.monotonic()  # asked once (``close`` does not ask again)
             self._send_abort()
             raise EngineTimeout(
                 f"streamed generate at {self.url} (rid {self.rid}) passed its deadline after {self.tokens} tokens; "

@@ -59,6 +59,31 @@ async def test_abort_keeps_what_was_sampled() -> None:
     assert stub.aborted == [stream.rid] and 5 <= len(res.output_ids) == got < 50
 
 
+async def test_a_stream_past_its_deadline_ends_with_engine_timeout_and_an_abort() -> None:
+    import time
+
+    import pytest
+
+    from polar_hpc.inference.errors import EngineTimeout
+
+    stub = StubServer(token_delay_s=0.05, n_tokens=500)
+    async with SGLangEngine([await stub.start()]) as engine:
+        stream = await engine.open_stream(PROMPT, SamplingParams(max_new_tokens=500), deadline=time.monotonic() + 0.4)
+        got = 0
+        try:
+            with pytest.raises(EngineTimeout, match=f"rid {stream.rid}.*passed its deadline"):
+                async for ids, _ in stream:
+                    got += len(ids)
+        finally:
+            await stream.close()
+        for _ in range(50):
+            if stub.aborted:
+                break
+            await asyncio.sleep(0.02)
+    await stub.stop()
+    assert 0 < got < 100 and stub.aborted == [stream.rid]
+
+
 async def test_5xx_before_the_stream_is_retried_elsewhere() -> None:
     async def fail(_: object) -> object:
         return error_response(503, "overloaded")
