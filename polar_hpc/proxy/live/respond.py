@@ -39,10 +39,13 @@ if TYPE_CHECKING:
 
 log = get_logger("proxy.live")
 
-WATCH_INTERVAL_S = 0.5
-"""After this long without a write, a stream's connection is checked for a client that went away (and again
-after each such interval). Longer than the engine stream's longest wait between hand-outs
+WATCH_INTERVAL_S = 0.4
+"""After at least this long without a write, a stream's connection is checked for a client that went away (and
+again after each such interval). Longer than the engine stream's longest wait between hand-outs
 (``proxy.stream_max_delay_s``), so that a stream writing at that pace is never checked."""
+WATCH_TICK_S = 0.2
+"""The checks run on multiples of this of the monotonic clock (so at most ``WATCH_INTERVAL_S`` + this after the
+last write): the streams due are checked in one wake-up."""
 ABORT_WAIT_S = 3.0
 """After a client went away, how long the aborted call may take to come back with its record."""
 
@@ -235,8 +238,9 @@ class LiveResponse:
         :data:`WATCH_INTERVAL_S` the connection is checked for a client that went away."""
         if self._timer is not None:
             self._timer.cancel()
-        wait = min(WATCH_INTERVAL_S, max(0.0, self.last_write + self.keepalive_s - time.monotonic()))
-        self._timer = self._loop.call_later(wait, self._due)
+        check = time.monotonic() + WATCH_INTERVAL_S
+        check += -check % WATCH_TICK_S
+        self._timer = self._loop.call_at(min(check, self.last_write + self.keepalive_s), self._due)
 
     def _due(self) -> None:
         self._timer = None
