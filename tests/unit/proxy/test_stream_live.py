@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
 
 import aiohttp
 import anthropic
@@ -50,8 +51,21 @@ async def records(h: ProxyHandle, n: int) -> None:
         await asyncio.sleep(0.05)
 
 
+_CLIENTS: list[openai.AsyncOpenAI | anthropic.AsyncAnthropic] = []
+
+
+@pytest.fixture(autouse=True)
+async def _close_clients() -> AsyncIterator[None]:
+    """The SDK clients a test made are closed after it (no socket is left for the garbage collector)."""
+    yield
+    while _CLIENTS:
+        await _CLIENTS.pop().close()
+
+
 def oai(h: ProxyHandle) -> openai.AsyncOpenAI:
-    return openai.AsyncOpenAI(base_url=h.base_url + "/v1", api_key=h.api_key, max_retries=0)
+    client = openai.AsyncOpenAI(base_url=h.base_url + "/v1", api_key=h.api_key, max_retries=0)
+    _CLIENTS.append(client)
+    return client
 
 
 async def test_openai_chat_streams_reasoning_text_then_the_tool_call(live_proxy: ProxyHandle) -> None:
@@ -104,6 +118,7 @@ async def test_anthropic_stream(live_proxy: ProxyHandle) -> None:
     h = live_proxy
     slow(h, TOOL_TEXT)
     client = anthropic.AsyncAnthropic(base_url=h.base_url, api_key=h.api_key, max_retries=0)
+    _CLIENTS.append(client)
     tools = [{"name": "bash", "description": "Run", "input_schema": SCHEMA}]
     async with client.messages.stream(model="claude-x", max_tokens=200, messages=MSGS, tools=tools,  # type: ignore[arg-type]
                                       thinking={"type": "enabled", "budget_tokens": 100}) as s:
