@@ -11,6 +11,7 @@ connection is reused only after a complete response; a cancelled or timed-out re
 from __future__ import annotations
 
 import asyncio
+import time
 from functools import lru_cache
 from itertools import repeat
 from urllib.parse import urlsplit
@@ -309,7 +310,7 @@ class Http1Stream:
         if self._deadline_timer is not None:
             self._deadline_timer.cancel()
         self._deadline, self._expired = deadline, False
-        self._deadline_timer = asyncio.get_running_loop().call_at(deadline, self._expire)
+        self._deadline_timer = asyncio.get_running_loop().call_later(deadline - time.monotonic(), self._expire)
 
     def _expire(self) -> None:
         self._expired = True

@@ -238,9 +238,11 @@ class LiveResponse:
         :data:`WATCH_INTERVAL_S` the connection is checked for a client that went away."""
         if self._timer is not None:
             self._timer.cancel()
-        check = time.monotonic() + WATCH_INTERVAL_S
+        now = self._loop.time()
+        check = now + WATCH_INTERVAL_S
         check += -check % WATCH_TICK_S
-        self._timer = self._loop.call_at(min(check, self.last_write + self.keepalive_s), self._due)
+        keepalive = now + self.last_write + self.keepalive_s - time.monotonic()
+        self._timer = self._loop.call_at(min(check, keepalive), self._due)
 
     def _due(self) -> None:
         self._timer = None
