@@ -139,6 +139,7 @@ class Http1Pool:
         self._slots = asyncio.Semaphore(limit) if limit > 0 else None
 
     @staticmethod
+    @lru_cache(maxsize=256)
     def supports(url: str) -> bool:
         parts = urlsplit(url)
         return parts.scheme == "http" and parts.hostname is not None
@@ -165,10 +166,11 @@ class Http1Pool:
         if self._slots is not None:
             await self._slots.acquire()
         stream: Http1Stream | None = None
+        deadline = time.monotonic() + timeout_s
         try:
-            async with asyncio.timeout(timeout_s):
-                stream = await self._open(key, data, connect_timeout_s)
-                await stream.wait_head()
+            stream = await self._open(key, data, connect_timeout_s)  # a connect is bounded by its own timeout
+            stream.set_deadline(deadline)
+            await stream.wait_head()
             return stream
         except BaseException:
             if stream is not None:

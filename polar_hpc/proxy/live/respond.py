@@ -210,8 +210,7 @@ class LiveResponse:
                 self.on_gone()
                 return
             self.last_write = time.monotonic()
-            if not self.closed:
-                self.arm()
+            self.arm()
 
     async def end(self, data: bytes) -> None:
         """The last bytes and the end of the stream (a client gone by now has all it will get)."""
@@ -238,6 +237,8 @@ class LiveResponse:
         :data:`WATCH_INTERVAL_S` the connection is checked for a client that went away."""
         if self._timer is not None:
             self._timer.cancel()
+        if self.closed:
+            return
         now = self._loop.time()
         check = now + WATCH_INTERVAL_S
         check += -check % WATCH_TICK_S
@@ -308,7 +309,7 @@ async def answer_live(
 
     out = LiveResponse(request, sink, keepalive_s, client_gone)
     sink.out = out
-    out.arm()
+    loop.call_soon(out.arm)  # once the step that builds the prompt and sends the engine request is done
     finished = False
     try:
         try:

@@ -106,6 +106,10 @@ def test_timeout_refusal_and_mid_response_close() -> None:
         try:
             with pytest.raises(TimeoutError):
                 await pool.post(f"http://127.0.0.1:{port}/slow", b"{}", {}, 0.2, 5)
+            t0 = asyncio.get_running_loop().time()
+            with pytest.raises(TimeoutError):  # a streamed call whose head does not come in time
+                await pool.stream(f"http://127.0.0.1:{port}/slow", b"{}", {}, 0.2, 5)
+            assert asyncio.get_running_loop().time() - t0 < 3 and not any(pool._idle.values())
             with pytest.raises(aiohttp.ServerDisconnectedError):
                 await pool.post(f"http://127.0.0.1:{port}/cut", b"{}", {}, 5, 5)
             assert not any(pool._idle.values())
