@@ -5,6 +5,8 @@ prompt each time (every render fresh):
 
   request → engine call: the request's arrival (``Timings.received``) to the engine call (``Timings.engine_start``):
     reading, normalizing, rendering and tokenizing the prompt, building the record;
+  request → request sent: the same to the streamed ``/generate`` body handed to the socket (the engine's
+    ``request_hook``): the whole of the proxy's work before the engine can start;
   first token → first byte: the first sampled token reaching the proxy's engine client
     (``EngineStream.first_token_at``) to the client's first content byte (shaping, the provider's event, the
     write, and the client's read of it in the same loop).
@@ -13,6 +15,9 @@ Run it against two trees back to back to compare (each line is the median over `
 
     PYTHONPATH=/work/wt/base5 python tools/bench/bench_first_byte_split.py
     PYTHONPATH=. python tools/bench/bench_first_byte_split.py
+
+(``--new-only``: the new-prompt row alone; ``--rounds N``: N alternating runs of each row, each in a fresh
+event loop, and the median of their medians.)
 """
 
 from __future__ import annotations
@@ -37,6 +42,13 @@ def body(i: int | None) -> bytes:
 
 
 async def shares(reps: int, distinct: bool, pause_s: float) -> tuple[float, float]:
+    """(request → engine call, first token → first byte), ms, p50 (the figures of ``bench_stream``)."""
+    before, _, after = await split(reps, distinct, pause_s)
+    return before, after
+
+
+async def split(reps: int, distinct: bool, pause_s: float) -> tuple[float, float, float]:
+    """(request → engine call, request → request sent, first token → first byte), ms, p50 after 3 warm-ups."""
     import aiohttp
 
     from polar_hpc.assets import asset_path
@@ -54,8 +66,9 @@ async def shares(reps: int, distinct: bool, pause_s: float) -> tuple[float, floa
             streams.append(s)
             return s
 
+    sent: list[float] = []
     stub = StubServer(n_tokens=50, token_delay_s=0.001, token_base=9707)
-    engine = Recording([await stub.start()], context_length=40000)
+    engine = Recording([await stub.start()], context_length=40000, request_hook=lambda _: sent.append(time.time()))
     template = ChatTemplate.from_model_dir(asset_path("tiny-qwen3"))
     server = ProxyServer(template, engine, model_name="policy", context_length=40000, max_new_tokens=50)
     base = await server.start()
@@ -82,22 +95,32 @@ async def shares(reps: int, distinct: bool, pause_s: float) -> tuple[float, floa
         await engine.close()
         await stub.stop()
     before = [(r.timings.engine_start - r.timings.received) * 1000 for r in records if r.timings.engine_start]
-    return statistics.median(before[3:]), statistics.median(after[3:])
+    out = [(t - r.timings.received) * 1000 for r, t in zip(records, sent, strict=True)]
+    return statistics.median(before[3:]), statistics.median(out[3:]), statistics.median(after[3:])
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=40)
     ap.add_argument("--pause-ms", type=float, default=20.0, help="idle time between calls")
+    ap.add_argument("--new-only", action="store_true", help="only the new-prompt row")
+    ap.add_argument("--rounds", type=int, default=1, help="alternating runs of each row (median of their p50s)")
     args = ap.parse_args()
     import polar_hpc
 
+    rows = [("a new prompt each call", True)] if args.new_only else [("same request repeated", False),
+                                                                      ("a new prompt each call", True)]
+    got: dict[str, list[tuple[float, float, float]]] = {label: [] for label, _ in rows}
+    for _ in range(args.rounds):
+        for label, distinct in rows:
+            got[label].append(asyncio.run(split(args.reps, distinct, args.pause_ms / 1000)))
     print(f"# the proxy's own share of the first content byte, in one process ({polar_hpc.__file__})")
-    print("| prompt | request → engine call | first token → first byte |\n|---|---|---|")
-    for label, distinct in (("same request repeated", False), ("a new prompt each call", True)):
-        b, a = asyncio.run(shares(args.reps, distinct, args.pause_ms / 1000))
-        print(f"| {label} | {b:.3f} ms | {a:.3f} ms |")
-    print(f"p50 of {args.reps}; load average {load_average()}")
+    print("| prompt | request → engine call | request → request sent | first token → first byte |\n|---|---|---|---|")
+    for label, _ in rows:
+        b, s, a = (statistics.median(x) for x in zip(*got[label], strict=True))
+        print(f"| {label} | {b:.3f} ms | {s:.3f} ms | {a:.3f} ms |")
+    print(f"p50 of {args.reps}{f', median of {args.rounds} rounds' if args.rounds > 1 else ''}; "
+          f"load average {load_average()}")
 
 
 if __name__ == "__main__":
