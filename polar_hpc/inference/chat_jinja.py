@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import types
+from collections.abc import MutableMapping
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
@@ -119,6 +120,12 @@ class ChatSandbox(ImmutableSandboxedEnvironment):
         if type(obj) is _BUILTIN_METHOD:
             return context.call(obj, *args, **kwargs)
         return super().call(context, obj, *args, **kwargs)
+
+    def make_globals(self, d: MutableMapping[str, Any] | None) -> MutableMapping[str, Any]:
+        """A template's globals as one plain dict, not jinja2's ``ChainMap`` over the environment's: every render
+        copies them into its context, and a ``ChainMap`` is copied key by key in Python (a fifth of a short
+        render). Same lookups, as neither is changed after the environment is set up."""
+        return {**self.globals, **(d or {})}
 
 
 @lru_cache(maxsize=1)

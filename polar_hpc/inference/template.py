@@ -105,7 +105,8 @@ class ChatTemplate:
     ) -> None:
         self.tokenizer = tokenizer
         self.templates = template
-        self.special_tokens = dict(special_tokens)
+        self.special_tokens: dict[str, str] = plain(dict(special_tokens))
+        """The named special tokens as the template sees them (plain strings; the class is immutable)."""
         self.source = source
         eos = special_tokens.get("eos_token")
         eos_id = tokenizer.token_to_id(eos) if eos is not None else None
@@ -151,7 +152,7 @@ class ChatTemplate:
         if not messages:
             raise TemplateError("cannot render an empty conversation (expected at least one message)")
         compiled = compile_template(self.template_for(tools))
-        kwargs = plain({**self.special_tokens, **template_kwargs})
+        kwargs = {**self.special_tokens, **plain(template_kwargs)}
         try:
             return compiled.render(
                 messages=prepare_messages(messages),

@@ -53,3 +53,12 @@ def test_shortcuts_render_what_the_sandbox_renders(source: str) -> None:
 def test_unsafe_reads_stay_refused(source: str) -> None:
     out = _render(environment(), source)
     assert out == "" or out.startswith("SecurityError"), out  # an unsafe read prints nothing or raises
+
+
+def test_template_globals_are_one_plain_dict_with_every_global() -> None:
+    env = environment()
+    compiled = env.from_string("{{ g }}|{{ raise_exception is defined }}|{{ namespace(a=1).a }}|{{ range(2) | list }}",
+                               globals={"g": "own"})
+    assert type(compiled.globals) is dict and compiled.globals == {**env.globals, "g": "own"}
+    assert compiled.render() == "own|True|1|[0, 1]"
+    assert "g" not in env.globals  # a template's own globals stay its own
