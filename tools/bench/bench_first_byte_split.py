@@ -5,27 +5,30 @@ prompt each time (every render fresh):
 
   request → engine call: the request's arrival (``Timings.received``) to the engine call (``Timings.engine_start``):
     reading, normalizing, rendering and tokenizing the prompt, building the record;
-  request → request sent: the same to the streamed ``/generate`` body handed to the socket (the engine's
-    ``request_hook``): the whole of the proxy's work before the engine can start;
+  request → request sent: the same to the streamed ``/generate`` body, built and about to be written (the
+    engine's ``request_hook``): all of the proxy's work before the engine can start;
   first token → first byte: the first sampled token reaching the proxy's engine client
     (``EngineStream.first_token_at``) to the client's first content byte (shaping, the provider's event, the
     write, and the client's read of it in the same loop).
 
-Run it against two trees back to back to compare (each line is the median over ``--reps``, after 3 warm-ups):
+Each figure is the median over ``--reps`` calls after 3 warm-ups; ``--rounds N`` runs each row N times,
+alternating, and gives the median of their medians; ``--new-only``: the new-prompt row alone. To compare trees,
+``--trees A,B`` runs this script under each tree's ``PYTHONPATH`` in turn, round after round, in one run:
 
-    PYTHONPATH=/work/wt/base5 python tools/bench/bench_first_byte_split.py
-    PYTHONPATH=. python tools/bench/bench_first_byte_split.py
-
-(``--new-only``: the new-prompt row alone; ``--rounds N``: N alternating runs of each row, each in a fresh
-event loop, and the median of their medians.)
+    python tools/bench/bench_first_byte_split.py --trees /work/wt/base6,. --new-only --rounds 4 --reps 120
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import os
 import statistics
+import subprocess
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -99,26 +102,64 @@ async def split(reps: int, distinct: bool, pause_s: float) -> tuple[float, float
     return statistics.median(before[3:]), statistics.median(out[3:]), statistics.median(after[3:])
 
 
+ROWS = (("same request repeated", False), ("a new prompt each call", True))
+HEAD = "| prompt | request → engine call | request → request sent | first token → first byte |\n|---|---|---|---|"
+
+
+def measure(args: argparse.Namespace) -> dict[str, list[list[float]]]:
+    rows = ROWS[1:] if args.new_only else ROWS
+    got: dict[str, list[list[float]]] = {label: [] for label, _ in rows}
+    for _ in range(args.rounds):
+        for label, distinct in rows:
+            got[label].append(list(asyncio.run(split(args.reps, distinct, args.pause_ms / 1000))))
+    return got
+
+
+def table(got: dict[str, list[list[float]]]) -> str:
+    lines = [HEAD]
+    for label, runs in got.items():
+        b, s, a = (statistics.median(x) for x in zip(*runs, strict=True))
+        lines.append(f"| {label} | {b:.3f} ms | {s:.3f} ms | {a:.3f} ms |")
+    return "\n".join(lines)
+
+
+def compare(args: argparse.Namespace) -> None:
+    """This script under each tree in turn (a fresh process per tree and round), then each tree's table."""
+    trees = [str(Path(t).resolve()) for t in args.trees.split(",")]
+    got: dict[str, dict[str, list[list[float]]]] = {t: {} for t in trees}
+    for _ in range(args.rounds):
+        for tree in trees:
+            cmd = [sys.executable, __file__, "--json", "--reps", str(args.reps), "--pause-ms", str(args.pause_ms)]
+            out = subprocess.run(cmd + (["--new-only"] if args.new_only else []), check=True, capture_output=True,
+                                 env={**os.environ, "PYTHONPATH": tree}).stdout
+            for label, runs in json.loads(out).items():
+                got[tree].setdefault(label, []).extend(runs)
+    for tree in trees:
+        print(f"# the proxy's own share of the first content byte, in one process: {tree}")
+        print(table(got[tree]))
+    print(f"p50 of {args.reps}, median of {args.rounds} alternating rounds; load average {load_average()}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=40)
     ap.add_argument("--pause-ms", type=float, default=20.0, help="idle time between calls")
     ap.add_argument("--new-only", action="store_true", help="only the new-prompt row")
-    ap.add_argument("--rounds", type=int, default=1, help="alternating runs of each row (median of their p50s)")
+    ap.add_argument("--rounds", type=int, default=1, help="runs of each row, alternating (median of their p50s)")
+    ap.add_argument("--trees", help="comma-separated source trees to compare, each run in turn in its own process")
+    ap.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.trees:
+        compare(args)
+        return
+    got = measure(args)
+    if args.json:
+        print(json.dumps(got))
+        return
     import polar_hpc
 
-    rows = [("a new prompt each call", True)] if args.new_only else [("same request repeated", False),
-                                                                      ("a new prompt each call", True)]
-    got: dict[str, list[tuple[float, float, float]]] = {label: [] for label, _ in rows}
-    for _ in range(args.rounds):
-        for label, distinct in rows:
-            got[label].append(asyncio.run(split(args.reps, distinct, args.pause_ms / 1000)))
     print(f"# the proxy's own share of the first content byte, in one process ({polar_hpc.__file__})")
-    print("| prompt | request → engine call | request → request sent | first token → first byte |\n|---|---|---|---|")
-    for label, _ in rows:
-        b, s, a = (statistics.median(x) for x in zip(*got[label], strict=True))
-        print(f"| {label} | {b:.3f} ms | {s:.3f} ms | {a:.3f} ms |")
+    print(table(got))
     print(f"p50 of {args.reps}{f', median of {args.rounds} rounds' if args.rounds > 1 else ''}; "
           f"load average {load_average()}")
 
