@@ -16,6 +16,8 @@ alternating, and gives the median of their medians; ``--new-only``: the new-prom
 ``--trees A,B`` runs this script under each tree's ``PYTHONPATH`` in turn, round after round, in one run:
 
     python tools/bench/bench_first_byte_split.py --trees /work/wt/base6,. --new-only --rounds 4 --reps 120
+
+``--tools N``: every request carries N tools (the same ones each call, as a coding harness sends them).
 """
 
 from __future__ import annotations
@@ -38,10 +40,20 @@ FIRST = b'"content":"Hello'
 """The first text delta of the stub's reply (its tokens start at 9707, "Hello")."""
 
 
-def body(i: int | None) -> bytes:
+def tool(i: int) -> dict[str, Any]:
+    """A function tool with a coding harness's kind of schema (eight described parameters)."""
+    params = {f"arg{j}": {"type": "string", "description": f"Parameter {j} of tool {i}: " + "what it means. " * 6,
+                          "enum": ["a", "b", "c"]} for j in range(8)}
+    return {"type": "function", "function": {"name": f"tool_{i}", "description": "Does one thing. " * 20,
+                                             "parameters": {"type": "object", "properties": params,
+                                                            "required": ["arg0"]}}}
+
+
+def body(i: int | None, n_tools: int = 0) -> bytes:
     text = "Write a long story." if i is None else f"Write a long story about the number {i}."
+    extra = {"tools": [tool(k) for k in range(n_tools)]} if n_tools else {}
     return msgspec.json.encode({"model": "policy", "stream": True, "max_tokens": 50, "seed": 1,
-                                "messages": [{"role": "user", "content": text}]})
+                                "messages": [{"role": "user", "content": text}], **extra})
 
 
 async def shares(reps: int, distinct: bool, pause_s: float) -> tuple[float, float]:
@@ -50,8 +62,9 @@ async def shares(reps: int, distinct: bool, pause_s: float) -> tuple[float, floa
     return before, after
 
 
-async def split(reps: int, distinct: bool, pause_s: float) -> tuple[float, float, float]:
-    """(request → engine call, request → request sent, first token → first byte), ms, p50 after 3 warm-ups."""
+async def split(reps: int, distinct: bool, pause_s: float, n_tools: int = 0) -> tuple[float, float, float]:
+    """(request → engine call, request → request sent, first token → first byte), ms, p50 after 3 warm-ups;
+    ``n_tools``: each request carries that many tools (the same ones every call, as a harness sends them)."""
     import aiohttp
 
     from polar_hpc.assets import asset_path
@@ -82,7 +95,7 @@ async def split(reps: int, distinct: bool, pause_s: float) -> tuple[float, float
         async with aiohttp.ClientSession() as http:
             for i in range(reps + 3):
                 await asyncio.sleep(pause_s)  # the proxy idles between calls, as between benchmark replies
-                async with http.post(base + "/v1/chat/completions", data=body(i if distinct else None),
+                async with http.post(base + "/v1/chat/completions", data=body(i if distinct else None, n_tools),
                                      headers=hdr) as resp:
                     first, seen = 0.0, b""
                     async for data in resp.content.iter_any():
@@ -111,7 +124,7 @@ def measure(args: argparse.Namespace) -> dict[str, list[list[float]]]:
     got: dict[str, list[list[float]]] = {label: [] for label, _ in rows}
     for _ in range(args.rounds):
         for label, distinct in rows:
-            got[label].append(list(asyncio.run(split(args.reps, distinct, args.pause_ms / 1000))))
+            got[label].append(list(asyncio.run(split(args.reps, distinct, args.pause_ms / 1000, args.tools))))
     return got
 
 
@@ -129,7 +142,8 @@ def compare(args: argparse.Namespace) -> None:
     got: dict[str, dict[str, list[list[float]]]] = {t: {} for t in trees}
     for _ in range(args.rounds):
         for tree in trees:
-            cmd = [sys.executable, __file__, "--json", "--reps", str(args.reps), "--pause-ms", str(args.pause_ms)]
+            cmd = [sys.executable, __file__, "--json", "--reps", str(args.reps), "--pause-ms", str(args.pause_ms),
+                   "--tools", str(args.tools)]
             out = subprocess.run(cmd + (["--new-only"] if args.new_only else []), check=True, capture_output=True,
                                  env={**os.environ, "PYTHONPATH": tree}).stdout
             for label, runs in json.loads(out).items():
@@ -137,7 +151,8 @@ def compare(args: argparse.Namespace) -> None:
     for tree in trees:
         print(f"# the proxy's own share of the first content byte, in one process: {tree}")
         print(table(got[tree]))
-    print(f"p50 of {args.reps}, median of {args.rounds} alternating rounds; load average {load_average()}")
+    print(f"p50 of {args.reps}, median of {args.rounds} alternating rounds, {args.tools} tools per request; "
+          f"load average {load_average()}")
 
 
 def main() -> None:
@@ -145,6 +160,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=40)
     ap.add_argument("--pause-ms", type=float, default=20.0, help="idle time between calls")
     ap.add_argument("--new-only", action="store_true", help="only the new-prompt row")
+    ap.add_argument("--tools", type=int, default=0, help="tools each request carries (a coding harness sends 10-20)")
     ap.add_argument("--rounds", type=int, default=1, help="runs of each row, alternating (median of their p50s)")
     ap.add_argument("--trees", help="comma-separated source trees to compare, each run in turn in its own process")
     ap.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
@@ -160,8 +176,8 @@ def main() -> None:
 
     print(f"# the proxy's own share of the first content byte, in one process ({polar_hpc.__file__})")
     print(table(got))
-    print(f"p50 of {args.reps}{f', median of {args.rounds} rounds' if args.rounds > 1 else ''}; "
-          f"load average {load_average()}")
+    print(f"p50 of {args.reps}{f', median of {args.rounds} rounds' if args.rounds > 1 else ''}, {args.tools} tools "
+          f"per request; load average {load_average()}")
 
 
 if __name__ == "__main__":
