@@ -22,7 +22,7 @@ import jinja2
 import msgspec
 from tokenizers import Tokenizer
 
-from polar_hpc.inference.chat_jinja import compile_template
+from polar_hpc.inference.chat_jinja import compile_template, kept
 from polar_hpc.inference.messages import plain, prepare_messages, to_template_messages, to_template_tools
 from polar_hpc.wire.records import ChatMessage, ToolSpec
 
@@ -168,7 +168,8 @@ class ChatTemplate:
         """:meth:`render` of a canonical request (``to_template_messages``, ``to_template_tools``; no tools: None).
         The tools' template form is kept per distinct tools (LRU, :data:`TOOL_FORMS`): a session sends the same
         tools on every call, and copying their JSON schemas costs about a millisecond for twenty tools after an
-        idle spell. Renders share it: the sandbox lets no template change it."""
+        idle spell. Renders share it (the sandbox lets no template change it), with its ``tojson`` texts
+        (:class:`~polar_hpc.inference.chat_jinja.KeptDict`)."""
         return self._render(to_template_messages(messages), self._tool_form(tools) if tools else None,
                             add_generation_prompt, template_kwargs)
 
@@ -191,15 +192,16 @@ class ChatTemplate:
             raise TemplateError(f"chat template of {self.source or 'model'} refused the input: {err}") from err
 
     def _tool_form(self, tools: Sequence[ToolSpec]) -> list[Any]:
-        """``plain(to_template_tools(tools))``, kept by the tools' MessagePack (which keeps apart everything the
-        template could tell apart in tools decoded from JSON: ``0``, ``0.0`` and ``false`` are three keys)."""
+        """``plain(to_template_tools(tools))`` with its dicts made ``KeptDict``, kept by the tools' MessagePack
+        (which keeps apart everything a template could tell apart in tools decoded from JSON: ``0``, ``0.0`` and
+        ``false`` are three keys)."""
         try:
             key = _KEY.encode(tools)
         except (TypeError, ValueError, OverflowError):
             return plain(to_template_tools(tools))  # type: ignore[no-any-return]
         form = self._tool_forms.get(key)
         if form is None:
-            form = plain(to_template_tools(tools))
+            form = kept(plain(to_template_tools(tools)))
             with self._segment_lock:
                 self._tool_forms[key] = form
                 while len(self._tool_forms) > TOOL_FORMS:

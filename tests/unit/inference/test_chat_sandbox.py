@@ -9,7 +9,7 @@ import jinja2
 import pytest
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 
-from polar_hpc.inference.chat_jinja import _TemplateNamespace, environment
+from polar_hpc.inference.chat_jinja import KeptDict, _TemplateNamespace, environment, kept
 
 EXPRESSIONS = [
     "{{ m.content }}|{{ m.role }}|{{ m.missing is defined }}|{{ m.missing }}",
@@ -36,10 +36,10 @@ def _plain() -> ImmutableSandboxedEnvironment:
     return env
 
 
-def _render(env: jinja2.Environment, source: str) -> Any:
-    m = {"role": "user", "content": "Hello there", "_x": 1}
+def _render(env: jinja2.Environment, source: str, wrap: Any = dict) -> Any:
+    m = wrap({"role": "user", "content": "Hello there", "_x": 1})
     try:
-        return env.from_string(source).render(m=m, items=[m, dict(m)])
+        return env.from_string(source).render(m=m, items=[m, wrap(m)])
     except (SecurityError, jinja2.exceptions.UndefinedError, TypeError) as err:
         return f"{type(err).__name__}: {err}"
 
@@ -47,6 +47,29 @@ def _render(env: jinja2.Environment, source: str) -> Any:
 @pytest.mark.parametrize("source", EXPRESSIONS + UNSAFE)
 def test_shortcuts_render_what_the_sandbox_renders(source: str) -> None:
     assert _render(environment(), source) == _render(_plain(), source)
+
+
+@pytest.mark.parametrize("source", EXPRESSIONS + UNSAFE)
+def test_a_kept_dict_reads_as_a_dict(source: str) -> None:  # only a refusal's message names its class
+    got = _render(environment(), source, KeptDict)
+    assert got.replace("'KeptDict' object", "'dict' object") == _render(_plain(), source)
+
+
+def test_tojson_of_a_kept_dict_is_json_dumps_of_it() -> None:
+    data = {"name": "f", "parameters": {"type": "object", "properties": {"x": {"type": "number", "default": 0.5}}},
+            "note": "日本 \u2028 </script>", "flags": [True, None, 1]}
+    k = kept(data)
+    assert type(k) is KeptDict and type(k["parameters"]["properties"]) is KeptDict and k == data
+    calls = ["{{ t | tojson }}", "{{ t | tojson(indent=4) }}", "{{ t | tojson(indent='  ', sort_keys=true) }}",
+             "{{ t | tojson(ensure_ascii=true) }}", "{{ t | tojson(ensure_ascii=1) }}",
+             "{{ t | tojson(separators=[',', ':']) }}", "{{ t | tojson(separators=(',', ':')) }}",
+             "{{ t.parameters | tojson }}", "{{ t.parameters.properties | tojson(indent=2) }}"]
+    env = environment()
+    for source in calls:
+        want = env.from_string(source).render(t=data)
+        assert env.from_string(source).render(t=k) == want, source
+        assert env.from_string(source).render(t=k) == want, source  # kept
+    assert k._json  # the texts were kept
 
 
 @pytest.mark.parametrize("source", UNSAFE)
