@@ -207,7 +207,9 @@ class ChatTemplate:
                 while len(self._tool_forms) > TOOL_FORMS:
                     self._tool_forms.popitem(last=False)
         else:
-            self._tool_forms.move_to_end(key, last=True)
+            with self._segment_lock:  # another thread may have evicted it meanwhile
+                if key in self._tool_forms:
+                    self._tool_forms.move_to_end(key, last=True)
         return form
 
     def encode(self, text: str) -> list[int]:
@@ -269,7 +271,9 @@ class ChatTemplate:
                             old, old_ids = self._renders.popitem(last=False)
                             self._render_bytes -= len(old) + 8 * len(old_ids)
         else:
-            self._renders.move_to_end(key, last=True)
+            with self._segment_lock:  # another thread may have evicted it meanwhile
+                if key in self._renders:
+                    self._renders.move_to_end(key, last=True)
         return list(ids)
 
     def render_ids(
