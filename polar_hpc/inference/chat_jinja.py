@@ -148,6 +148,14 @@ class ChatSandbox(ImmutableSandboxedEnvironment):
             return value if fmt is None else fmt
         return super().getattr(obj, attribute)
 
+    def getitem(self, obj: Any, argument: Any) -> Any:
+        if type(obj) is KeptDict:
+            try:
+                return obj[argument]
+            except (TypeError, LookupError):  # what a dict gives (the sandbox would find the slot of a KeptDict)
+                return super().getitem(dict(obj), argument)
+        return super().getitem(obj, argument)
+
     def call(self, context: jinja2.runtime.Context, obj: Any, /, *args: Any, **kwargs: Any) -> Any:
         if type(obj) is _BUILTIN_METHOD:
             return context.call(obj, *args, **kwargs)

@@ -20,6 +20,7 @@ EXPRESSIONS = [
     "|{{ ns.f(2) }}",
     "{{ m.__class__ }}|{{ m.content.__class__ }}|{{ m._x is defined }}",
     "{{ m['content'] }}|{{ m['nope'] is defined }}|{{ items | length }}|{{ items[0].content[:2] }}",
+    "{{ m['_json'] is defined }}|{{ m._json is defined }}|{{ m['items']() | list }}|{{ m['_json'].x }}",
 ]
 UNSAFE = [
     "{{ m.clear() }}",
