@@ -19,11 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import msgspec
 from tokenizers import Tokenizer
 
 from polar_hpc.inference.bytelevel import ByteTable
-from polar_hpc.inference.chat_jinja import compile_template
+from polar_hpc.inference.chat_jinja import compile_template, kept
 from polar_hpc.inference.messages import plain, prepare_messages, to_template_messages, to_template_tools
+from polar_hpc.wire.records import ChatMessage, ToolSpec
 
 __all__ = ["ChatTemplate", "TemplateError", "to_template_messages", "to_template_tools"]
 
@@ -36,8 +38,11 @@ SEGMENT_CACHE_CHARS = 16 * 1024 * 1024
 """Characters of text between added tokens whose ids :meth:`ChatTemplate.encode` keeps (LRU)."""
 RENDER_CACHE_BYTES = 64 * 1024 * 1024
 """Bytes of keys and ids of whole renders :meth:`ChatTemplate.cached_ids` keeps (LRU)."""
+TOOL_FORMS = 64
+"""Distinct tool lists whose template form :meth:`ChatTemplate.render_request` keeps (LRU)."""
 IMPURE_GLOBALS = ("strftime_now", "lipsum")
 """Template globals whose output is not a function of the inputs: a template that uses one is never cached."""
+_KEY = msgspec.msgpack.Encoder()
 
 
 class TemplateError(ValueError):
@@ -106,7 +111,8 @@ class ChatTemplate:
     ) -> None:
         self.tokenizer = tokenizer
         self.templates = template
-        self.special_tokens = dict(special_tokens)
+        self.special_tokens: dict[str, str] = plain(dict(special_tokens))
+        """The named special tokens as the template sees them (plain strings; the class is immutable)."""
         self.source = source
         eos = special_tokens.get("eos_token")
         eos_id = tokenizer.token_to_id(eos) if eos is not None else None
@@ -127,6 +133,7 @@ class ChatTemplate:
         """The render is a function of its inputs alone (no clock, no randomness): whole renders may be cached."""
         self._renders: OrderedDict[bytes, list[int]] = OrderedDict()
         self._render_bytes = 0
+        self._tool_forms: OrderedDict[bytes, list[Any]] = OrderedDict()
 
     @classmethod
     def from_model_dir(cls, path: str | Path) -> ChatTemplate:
@@ -149,20 +156,62 @@ class ChatTemplate:
         add_generation_prompt: bool = True,
         **template_kwargs: Any,
     ) -> str:
+        return self._render(messages, plain(list(tools)) if tools is not None else None, add_generation_prompt,
+                            template_kwargs)
+
+    def render_request(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolSpec],
+        add_generation_prompt: bool = True,
+        **template_kwargs: Any,
+    ) -> str:
+        """:meth:`render` of a canonical request (``to_template_messages``, ``to_template_tools``; no tools: None).
+        The tools' template form is kept per distinct tools (LRU, :data:`TOOL_FORMS`): a session sends the same
+        tools on every call, and copying their JSON schemas costs about a millisecond for twenty tools after an
+        idle spell. Renders share it (the sandbox lets no template change it), with its ``tojson`` texts
+        (:class:`~polar_hpc.inference.chat_jinja.KeptDict`)."""
+        return self._render(to_template_messages(messages), self._tool_form(tools) if tools else None,
+                            add_generation_prompt, template_kwargs)
+
+    def _render(self, messages: Sequence[Mapping[str, Any]], tools: list[Any] | None, add_generation_prompt: bool,
+                template_kwargs: Mapping[str, Any]) -> str:
+        """Render with ``tools`` already plain."""
         if not messages:
             raise TemplateError("cannot render an empty conversation (expected at least one message)")
         compiled = compile_template(self.template_for(tools))
-        kwargs = plain({**self.special_tokens, **template_kwargs})
+        kwargs = {**self.special_tokens, **plain(template_kwargs)}
         try:
             return compiled.render(
                 messages=prepare_messages(messages),
-                tools=plain(list(tools)) if tools is not None else None,
+                tools=tools,
                 documents=kwargs.pop("documents", None),
                 add_generation_prompt=add_generation_prompt,
                 **kwargs,
             )
         except jinja2.exceptions.TemplateError as err:
             raise TemplateError(f"chat template of {self.source or 'model'} refused the input: {err}") from err
+
+    def _tool_form(self, tools: Sequence[ToolSpec]) -> list[Any]:
+        """``plain(to_template_tools(tools))`` with its dicts made ``KeptDict``, kept by the tools' MessagePack
+        (which keeps apart everything a template could tell apart in tools decoded from JSON: ``0``, ``0.0`` and
+        ``false`` are three keys)."""
+        try:
+            key = _KEY.encode(tools)
+        except (TypeError, ValueError, OverflowError):
+            return plain(to_template_tools(tools))  # type: ignore[no-any-return]
+        form = self._tool_forms.get(key)
+        if form is None:
+            form = kept(plain(to_template_tools(tools)))
+            with self._segment_lock:
+                self._tool_forms[key] = form
+                while len(self._tool_forms) > TOOL_FORMS:
+                    self._tool_forms.popitem(last=False)
+        else:
+            with self._segment_lock:  # another thread may have evicted it meanwhile
+                if key in self._tool_forms:
+                    self._tool_forms.move_to_end(key, last=True)
+        return form
 
     def encode(self, text: str) -> list[int]:
         """Ids of ``text`` with no special tokens added (tokens written in the text are matched).
@@ -223,7 +272,9 @@ class ChatTemplate:
                             old, old_ids = self._renders.popitem(last=False)
                             self._render_bytes -= len(old) + 8 * len(old_ids)
         else:
-            self._renders.move_to_end(key, last=True)
+            with self._segment_lock:  # another thread may have evicted it meanwhile
+                if key in self._renders:
+                    self._renders.move_to_end(key, last=True)
         return list(ids)
 
     def render_ids(

@@ -44,6 +44,13 @@ def _uuid4_hex() -> str:
     return b.hex()
 
 
+def _fill_prompt(record: CompletionRecord, ids: list[int], req: CanonicalRequest) -> None:
+    """The record's fields of the prompt that nothing reads before the call ends: set after the engine call
+    (or its failure), so that the engine request, and with it the first byte of a stream, waits for none of them."""
+    record.prompt_ids = np.asarray(ids, dtype=np.int32)
+    record.side_request = is_side_request(req)
+
+
 class Engine(Protocol):
     """What the proxy needs of its engine client: :class:`~polar_hpc.inference.engine.SGLangEngine` (tests give
     a scripted one). Streaming (``proxy.live.respond.StreamingEngine``) and teacher forcing
@@ -134,7 +141,7 @@ class Generator:
             provider=provider,
             request=msgspec.Raw(raw_request),
             canonical=req,
-            prompt_ids=np.asarray(ids, dtype=np.int32),
+            prompt_ids=_EMPTY_I,  # with side_request: _fill_prompt
             output_ids=_EMPTY_I,
             output_logprobs=_EMPTY_F,
             finish_reason="error",
@@ -143,7 +150,6 @@ class Generator:
             divergence_tokens=prompt.divergence_tokens,
             held_tokens=prompt.held_tokens,
             rendered_tokens=prompt.rendered_tokens,
-            side_request=is_side_request(req),
             timings=Timings(received=received),
         )
         forced = self._oracle_ids(oracle, req, raw_request, provider, ids) if oracle is not None else None
@@ -156,6 +162,7 @@ class Generator:
         except ContextOverflow:
             overflow = context_overflow(n + len(forced or ()), self.context_length)
             record.parse_error = overflow.message
+            _fill_prompt(record, ids, req)
             raise Failed(overflow, record) from None
         sampling = msgspec.structs.replace(req.sampling, max_new_tokens=limit)
         deadline = time.monotonic() + self.request_timeout_s if self.request_timeout_s else None
@@ -185,6 +192,8 @@ class Generator:
         except EngineError as e:
             record.parse_error = str(e)
             raise Failed(ProxyError("engine_error", f"the model server failed: {e}"), record) from None
+        finally:
+            _fill_prompt(record, ids, req)
         record.timings.engine_end = time.time()
         out = np.asarray(result.output_ids, dtype=np.int32)
         text_ids = out[:-1] if len(out) and int(out[-1]) in self.stop_ids else out

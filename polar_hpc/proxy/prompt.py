@@ -37,8 +37,8 @@ class TemplateLike(Protocol):
     @property
     def end_of_turn_id(self) -> int | None: ...
 
-    def render(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
-               add_generation_prompt: bool = True, **template_kwargs: Any) -> str: ...
+    def render_request(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec],
+                       add_generation_prompt: bool = True, **template_kwargs: Any) -> str: ...
 
     def encode(self, text: str) -> list[int]: ...
 
@@ -155,10 +155,7 @@ class PromptBuilder:
     # -- rendering helpers -------------------------------------------------------------------------
     def _render(self, messages: list[ChatMessage], tools: list[ToolSpec], kwargs: dict[str, Any],
                 add_generation_prompt: bool) -> str:
-        from polar_hpc.inference.template import to_template_messages, to_template_tools
-
-        return self.template.render(to_template_messages(messages), to_template_tools(tools) if tools else None,
-                                    add_generation_prompt=add_generation_prompt, **kwargs)
+        return self.template.render_request(messages, tools, add_generation_prompt=add_generation_prompt, **kwargs)
 
     def canonical_ids(self, req: CanonicalRequest) -> list[int]:
         def make() -> list[int]:

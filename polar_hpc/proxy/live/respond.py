@@ -104,7 +104,7 @@ class LiveSink:
         deadline: float | None,
         in_think: bool,
     ) -> GenerateResult:
-        self.writer = self.writer_for(record)
+        self.writer = self.writer_for(record, len(ids))
         stream = await self.engine.open_stream(ids, sampling, session_id=session_id, stop_token_ids=stop_token_ids,
                                                deadline=deadline)
         self._stream = stream
@@ -144,11 +144,11 @@ class LiveSink:
         detok = self._detok
         return detok.text if detok is not None and detok.fed == n_text_ids else None
 
-    def writer_for(self, record: CompletionRecord) -> Writer:
+    def writer_for(self, record: CompletionRecord, prompt_tokens: int) -> Writer:
         """The provider's event writer for this call (also for a call the engine did not stream: the oracle's)."""
         opts = self.norm.options
         return make_writer(self.provider, record.completion_id, opts.model or self.norm.canonical.model,
-                           int(record.timings.received), len(record.prompt_ids), opts)
+                           int(record.timings.received), prompt_tokens, opts)
 
     def abort(self) -> None:
         """The client went away: stop the engine request (the call ends with what was sampled)."""

@@ -118,6 +118,8 @@ async def test_engine_errors_map_to_provider_5xx(scripted_proxy: ProxyHandle) ->
     assert got == 504 and body["error"]["status"] == "DEADLINE_EXCEEDED"
     recs = h.server.close_session(h.api_key)  # type: ignore[attr-defined]
     assert [r.finish_reason for r in recs] == ["error", "error"]
+    # a failed call's record still has its prompt (set after the engine call, failed or not)
+    assert [r.prompt_ids.tolist() for r in recs] == [c.input_ids for c in h.engine.calls]
 
 
 json_values = st.recursive(

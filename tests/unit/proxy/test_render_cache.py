@@ -61,3 +61,41 @@ def test_a_template_that_reads_the_clock_is_never_cached(tmp_path: Path, qwen3_t
     req = _req([ChatMessage(role="user", content="hi")])
     pb.build(req)
     assert not t._renders
+
+
+def test_kept_tool_forms_render_as_fresh_copies(qwen3_template: ChatTemplate) -> None:
+    from polar_hpc.inference.template import to_template_messages, to_template_tools
+
+    t = qwen3_template
+    convs = [c for c in CORPUS if c.tools]
+    assert convs
+    for conv in convs:
+        body = {"model": "m", "messages": conv.messages, "tools": conv.tools}
+        req = normalize(Route("openai_chat", "generate"), body).canonical
+        fresh = t.render(to_template_messages(req.messages), to_template_tools(req.tools), True, **conv.kwargs)
+        assert t.render_request(req.messages, req.tools, True, **conv.kwargs) == fresh, conv.name  # made
+        assert t.render_request(req.messages, req.tools, True, **conv.kwargs) == fresh, conv.name  # kept
+    msgs = [ChatMessage(role="user", content="hi")]
+    variants = [[ToolSpec(name="f", parameters={"type": "object", "default": v})] for v in (0, 0.0, False, "0", None)]
+    got = [t.render_request(msgs, tools) for tools in variants]  # values a template tells apart: other forms
+    assert got == [t.render(to_template_messages(msgs), to_template_tools(tools)) for tools in variants]
+    assert len(set(got)) == len(got)
+
+
+def test_kept_tool_forms_under_a_template_that_prints_them_its_own_way(tmp_path: Path,
+                                                                        qwen3_tokenizer_dir: Path) -> None:
+    from polar_hpc.inference.template import to_template_messages, to_template_tools
+
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        (tmp_path / name).write_bytes((qwen3_tokenizer_dir / name).read_bytes())
+    (tmp_path / "chat_template.jinja").write_text(
+        "{% for t in tools %}{{ t | tojson(indent=4) }}|{{ t.function.parameters | tojson(sort_keys=true) }}|"
+        "{{ t['function'].name }}|{{ t.function.parameters.properties.keys() | list }}{% endfor %}"
+        "{% for m in messages %}{{ m.content }}{% endfor %}")
+    t = ChatTemplate.from_model_dir(tmp_path)
+    msgs = [ChatMessage(role="user", content="hi")]
+    schema = {"type": "object", "properties": {"b": {"type": "integer", "minimum": 0}, "a": {"enum": ["é", 1.5]}}}
+    tools = [ToolSpec(name="f", description="d", parameters=schema), ToolSpec(name="g", parameters={"properties": {}})]
+    fresh = t.render(to_template_messages(msgs), to_template_tools(tools))
+    assert '"minimum": 0' in fresh and '"é"' in fresh
+    assert t.render_request(msgs, tools) == t.render_request(msgs, tools) == fresh

@@ -307,6 +307,7 @@ async def test_engine_failure_mid_stream_is_an_in_stream_error(live_proxy: Proxy
     assert "".join(got).startswith("word")
     recs = h.server.close_session(h.api_key)  # type: ignore[attr-defined]
     assert len(recs) == 1 and recs[0].finish_reason == "error" and "broke after 5" in (recs[0].parse_error or "")
+    assert recs[0].prompt_ids.tolist() == h.engine.calls[0].input_ids
 
 
 def test_an_https_engine_falls_back_to_synthesized_streams(qwen3_template, polar_log: list[str]) -> None:  # type: ignore[no-untyped-def]
