@@ -3,7 +3,8 @@ testing client failure handling (5xx, slow answers, dropped connections) that a 
 on demand. Its responses have SGLang's shape (the contract tests validate them); its tokens are
 ``(prompt[-1] + i + 1) % 1000`` with logprob ``-0.5``. ``stream: true`` is answered with SSE chunks (deltas, as
 SGLang's ``--incremental-streaming-output``; ``cumulative=True``: SGLang's default), the first token after
-``first_token_delay_s`` and then one every ``token_delay_s``; as in SGLang 0.5.23, the first token is sent at
+``first_token_delay_s`` and then one every ``token_delay_s`` (paced by the clock: a late wake-up is caught up
+at once, as an engine's steps would be); as in SGLang 0.5.23, the first token is sent at
 once and later ones whenever the request's ``sampling_params.stream_interval`` (default 1) are unsent, and at
 the end. ``/abort_request`` ends such a stream with an abort chunk (holding the tokens not yet sent).
 ``stop_at_end``: the last token is the request's first stop token id (finish ``stop``).
@@ -12,6 +13,7 @@ the end. ``/abort_request`` ends such a stream with an abort chunk (holding the 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 
 import msgspec
@@ -100,12 +102,13 @@ class StubServer:
             return b"data: " + _ENC.encode(GenerateResponse(text="", output_ids=ids[lo:sampled], meta_info=meta)) \
                 + b"\n\n"
 
+        start = time.monotonic() + self.first_token_delay_s
         try:
             for i in range(len(ids)):
-                delay = self.first_token_delay_s if i == 0 else self.token_delay_s
-                if delay > 0:
+                wait = start + i * self.token_delay_s - time.monotonic()  # paced by the clock, as an engine's steps
+                if wait > 0:
                     try:
-                        await asyncio.wait_for(stop.wait(), delay)
+                        await asyncio.wait_for(stop.wait(), wait)
                     except TimeoutError:
                         pass
                 if stop.is_set():
