@@ -8,7 +8,7 @@ load generator on CPU 0; the proxies on CPU 1 (tiny-qwen3 template): ``live`` (s
 
 Reports:
   1. time to first content byte of a 1,000-token reply (the engine's first token after ``--first-ms``, then
-     one every ``--ttfb-token-ms``), the client watching for the first text: direct to the engine (its own
+     one every ``--token-ms``), the client watching for the first text: direct to the engine (its own
      first-token time, measured the same way), through a bare TCP relay (the two process hops a proxy adds,
      with no work), through ``live``, through ``synth``; p50 over ``--reps``,
      interleaved, a new prompt each call (and ``live`` once more with one prompt repeated: the proxy keeps
@@ -26,7 +26,7 @@ Reports:
      how many finish cleanly, proxy CPU % and RSS while they stream;
   4. the records of the same call on both paths compared (prompt ids, sampled ids, logprobs, finish reason).
 
-    python tools/bench/bench_stream.py            # ≈4 min on 2 cores
+    python tools/bench/bench_stream.py            # ≈5 min on 2 cores
     python tools/bench/bench_stream.py --quick
     python tools/bench/bench_stream.py --only 2   # the CPU cells alone
 """
@@ -159,13 +159,13 @@ _PROMPTS = itertools.count()
 async def ttfb(urls: dict[str, str], reps: int) -> dict[str, tuple[float, float]]:
     import aiohttp
 
-    chat = urls["live_ttfb"] + "/v1/chat/completions"
-    targets = {"engine (direct)": (urls["ttfb_stub"] + "/generate", lambda i: gen_body(), FIRST_CONTENT["engine"]),
+    chat = urls["live_slow"] + "/v1/chat/completions"
+    targets = {"engine (direct)": (urls["slow_stub"] + "/generate", lambda i: gen_body(), FIRST_CONTENT["engine"]),
                "engine through a bare relay": (urls["relay"] + "/generate", lambda i: gen_body(),
                                                FIRST_CONTENT["engine"]),
                "live": (chat, lambda i: chat_body(True, prompt=new_prompt(i)), FIRST_CONTENT["chat"]),
                "live, a repeated prompt": (chat, lambda i: chat_body(True), FIRST_CONTENT["chat"]),
-               "synth": (urls["synth_ttfb"] + "/v1/chat/completions", lambda i: chat_body(True, prompt=new_prompt(i)),
+               "synth": (urls["synth_slow"] + "/v1/chat/completions", lambda i: chat_body(True, prompt=new_prompt(i)),
                          FIRST_CONTENT["chat"])}
     out: dict[str, list[tuple[float, float]]] = {k: [] for k in targets}
     async with aiohttp.ClientSession() as http:
@@ -299,8 +299,8 @@ async def main_async(args: argparse.Namespace, urls: dict[str, str], pids: dict[
 
 async def section_ttfb(args: argparse.Namespace, urls: dict[str, str], pids: dict[str, int]) -> None:
     print(f"\n## 1. time to first content byte, {REPLY}-token reply, engine's first token after {args.first_ms} ms, "
-          f"then one every {args.ttfb_token_ms} ms (p50 of {args.reps})")
-    slow = [pids[k] for k in ("ttfb_stub", "live_ttfb", "synth_ttfb", "relay")]
+          f"then one every {args.token_ms} ms (p50 of {args.reps})")
+    slow = [pids[k] for k in ("slow_stub", "live_slow", "synth_slow", "relay")]
     rows = {}
     for label, rt in (("as the host is", False), ("SCHED_FIFO", True)):
         with realtime(slow, enabled=rt) as ok:
@@ -351,11 +351,9 @@ async def section_cpu(args: argparse.Namespace, urls: dict[str, str], pids: dict
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--reps", type=int, default=40, help="calls per first-byte cell")
+    ap.add_argument("--reps", type=int, default=20, help="calls per first-byte cell")
     ap.add_argument("--first-ms", type=float, default=0.0, help="the slow engine's time to its first token")
-    ap.add_argument("--token-ms", type=float, default=1.0, help="the paced engine's time per token (CPU cells)")
-    ap.add_argument("--ttfb-token-ms", type=float, default=0.1,
-                    help="the engine's time per token in the first-byte cells (only the first token is timed)")
+    ap.add_argument("--token-ms", type=float, default=1.0)
     ap.add_argument("--n", type=int, default=30, help="completions per CPU cell")
     ap.add_argument("--sessions", type=int, default=1000)
     ap.add_argument("--concurrent", type=int, default=16, help="sessions at once in the paced CPU cells")
@@ -365,30 +363,26 @@ def main() -> int:
     ap.add_argument("--only", default="123", help="the sections to run, e.g. 12 (the records are always compared)")
     args = ap.parse_args()
     if args.quick:
-        args.reps, args.n, args.sessions, args.concurrent = 5, 5, 200, 4
+        args.reps, args.n, args.sessions, args.concurrent = 3, 5, 200, 4
     raise_nofile()
     tmp = Path(tempfile.mkdtemp(prefix="bench-stream-"))
-    ports = {k: free_port() for k in ("slow_stub", "fast_stub", "held_stub", "ttfb_stub", "live_slow", "synth_slow",
-                                       "live_fast", "synth_fast", "live_held", "live_fast1", "live_slow1", "live_ttfb",
-                                       "synth_ttfb", "relay")}
+    ports = {k: free_port() for k in ("slow_stub", "fast_stub", "held_stub", "live_slow", "synth_slow", "live_fast",
+                                       "synth_fast", "live_held", "live_fast1", "live_slow1", "relay")}
     urls = {k: f"http://127.0.0.1:{p}" for k, p in ports.items()}
     procs = {
         "slow_stub": spawn("stub", str(ports["slow_stub"]), str(args.first_ms / 1000), str(args.token_ms / 1000),
                            str(REPLY), cpu=0),
         "fast_stub": spawn("stub", str(ports["fast_stub"]), "0", "0", str(REPLY), cpu=0),
         "held_stub": spawn("stub", str(ports["held_stub"]), "0.5", "0.5", "10", cpu=0),
-        "ttfb_stub": spawn("stub", str(ports["ttfb_stub"]), str(args.first_ms / 1000),
-                           str(args.ttfb_token_ms / 1000), str(REPLY), cpu=0),
-        "relay": spawn("relay", str(ports["relay"]), str(ports["ttfb_stub"]), cpu=1),
+        "relay": spawn("relay", str(ports["relay"]), str(ports["slow_stub"]), cpu=1),
     }
     dirs = {k: tmp / k for k in ("live_slow", "synth_slow", "live_fast", "synth_fast", "live_held", "live_fast1",
-                                 "live_slow1", "live_ttfb", "synth_ttfb")}
+                                 "live_slow1")}
     try:
-        for k in ("slow_stub", "fast_stub", "held_stub", "ttfb_stub", "relay"):
+        for k in ("slow_stub", "fast_stub", "held_stub", "relay"):
             wait_up(urls[k], procs[k])
         for k in dirs:
-            stub = urls["slow_stub" if "slow" in k else "ttfb_stub" if "ttfb" in k else "held_stub"
-                        if k.endswith("held") else "fast_stub"]
+            stub = urls["slow_stub" if "slow" in k else "held_stub" if k.endswith("held") else "fast_stub"]
             interval = 1 if k.endswith("1") else ProxyConfig().stream_interval
             procs[k] = spawn("proxy", str(ports[k]), stub, "1" if k.startswith("live") else "0", str(dirs[k]),
                              str(interval), str(args.stream_max_delay), cpu=1)
