@@ -296,7 +296,8 @@ class ChatTemplate:
     @cached_property
     def byte_table(self) -> ByteTable | None:
         """The bytes of every token, for a byte-level tokenizer (:mod:`polar_hpc.inference.bytelevel`): built at the
-        first decode (tens of ms; a proxy builds it when it starts), so that loading a template stays cheap."""
+        first decode (about 0.2 s for a 150k vocabulary; a proxy builds it when it starts), so that loading a template
+        stays cheap."""
         return ByteTable.of(self.tokenizer)
 
     def __repr__(self) -> str:
