@@ -82,6 +82,18 @@ def plain(value: Any) -> Any:
     return f"<{type(value).__name__}>"
 
 
+def template_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
+    """``prepare_messages(to_template_messages(messages))`` in one pass, for a render of canonical messages: their
+    fields are plain strings and the tool-call arguments fresh from ``json.loads``, so there is nothing to copy
+    (the copy costs about 40 µs a message after an idle spell)."""
+    out = to_template_messages(messages)
+    for i, d in enumerate(out):
+        reasoning = d.get("reasoning_content")
+        if reasoning is not None:
+            out[i] = {"thinking": reasoning, **d}
+    return out
+
+
 def prepare_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for i, message in enumerate(messages):

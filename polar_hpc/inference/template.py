@@ -24,7 +24,13 @@ from tokenizers import Tokenizer
 
 from polar_hpc.inference.bytelevel import ByteTable
 from polar_hpc.inference.chat_jinja import compile_template, kept
-from polar_hpc.inference.messages import plain, prepare_messages, to_template_messages, to_template_tools
+from polar_hpc.inference.messages import (
+    plain,
+    prepare_messages,
+    template_messages,
+    to_template_messages,
+    to_template_tools,
+)
 from polar_hpc.wire.records import ChatMessage, ToolSpec
 
 __all__ = ["ChatTemplate", "TemplateError", "to_template_messages", "to_template_tools"]
@@ -171,19 +177,19 @@ class ChatTemplate:
         tools on every call, and copying their JSON schemas costs about a millisecond for twenty tools after an
         idle spell. Renders share it (the sandbox lets no template change it), with its ``tojson`` texts
         (:class:`~polar_hpc.inference.chat_jinja.KeptDict`)."""
-        return self._render(to_template_messages(messages), self._tool_form(tools) if tools else None,
-                            add_generation_prompt, template_kwargs)
+        return self._render(template_messages(messages), self._tool_form(tools) if tools else None,
+                            add_generation_prompt, template_kwargs, prepared=True)
 
     def _render(self, messages: Sequence[Mapping[str, Any]], tools: list[Any] | None, add_generation_prompt: bool,
-                template_kwargs: Mapping[str, Any]) -> str:
-        """Render with ``tools`` already plain."""
+                template_kwargs: Mapping[str, Any], *, prepared: bool = False) -> str:
+        """Render with ``tools`` already plain (and ``messages`` too, when ``prepared``)."""
         if not messages:
             raise TemplateError("cannot render an empty conversation (expected at least one message)")
         compiled = compile_template(self.template_for(tools))
         kwargs = {**self.special_tokens, **plain(template_kwargs)}
         try:
             return compiled.render(
-                messages=prepare_messages(messages),
+                messages=messages if prepared else prepare_messages(messages),
                 tools=tools,
                 documents=kwargs.pop("documents", None),
                 add_generation_prompt=add_generation_prompt,

@@ -16,7 +16,7 @@ import tempfile
 import time
 from collections.abc import Awaitable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from aiohttp import web
@@ -43,6 +43,12 @@ from polar_hpc.proxy.prompt import PromptBuilder
 from polar_hpc.proxy.respond.common import SSE_HEADERS, Reply, bare_keepalive
 from polar_hpc.util.fs import safe_name
 from polar_hpc.wire.records import CompletionRecord, Provider
+
+if TYPE_CHECKING:
+    from aiohttp.abc import AbstractStreamWriter
+    from aiohttp.http_parser import RawRequestMessage
+    from aiohttp.streams import StreamReader
+    from aiohttp.web_protocol import RequestHandler
 
 log = get_logger("proxy")
 
@@ -139,9 +145,7 @@ class ProxyServer:
         """The spill dir is a temporary one of this server (removed by :meth:`stop`), not ``records_dir``."""
         self._spill_dir = self.records_dir or Path(tempfile.gettempdir()) / f"polar-proxy-spill-{secrets.token_hex(4)}"
         self._sessions: dict[str, _Session] = {}
-        self._runner: web.AppRunner | None = None
-        self.app = web.Application(client_max_size=max_body_bytes)
-        self.app.router.add_route("*", "/{tail:.*}", self._handle)
+        self._runner: web.ServerRunner | None = None
 
     # -- sessions ----------------------------------------------------------------------------------
     def open_session(self, session_id: str, api_key: str | None = None, oracle: OracleScript | None = None) -> str:
@@ -177,15 +181,18 @@ class ProxyServer:
     # -- lifecycle ---------------------------------------------------------------------------------
     async def start(self, host: str = "127.0.0.1", port: int = 0, unix_path: str | None = None) -> str:
         _ = self.template.byte_table  # built now, not at the first reply
-        self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False)
+        # aiohttp's low-level server: the handler routes by itself (``detect.route_by_path``), so an Application's
+        # router and middleware chain would only add a step to every request
+        server = web.Server(self._handle, request_factory=self._make_request, access_log=None)
+        self._runner = web.ServerRunner(server, handle_signals=False)
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port, backlog=4096)
         await site.start()
         if unix_path is not None:
             await web.UnixSite(self._runner, unix_path).start()
-        server = site._server
-        assert isinstance(server, asyncio.Server)
-        bound = server.sockets[0].getsockname()
+        listening = site._server
+        assert isinstance(listening, asyncio.Server)
+        bound = listening.sockets[0].getsockname()
         return f"http://{host}:{bound[1]}"
 
     async def stop(self) -> None:
@@ -196,7 +203,12 @@ class ProxyServer:
             shutil.rmtree(self._spill_dir, ignore_errors=True)  # open spill files stay readable until closed
 
     # -- requests ----------------------------------------------------------------------------------
-    async def _handle(self, request: web.Request) -> web.StreamResponse:
+    def _make_request(self, message: RawRequestMessage, payload: StreamReader, protocol: RequestHandler,
+                      writer: AbstractStreamWriter, task: asyncio.Task[None]) -> web.BaseRequest:
+        return web.BaseRequest(message, payload, protocol, writer, task, asyncio.get_running_loop(),
+                               client_max_size=self.max_body_bytes)
+
+    async def _handle(self, request: web.BaseRequest) -> web.StreamResponse:
         received = time.time()
         route = route_by_path(request.method, request.path, request.headers)
         fallback: Provider = (route.provider if route else None) or header_provider(request.headers) or "openai_chat"
@@ -274,7 +286,7 @@ class ProxyServer:
         return _error(provider, ProxyError("engine_error", f"internal error: {type(err).__name__}: {err}"))
 
     async def _stream(
-        self, request: web.Request, provider: Provider, session: _Session, index: int, norm: Normalized,
+        self, request: web.BaseRequest, provider: Provider, session: _Session, index: int, norm: Normalized,
         call: Awaitable[tuple[Reply, CompletionRecord]],
     ) -> web.StreamResponse:
         """Answer a streaming call. Whatever happens to the client (it may disconnect during the keep-alives),
@@ -316,7 +328,7 @@ class ProxyServer:
             if not finished:
                 self._abandon(session, index, task)
 
-    async def _stream_live(self, request: web.Request, provider: Provider, session: _Session, index: int,
+    async def _stream_live(self, request: web.BaseRequest, provider: Provider, session: _Session, index: int,
                            norm: Normalized, raw: bytes, received: float) -> web.StreamResponse:
         sink = LiveSink(self._streaming_engine(), provider, norm, self.template, self.gen.tool_parser)
 
@@ -358,7 +370,7 @@ class ProxyServer:
             session.log.finish(index, None)
         log.info("client of call %d of session %s disconnected before its answer", index, session.session_id)
 
-    def _session(self, request: web.Request) -> _Session | None:
+    def _session(self, request: web.BaseRequest) -> _Session | None:
         for key in request_key(request.headers, request.query):
             s = self._sessions.get(key)
             if s is not None:

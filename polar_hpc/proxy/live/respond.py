@@ -171,7 +171,8 @@ class LiveResponse:
     even when a write waits for a slow client. The response is prepared with the first bytes, with the
     writer's opening events in front of them."""
 
-    def __init__(self, request: web.Request, sink: LiveSink, keepalive_s: float, on_gone: Callable[[], None]) -> None:
+    def __init__(self, request: web.BaseRequest, sink: LiveSink, keepalive_s: float,
+                 on_gone: Callable[[], None]) -> None:
         self.request = request
         self.sink = sink
         self.keepalive_s = keepalive_s
@@ -283,7 +284,7 @@ Call = Callable[[LiveSink], Awaitable[tuple[Any, CompletionRecord]]]
 
 
 async def answer_live(
-    request: web.Request,
+    request: web.BaseRequest,
     sink: LiveSink,
     call: Call,
     *,

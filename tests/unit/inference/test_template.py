@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from polar_hpc.inference.template import ChatTemplate, TemplateError, to_template_messages, to_template_tools
+from polar_hpc.wire.records import ChatMessage, ToolCall
 from tests.fixtures.conversations import (
     CANONICAL,
     CANONICAL_TOOLS,
@@ -123,6 +124,25 @@ def test_to_template_messages_shapes() -> None:
     tools = to_template_tools(CANONICAL_TOOLS)
     assert tools[1] == {"type": "function", "function": {"name": "noop", "parameters": {}}}
     assert tools[0]["function"]["description"] == "Run a shell command."
+
+
+def _canonical(m: dict[str, Any]) -> ChatMessage:
+    calls = [ToolCall(id=c["id"], name=c["function"]["name"], arguments=json.dumps(c["function"]["arguments"]))
+             for c in m.get("tool_calls", [])]
+    return ChatMessage(role=m["role"], content=m.get("content") or "", reasoning_content=m.get("reasoning_content"),
+                       tool_calls=calls, tool_call_id=m.get("tool_call_id"), name=m.get("name"))
+
+
+def test_template_messages_are_the_prepared_dicts_in_one_pass() -> None:
+    from polar_hpc.inference.messages import prepare_messages, template_messages
+
+    agent, _ = agent_conversation(60, seed=3)
+    convs = [CANONICAL, [ChatMessage(role="assistant", content="", reasoning_content="")],
+             [_canonical(m) for m in agent], *([_canonical(m) for m in c.messages] for c in CORPUS)]
+    for msgs in convs:
+        want = prepare_messages(to_template_messages(msgs))
+        assert [list(d.items()) for d in template_messages(msgs)] == [list(d.items()) for d in want]  # key order too
+    assert template_messages(CANONICAL)[2]["thinking"] == "run pytest"
 
 
 def test_qwen3_tool_call_rendering_from_canonical(qwen3_tokenizer_dir: Path) -> None:
