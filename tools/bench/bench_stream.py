@@ -14,7 +14,10 @@ Reports:
      interleaved, a new prompt each call (and ``live`` once more with one prompt repeated: the proxy keeps
      whole renders, so a task's samples and retries skip rendering). Once with the processes scheduled as the
      host is, once under ``SCHED_FIFO`` (all alike: on a host shared with other work each cross-process
-     wake-up can wait for a busy CPU's time slice, and a proxy adds two hops). Then the proxy's own share
+     wake-up can wait for a busy CPU's time slice, and a proxy adds two hops), once with the proxies and the
+     relay moved to CPU 0 as well ("one CPU": the direct path never wakes a process on the other CPU, a proxy's
+     path does so four times, and on a VM waking an idle virtual CPU goes through the hypervisor, which can
+     cost a millisecond and more: the bare relay's row in each layout shows it). Then the proxy's own share
      measured inside one process, a new prompt each call (``bench_first_byte_split.shares``);
   2. proxy CPU-ms per completion of a 1,000-token reply (median per call, the cells in alternating rounds):
      from an instant engine, live stream (both stream intervals), synthesized stream, non-streaming JSON (the
@@ -26,7 +29,7 @@ Reports:
      how many finish cleanly, proxy CPU % and RSS while they stream;
   4. the records of the same call on both paths compared (prompt ids, sampled ids, logprobs, finish reason).
 
-    python tools/bench/bench_stream.py            # ≈5 min on 2 cores
+    python tools/bench/bench_stream.py            # ≈7 min on 2 cores
     python tools/bench/bench_stream.py --quick
     python tools/bench/bench_stream.py --only 2   # the CPU cells alone
 """
@@ -47,7 +50,7 @@ from typing import Any
 
 import msgspec
 from bench_first_byte_split import shares
-from common import cpu_s, free_port, load_average, raise_nofile, realtime, rss_mb, wait_up, wakeups
+from common import cpu_s, free_port, load_average, pinned, raise_nofile, realtime, rss_mb, wait_up, wakeups
 from common import spawn as spawn_in
 
 from polar_hpc.config.run import ProxyConfig
@@ -297,13 +300,17 @@ async def main_async(args: argparse.Namespace, urls: dict[str, str], pids: dict[
         print(msgspec.json.encode(await held_sessions(urls["live_held"], pids["live_held"], args.sessions)).decode())
 
 
+SCHEDULING = (("as the host is", False, None), ("SCHED_FIFO", True, None), ("one CPU", False, 0))
+"""The first-byte rows: (label, SCHED_FIFO, the CPU the proxies and the relay are moved to for the row)."""
+
+
 async def section_ttfb(args: argparse.Namespace, urls: dict[str, str], pids: dict[str, int]) -> None:
     print(f"\n## 1. time to first content byte, {REPLY}-token reply, engine's first token after {args.first_ms} ms, "
           f"then one every {args.token_ms} ms (p50 of {args.reps})")
     slow = [pids[k] for k in ("slow_stub", "live_slow", "synth_slow", "relay")]
     rows = {}
-    for label, rt in (("as the host is", False), ("SCHED_FIFO", True)):
-        with realtime(slow, enabled=rt) as ok:
+    for label, rt, cpu in SCHEDULING:
+        with realtime(slow, enabled=rt) as ok, pinned([pids["live_slow"], pids["synth_slow"], pids["relay"]], cpu):
             if rt and not ok:
                 print("(SCHED_FIFO not permitted here: that row is left out)")
                 continue

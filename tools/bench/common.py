@@ -126,6 +126,24 @@ def load_average() -> str:
 
 
 @contextlib.contextmanager
+def pinned(pids: list[int], cpu: int | None) -> Iterator[None]:
+    """Move every thread of ``pids`` to ``cpu`` inside the block (None: leave them), then back where they were."""
+    before: dict[int, set[int]] = {}
+    if cpu is not None:
+        for pid in pids:
+            for tid in map(int, os.listdir(f"/proc/{pid}/task")):
+                with contextlib.suppress(OSError):
+                    before[tid] = os.sched_getaffinity(tid)
+                    os.sched_setaffinity(tid, {cpu})
+    try:
+        yield
+    finally:
+        for tid, cpus in before.items():
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(tid, cpus)
+
+
+@contextlib.contextmanager
 def realtime(pids: list[int], enabled: bool = True) -> Iterator[bool]:
     """Run ``pids`` (and this process) under ``SCHED_FIFO`` inside the block; yields whether that was allowed."""
     pids = [0, *pids]
