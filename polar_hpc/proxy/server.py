@@ -188,12 +188,10 @@ class ProxyServer:
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port, backlog=4096)
         await site.start()
+        port = next(a[1] for a in self._runner.addresses if isinstance(a, tuple))  # the one bound (port 0: any)
         if unix_path is not None:
             await web.UnixSite(self._runner, unix_path).start()
-        listening = site._server
-        assert isinstance(listening, asyncio.Server)
-        bound = listening.sockets[0].getsockname()
-        return f"http://{host}:{bound[1]}"
+        return f"http://{host}:{port}"
 
     async def stop(self) -> None:
         if self._runner is not None:

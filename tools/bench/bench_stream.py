@@ -17,7 +17,9 @@ Reports:
      wake-up can wait for a busy CPU's time slice, and a proxy adds two hops), once with the proxies and the
      relay moved to CPU 0 as well ("one CPU": the direct path never wakes a process on the other CPU, a proxy's
      path does so four times, and on a VM waking an idle virtual CPU goes through the hypervisor, which can
-     cost a millisecond and more: the bare relay's row in each layout shows it). Then the proxy's own share
+     cost a millisecond and more: the bare relay's row in each layout shows it), and so under ``SCHED_FIFO``
+     (each process runs until it waits: the sum of the work on the path, with no other process's timer
+     cutting in). Then the proxy's own share
      measured inside one process, a new prompt each call (``bench_first_byte_split.shares``);
   2. proxy CPU-ms per completion of a 1,000-token reply (median per call, the cells in alternating rounds):
      from an instant engine, live stream (both stream intervals), synthesized stream, non-streaming JSON (the
@@ -29,7 +31,7 @@ Reports:
      how many finish cleanly, proxy CPU % and RSS while they stream;
   4. the records of the same call on both paths compared (prompt ids, sampled ids, logprobs, finish reason).
 
-    python tools/bench/bench_stream.py            # ≈7 min on 2 cores
+    python tools/bench/bench_stream.py            # ≈9 min on 2 cores
     python tools/bench/bench_stream.py --quick
     python tools/bench/bench_stream.py --only 2   # the CPU cells alone
 """
@@ -300,7 +302,8 @@ async def main_async(args: argparse.Namespace, urls: dict[str, str], pids: dict[
         print(msgspec.json.encode(await held_sessions(urls["live_held"], pids["live_held"], args.sessions)).decode())
 
 
-SCHEDULING = (("as the host is", False, None), ("SCHED_FIFO", True, None), ("one CPU", False, 0))
+SCHEDULING = (("as the host is", False, None), ("SCHED_FIFO", True, None), ("one CPU", False, 0),
+              ("one CPU, SCHED_FIFO", True, 0))
 """The first-byte rows: (label, SCHED_FIFO, the CPU the proxies and the relay are moved to for the row)."""
 
 
