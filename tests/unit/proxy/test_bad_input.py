@@ -149,3 +149,25 @@ async def test_fuzz_never_500(scripted_proxy: ProxyHandle, provider: str, body: 
     assert status < 500, out
     if status != 200:
         assert shape_ok(provider, out), out
+
+
+
+@pytest.mark.parametrize("limit", [4096, 3 * 1024 * 1024])
+async def test_a_body_over_the_limit_is_refused_and_the_server_keeps_serving(qwen3_template: object,
+                                                                            limit: int) -> None:
+    from polar_hpc.proxy.server import ProxyServer
+    from tests.fixtures.proxy import ScriptedEngine
+
+    server = ProxyServer(qwen3_template, ScriptedEngine(qwen3_template), model_name="policy",  # type: ignore[arg-type]
+                         context_length=4096, max_new_tokens=16, max_body_bytes=limit)
+    h = ProxyHandle(server, ScriptedEngine(qwen3_template), await server.start(), server.open_session("s"),
+                    qwen3_template)
+    try:
+        for provider in ("openai_chat", "anthropic"):
+            body = b'{"model": "m", "messages": [{"role": "user", "content": "%s"}]}'
+            got, err = await post(h, provider, body % (b"x" * (limit + 1)))
+            assert got == 413 and shape_ok(provider, err) and f"exceeds {limit} bytes" in str(err), err
+            got, err = await post(h, provider, body % (b"x" * (limit - 200)))
+            assert got != 413 and "exceeds" not in str(err), err  # just under: read (aiohttp's default limit is 1 MiB)
+    finally:
+        await server.stop()
