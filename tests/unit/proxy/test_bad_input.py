@@ -168,6 +168,6 @@ async def test_a_body_over_the_limit_is_refused_and_the_server_keeps_serving(qwe
             got, err = await post(h, provider, body % (b"x" * (limit + 1)))
             assert got == 413 and shape_ok(provider, err) and f"exceeds {limit} bytes" in str(err), err
             got, err = await post(h, provider, body % (b"x" * (limit - 200)))
-            assert got != 413 and "exceeds" not in str(err), err  # just under: read (aiohttp's default limit is 1 MiB)
+            assert got != 413 and "bytes" not in str(err), err  # just under: read (aiohttp's default limit is 1 MiB)
     finally:
         await server.stop()
