@@ -235,7 +235,6 @@ class Generator:
                     ids: list[int]) -> list[int] | None:
         """The oracle's forced reply ids for this request (None: not an agent call, the engine samples)."""
         try:
-            text = oracle.forced_text(req, raw_request, provider)
-            return None if text is None else oracle.forced_ids(text, in_think=self._in_think(ids))
+            return oracle.reply_ids(req, raw_request, provider, in_think=self._in_think(ids))
         except OracleError as err:
             raise bad_request(f"oracle policy: {err}") from None

@@ -8,6 +8,7 @@ back as an ordinary :class:`GenerateResult`: the proxy parses, answers and recor
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import msgspec
@@ -29,7 +30,7 @@ from polar_hpc.proxy.oracle.script import (
 )
 from polar_hpc.proxy.oracle.tools import ShellTool, WriteTool, agent_tool, pick_tool
 from polar_hpc.proxy.side import is_side_request
-from polar_hpc.wire.records import CanonicalRequest, Provider
+from polar_hpc.wire.records import CanonicalRequest, ChatMessage, Provider, ToolSpec
 
 log = get_logger("proxy.oracle")
 
@@ -47,6 +48,11 @@ class TemplateLike(Protocol):
     def end_of_turn_id(self) -> int | None: ...
 
     def encode(self, text: str) -> list[int]: ...
+
+    def decode(self, ids: Sequence[int]) -> str: ...
+
+    def render_request(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec],
+                       add_generation_prompt: bool = True, **template_kwargs: Any) -> str: ...
 
 
 class _Parallel(msgspec.Struct):
@@ -130,6 +136,23 @@ class OraclePolicy:
         return plan[min(self._step(req), len(plan) - 1)], tool
 
     def forced_text(self, req: CanonicalRequest, raw_request: bytes, provider: Provider) -> str | None:
+        found = self._reply(req, raw_request, provider)
+        return None if found is None else found[0]
+
+    def reply_ids(self, req: CanonicalRequest, raw_request: bytes, provider: Provider, *,
+                  in_think: bool) -> list[int] | None:
+        """The forced reply's ids for this request (None: the engine samples it). A plain answer is written as
+        the template renders it as the conversation's last turn (:meth:`answer_text`)."""
+        found = self._reply(req, raw_request, provider)
+        if found is None:
+            return None
+        text, answer = found
+        if answer and not in_think:
+            text = self.answer_text(req, text)
+        return self.forced_ids(text, in_think=in_think)
+
+    def _reply(self, req: CanonicalRequest, raw_request: bytes, provider: Provider) -> tuple[str, bool] | None:
+        """(the reply's text, whether it is a plain answer rather than tool calls); None: the engine samples."""
         found = self.turn(req, raw_request, provider)
         if found is None:
             return None
@@ -139,12 +162,29 @@ class OraclePolicy:
             assert sub is not None
             task = next((m.content for m in reversed(req.messages) if m.role == "user"), "")
             args = sub.arguments(f"{SUBAGENT_MARKER}\n{task}", "oracle: solve the task")
-            return tool_calls_text([(sub.name, args)], self.tool_parser)
+            return tool_calls_text([(sub.name, args)], self.tool_parser), False
         if not turn.commands:
-            return turn.answer
+            return turn.answer, True
         assert isinstance(tool, ShellTool)
         calls = [(tool.name, tool.arguments(c, f"oracle: {turn.label}")) for c in turn.commands]
-        return tool_calls_text(calls, self.tool_parser)
+        return tool_calls_text(calls, self.tool_parser), False
+
+    def answer_text(self, req: CanonicalRequest, text: str) -> str:
+        """``text`` as the chat template writes it as an assistant's last turn after this request's messages, so that
+        a render of the finished conversation (the SFT corpus's chat variant, tokenized by a trainer) gives the very
+        ids the engine scored: Qwen3's template puts an empty reasoning block before the answer of the last turn.
+        ``text`` itself where the render of that turn does not continue the request's own (generation prompt)."""
+        eot = self.template.end_of_turn_id
+        kw = req.template_kwargs
+        try:
+            prompt = self.template.render_request(req.messages, req.tools, True, **kw)
+            full = self.template.render_request([*req.messages, ChatMessage(role="assistant", content=text)],
+                                                req.tools, False, **kw)
+        except ValueError:  # a template that refuses this history ends it as it is (TemplateError is one)
+            return text
+        turn = full[len(prompt):] if full.startswith(prompt) else ""
+        end = turn.find(self.template.decode([eot])) if eot is not None else -1
+        return turn[:end] if end >= 0 and turn[:end].endswith(text) else text
 
     def forced_ids(self, text: str, *, in_think: bool) -> list[int]:
         eot = self.template.end_of_turn_id

@@ -71,10 +71,8 @@ async def test_oracle_run_exports_a_corpus_trl_reads_back_exactly(reference_serv
     trainer = SFTTrainer(model=AutoModelForCausalLM.from_pretrained(reference_server.model_dir), args=args,
                          train_dataset=chat, processing_class=tok)
     ids, sampled = trainer.train_dataset[0]["input_ids"], tokens[0]["input_ids"]
-    # Qwen3's template renders an empty reasoning block on the last assistant turn; the oracle's forced final
-    # answer has none (the one place the chat render differs from the forced ids: the token variant is exact)
+    # the oracle writes its final answer as Qwen3's template renders a last turn (an empty reasoning block first)
     empty_think = tok.encode("<think>\n\n</think>\n\n", add_special_tokens=False)
     last = len(ids) - 1 - ids[::-1].index(tok.convert_tokens_to_ids("<|im_start|>")) + 3  # after "assistant\n"
     assert ids[last:last + len(empty_think)] == empty_think
-    ids = ids[:last] + ids[last + len(empty_think):]
     assert ids[: len(sampled)] == sampled and tok.decode(ids[len(sampled):]) == "\n"

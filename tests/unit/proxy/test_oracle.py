@@ -149,6 +149,32 @@ def test_turn_follows_the_history(qwen3_template: Any) -> None:
     assert compact is not None and compact[0].label == "summary" and "left to do: nothing" in compact[0].answer
 
 
+def test_the_final_answer_is_written_as_the_template_renders_a_last_turn(qwen3_template: Any) -> None:
+    policy = OraclePolicy(OracleScript(solution_patch=PATCH, verify="pytest -q"), qwen3_template, "qwen")
+    msgs = [ChatMessage(role="user", content="fix calc")]
+    for label in ("look", "apply", "verify"):
+        msgs += [ChatMessage(role="assistant", tool_calls=[ToolCall(id=label, name="bash", arguments="{}")]),
+                 ChatMessage(role="tool", content="ok", tool_call_id=label)]
+    for kwargs, prefix in (({}, "<think>\n\n</think>\n\n"), ({"enable_thinking": False}, "")):
+        req = CanonicalRequest(messages=msgs, tools=[SHELLS["pi"]], template_kwargs=kwargs)
+        answer = policy.forced_text(req, b"{}", "openai_chat")
+        ids = policy.reply_ids(req, b"{}", "openai_chat", in_think=False)
+        assert answer is not None and ids is not None and ids[-1] == qwen3_template.end_of_turn_id
+        assert qwen3_template.decode(ids[:-1]) == prefix + answer  # Qwen3: an empty reasoning block, unless the
+        # prompt holds one (enable_thinking false); the finished conversation renders to the prompt + these ids
+        prompt = qwen3_template.encode(qwen3_template.render_request(msgs, req.tools, True, **kwargs))
+        done = [*msgs, ChatMessage(role="assistant", content=answer)]
+        whole = qwen3_template.encode(qwen3_template.render_request(done, req.tools, False, **kwargs))
+        assert whole[: len(prompt) + len(ids)] == prompt + ids
+    fresh = OraclePolicy(OracleScript(solution_patch=PATCH, verify="pytest -q"), qwen3_template, "qwen")
+    tool_turn = CanonicalRequest(messages=msgs[:1], tools=[SHELLS["pi"]])
+    ids = fresh.reply_ids(tool_turn, b"{}", "openai_chat", in_think=False)  # tool calls: as the history renders them
+    assert ids is not None and qwen3_template.decode(ids).startswith("<tool_call>")
+    thinking = policy.reply_ids(CanonicalRequest(messages=msgs, tools=[SHELLS["pi"]]), b"{}", "openai_chat",
+                                in_think=True)
+    assert thinking is not None and qwen3_template.decode(thinking).startswith("</think>\n\n")
+
+
 def test_a_compacted_history_continues_where_the_script_was(qwen3_template: Any) -> None:
     policy = OraclePolicy(OracleScript(solution_patch=PATCH, verify="pytest -q"), qwen3_template, "qwen")
     look = [ChatMessage(role="user", content="fix calc"),
