@@ -70,6 +70,7 @@ _PROBES = (
     "".join(map(chr, reversed(range(128)))),
     "".join(f"{chr(c)}a{chr(c)}1{chr(c)} {chr(c)}\n" for c in range(128)),
     "It's 'S 'LL we'Ve I'M they'RE don't x'd 'T 're\r\n\r\n  \t\n \x0b\x0c\x1c\x1d\x1e\x1f end  ",
+    "".join(f"x'{c}x 1'{c}1 '{c}" for c in ("s S t T re RE rE ve VE Ve m M ll LL lL d D x".split())),
     "def f(x):\n    return {'a': [1, 22, 333, 4444]}  # ok\n\n\n\tdone\t \n",
     "   ", "\n", " \n ", "a  ", "12345678901", "!!!\n\n", " ?!\r\n", "\x1f\x1c ",
 )
