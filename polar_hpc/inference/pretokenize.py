@@ -1,13 +1,16 @@
-"""Encoding short ASCII text with a byte-level BPE tokenizer word by word, in Python, for a new prompt's cold cost.
+"""Encoding ASCII text with a byte-level BPE tokenizer word by word, in Python: a new prompt's text after an idle spell.
 
 A new prompt's new text (``"user\\nWrite a long story about the number 17."``, between two added tokens) goes to
-``tokenizers.Tokenizer.encode`` once: ≈200 µs on this project's 2-core VM after a 20 ms idle (the CPU caches are
-the host's by then; ≈35 µs hot), most of it cold code: the call itself (``encode("")`` alone ≈77 µs cold) and the
+``tokenizers.Tokenizer.encode`` once: ≈200-235 µs on this project's 2-core VM after a 20 ms idle (the CPU caches are
+the host's by then; 40-80 µs hot), most of it cold code: the call itself (``encode("")`` alone ≈77 µs cold) and the
 pre-tokenizer's Oniguruma regex (≈170 µs cold). :class:`WordEncoder` does the same work with code the process has
 just run: the tokenizer's own pre-tokenizing pattern, restated for ASCII text in the standard library's ``re``
-(whose engine the chat template's added-token cut has just used), splits the text into words; each word's ids
-come from a dict, and only a word not seen before goes to the BPE model itself (``tokenizer.model.tokenize`` of
-its byte-level form). Same ids, ≈40 µs cold (≈6 µs hot) for that text; figures: ``tools/bench/bench_pretokenize.py``.
+(whose engine the chat template's added-token cut has just used; with the ``regex`` module, which reads the pattern
+as written, the same loop cost ≈67 µs cold against ≈38 µs), splits the text into words; each word's ids come from a
+dict, and only a word not seen before goes to the BPE model itself (``tokenizer.model.tokenize`` of its byte-level
+form). Same ids, 40-80 µs cold (≈13 µs hot) for that text, and 0.1-0.5 of ``tokenizers``' time for longer prose and
+code, hot or cold (its per-character cost is the larger one here); 0.8-0.9 for text of words never seen, each of
+which goes to the model (``tools/bench/bench_pretokenize.py``).
 
 It is exact only where every step is reproduced, so :meth:`WordEncoder.of` gives None for any other tokenizer:
 - the pre-tokenizer is ``Sequence[Split(Regex(P), Isolated), ByteLevel(use_regex=False)]`` with P one of the
@@ -21,7 +24,8 @@ It is exact only where every step is reproduced, so :meth:`WordEncoder.of` gives
 
 The restatement holds for ASCII text only (``str.isascii()``; the caller checks): there ``\\p{L}`` is
 ``[A-Za-z]``, ``\\p{N}`` is ``[0-9]`` and Oniguruma's ``\\s`` is ``[\\t\\n\\x0b\\x0c\\r ]`` (Unicode White_Space;
-not ``\\x1c``-``\\x1f``, which Python's ``str.isspace`` and ``re``'s Unicode ``\\s`` count as space).
+not ``\\x1c``-``\\x1f``, which Python's ``str.isspace`` and ``re``'s Unicode ``\\s`` count as space); ``re.ASCII``
+makes ``(?i:'s|...)`` fold ASCII letters only, and ``\\s+(?!\\S)`` at the end of a text succeeds in both engines.
 """
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ number, another slice of the text), after the added-token cut ``ChatTemplate.enc
   fresh    random lowercase words, none seen before (every word goes to the BPE model: the fast path's worst case);
 
 and the ``ChatTemplate.encode`` of a rendered conversation whose last user message is new ("render"), with the
-fast path off and on. Figures are p50 µs over ``--reps`` calls; the ratio is new/old. The crossover the
-fast path's threshold (``template.WORD_PATH_CHARS``) comes from is where the cold ratio nears 1.
+fast path off and on. Figures are p50 µs over ``--reps`` calls; the ratio is new/old. The fast path's
+length limit (``template.WORD_PATH_CHARS``) comes from these figures: where a ratio, hot or cold, nears 1.
 
     python tools/bench/bench_pretokenize.py [--reps 40] [--lengths 45,128,512,2048,8192] [--model tiny-qwen3]
 """
