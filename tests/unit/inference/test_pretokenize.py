@@ -149,6 +149,16 @@ def test_a_pattern_that_cuts_otherwise_gets_no_fast_path(wrong: Callable[[str], 
         assert WordEncoder.of(tokenizers[name]) is None, name
 
 
+class _Identity:
+    """A custom (Python) normalizer or pre-tokenizer that changes nothing: its configuration cannot be read."""
+
+    def normalize(self, normalized: object) -> None:
+        pass
+
+    def pre_tokenize(self, pretok: object) -> None:
+        pass
+
+
 def _split(pattern: str) -> pre_tokenizers.PreTokenizer:
     return pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(pattern), "isolated"),
                                     pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
@@ -169,6 +179,8 @@ REFUSED: dict[str, Callable[[Tokenizer], None]] = {
         pre_tokenizers.Split(Regex(QWEN2_PATTERN), "removed"),
         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])),
     "whitespace": lambda t: setattr(t, "pre_tokenizer", pre_tokenizers.Whitespace()),
+    "custom-normalizer": lambda t: setattr(t, "normalizer", normalizers.Normalizer.custom(_Identity())),
+    "custom-pre-tokenizer": lambda t: setattr(t, "pre_tokenizer", pre_tokenizers.PreTokenizer.custom(_Identity())),
     "dropout": lambda t: setattr(t.model, "dropout", 0.5),
     "subword-prefix": lambda t: setattr(t.model, "continuing_subword_prefix", "##"),
     "word-suffix": lambda t: setattr(t.model, "end_of_word_suffix", "</w>"),
