@@ -65,7 +65,7 @@ ASCII_PATTERNS: dict[str, str] = {
 (compiled with ``re.ASCII``). Every ASCII character matches one alternative, so the matches cover the text."""
 
 WORD_CACHE_WORDS = 1 << 16
-"""Words whose ids :class:`WordEncoder` keeps (a dict, emptied when full: a few MB at most)."""
+"""Words whose ids :class:`WordEncoder` keeps (a dict, emptied when full; 200-300 bytes a word, ≈20 MB at most)."""
 WORD_CHARS = 64
 """Longer words (a long run of spaces or of ``=``) are not kept: they go to the model each time."""
 
