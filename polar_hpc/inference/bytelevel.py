@@ -17,10 +17,10 @@ from collections.abc import Sequence
 
 from tokenizers import Tokenizer, decoders
 
-__all__ = ["ByteTable"]
+__all__ = ["ByteTable", "byte_alphabet"]
 
 
-def _byte_alphabet() -> dict[str, int]:
+def byte_alphabet() -> dict[str, int]:
     """GPT-2's printable stand-in for each byte: the character a byte-level vocabulary writes for it."""
     printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
     chars = {b: chr(b) for b in printable}
@@ -41,7 +41,7 @@ class ByteTable:
 
     def __init__(self, tokenizer: Tokenizer) -> None:
         self.tokenizer = tokenizer
-        alphabet = _byte_alphabet()
+        alphabet = byte_alphabet()
         to_bytes: dict[int, int | str] = {ord(c): b for c, b in alphabet.items()}
         to_bytes |= {c: _UNMAPPED for c in range(256) if chr(c) not in alphabet}
         size = tokenizer.get_vocab_size(with_added_tokens=True)

@@ -31,17 +31,17 @@ makes ``(?i:'s|...)`` fold ASCII letters only, and ``\\s+(?!\\S)`` at the end of
 from __future__ import annotations
 
 import json
-import logging
 import re
 from typing import Any
 
 from tokenizers import Tokenizer, models
 
-from polar_hpc.inference.bytelevel import _byte_alphabet
+from polar_hpc.inference.bytelevel import byte_alphabet
+from polar_hpc.log import get_logger
 
 __all__ = ["ASCII_PATTERNS", "GPT2_PATTERN", "WORD_CACHE_WORDS", "WORD_CHARS", "WordEncoder"]
 
-log = logging.getLogger("polar_hpc")
+log = get_logger("inference.pretokenize")
 
 _WS = r"\t\n\x0b\x0c\r "
 """Oniguruma's ``\\s`` on ASCII, inside a character class."""
@@ -136,7 +136,7 @@ class WordEncoder:
     def __init__(self, model: models.Model, pattern: str) -> None:
         self._model = model
         self._findall = re.compile(pattern, re.ASCII).findall
-        alphabet = {b: c for c, b in _byte_alphabet().items()}
+        alphabet = {b: c for c, b in byte_alphabet().items()}
         self._to_byte_level = str.maketrans({chr(b): alphabet[b] for b in range(128)})
         self._words: dict[str, list[int]] = {}
 
