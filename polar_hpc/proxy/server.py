@@ -188,10 +188,10 @@ class ProxyServer:
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port, backlog=4096)
         await site.start()
-        port = next(a[1] for a in self._runner.addresses if isinstance(a, tuple))  # the one bound (port 0: any)
+        bound = next(a[1] for a in self._runner.addresses if isinstance(a, tuple))  # port 0: the one chosen
         if unix_path is not None:
             await web.UnixSite(self._runner, unix_path).start()
-        return f"http://{host}:{port}"
+        return f"http://{host}:{bound}"
 
     async def stop(self) -> None:
         if self._runner is not None:

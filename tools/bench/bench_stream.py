@@ -17,7 +17,7 @@ Reports:
      wake-up can wait for a busy CPU's time slice, and a proxy adds two hops), once with the proxies and the
      relay moved to CPU 0 as well ("one CPU": the direct path never wakes a process on the other CPU, a proxy's
      path does so four times, and on a VM waking an idle virtual CPU goes through the hypervisor, which can
-     cost a millisecond and more: the bare relay's row in each layout shows it), and so under ``SCHED_FIFO``
+     cost a millisecond and more: the bare relay's row in each layout shows it), and that under ``SCHED_FIFO``
      (each process runs until it waits: the sum of the work on the path, with no other process's timer
      cutting in). Then the proxy's own share
      measured inside one process, a new prompt each call (``bench_first_byte_split.shares``);
