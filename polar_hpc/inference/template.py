@@ -169,8 +169,8 @@ class ChatTemplate:
         add_generation_prompt: bool = True,
         **template_kwargs: Any,
     ) -> str:
-        return self._render(messages, plain(list(tools)) if tools is not None else None, add_generation_prompt,
-                            template_kwargs)
+        return self._render(prepare_messages(messages), plain(list(tools)) if tools is not None else None,
+                            add_generation_prompt, template_kwargs)
 
     def render_request(
         self,
@@ -185,18 +185,18 @@ class ChatTemplate:
         idle spell. Renders share it (the sandbox lets no template change it), with its ``tojson`` texts
         (:class:`~polar_hpc.inference.chat_jinja.KeptDict`)."""
         return self._render(template_messages(messages), self._tool_form(tools) if tools else None,
-                            add_generation_prompt, template_kwargs, prepared=True)
+                            add_generation_prompt, template_kwargs)
 
     def _render(self, messages: Sequence[Mapping[str, Any]], tools: list[Any] | None, add_generation_prompt: bool,
-                template_kwargs: Mapping[str, Any], *, prepared: bool = False) -> str:
-        """Render with ``tools`` already plain (and ``messages`` too, when ``prepared``)."""
+                template_kwargs: Mapping[str, Any]) -> str:
+        """Render ``messages`` as ``prepare_messages`` gives them, with ``tools`` already plain."""
         if not messages:
             raise TemplateError("cannot render an empty conversation (expected at least one message)")
         compiled = compile_template(self.template_for(tools))
         kwargs = {**self.special_tokens, **plain(template_kwargs)}
         try:
             return compiled.render(
-                messages=messages if prepared else prepare_messages(messages),
+                messages=messages,
                 tools=tools,
                 documents=kwargs.pop("documents", None),
                 add_generation_prompt=add_generation_prompt,
