@@ -8,17 +8,15 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import anthropic
 import numpy as np
-import openai
 import pytest
-from google import genai
 from google.genai import types as gtypes
 
 from polar_hpc.inference.engine import SGLangEngine
 from polar_hpc.inference.result import GenerateResult
 from polar_hpc.inference.template import ChatTemplate, to_template_messages, to_template_tools
 from polar_hpc.proxy.server import ProxyServer
+from tests.fixtures.sdk_clients import SdkClients
 
 pytestmark = pytest.mark.slow
 SCHEMA = {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}
@@ -81,8 +79,8 @@ def check(rig: Rig, n: int, content: list[str]) -> None:
 
 
 @pytest.mark.parametrize("stream", [False, True])
-async def test_openai_chat(rig: Rig, stream: bool) -> None:
-    client = openai.AsyncOpenAI(base_url=rig.base + "/v1", api_key=rig.key, max_retries=0)
+async def test_openai_chat(rig: Rig, stream: bool, sdk: SdkClients) -> None:
+    client = sdk.openai(rig.base, rig.key)
     tools = [{"type": "function", "function": {"name": "bash", "parameters": SCHEMA}}]
     kw: dict[str, Any] = dict(model="x", messages=[{"role": "user", "content": "hi"}], tools=tools, max_tokens=50)
     if stream:
@@ -98,8 +96,8 @@ async def test_openai_chat(rig: Rig, stream: bool) -> None:
 
 
 @pytest.mark.parametrize("stream", [False, True])
-async def test_openai_responses(rig: Rig, stream: bool) -> None:
-    client = openai.AsyncOpenAI(base_url=rig.base + "/v1", api_key=rig.key, max_retries=0)
+async def test_openai_responses(rig: Rig, stream: bool, sdk: SdkClients) -> None:
+    client = sdk.openai(rig.base, rig.key)
     kw: dict[str, Any] = dict(model="x", instructions="Be brief.", input="hi")
     if stream:
         async with client.responses.stream(**kw) as s:
@@ -111,8 +109,8 @@ async def test_openai_responses(rig: Rig, stream: bool) -> None:
 
 
 @pytest.mark.parametrize("stream", [False, True])
-async def test_anthropic(rig: Rig, stream: bool) -> None:
-    client = anthropic.AsyncAnthropic(base_url=rig.base, api_key=rig.key, max_retries=0)
+async def test_anthropic(rig: Rig, stream: bool, sdk: SdkClients) -> None:
+    client = sdk.anthropic(rig.base, rig.key)
     kw: dict[str, Any] = dict(model="c", max_tokens=100, messages=[{"role": "user", "content": "hi"}],
                               tools=[{"name": "bash", "input_schema": SCHEMA}],
                               thinking={"type": "enabled", "budget_tokens": 64})
@@ -127,8 +125,8 @@ async def test_anthropic(rig: Rig, stream: bool) -> None:
 
 
 @pytest.mark.parametrize("stream", [False, True])
-async def test_google(rig: Rig, stream: bool) -> None:
-    client = genai.Client(api_key=rig.key, http_options=gtypes.HttpOptions(base_url=rig.base))
+async def test_google(rig: Rig, stream: bool, sdk: SdkClients) -> None:
+    client = sdk.google(rig.base, rig.key)
     cfg = gtypes.GenerateContentConfig(max_output_tokens=100, tools=[gtypes.Tool(function_declarations=[
         gtypes.FunctionDeclaration(name="bash", parameters_json_schema=SCHEMA)])])
     if stream:
@@ -141,8 +139,8 @@ async def test_google(rig: Rig, stream: bool) -> None:
     check(rig, 1, [text])
 
 
-async def test_multi_turn_session_in_order(rig: Rig) -> None:
-    client = openai.AsyncOpenAI(base_url=rig.base + "/v1", api_key=rig.key, max_retries=0)
+async def test_multi_turn_session_in_order(rig: Rig, sdk: SdkClients) -> None:
+    client = sdk.openai(rig.base, rig.key)
     msgs: list[Any] = [{"role": "user", "content": "one"}]
     texts = []
     for turn in range(3):

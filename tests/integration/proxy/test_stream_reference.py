@@ -7,17 +7,15 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-import anthropic
 import numpy as np
-import openai
 import pytest
-from google import genai
 from google.genai import types as gtypes
 
 from polar_hpc.inference.engine import SGLangEngine
 from polar_hpc.inference.template import ChatTemplate
 from polar_hpc.proxy.server import ProxyServer
 from polar_hpc.wire.records import CompletionRecord
+from tests.fixtures.sdk_clients import SdkClients
 
 pytestmark = pytest.mark.slow
 MSGS = [{"role": "user", "content": "Say hello"}]
@@ -44,9 +42,9 @@ def same(a: CompletionRecord, b: CompletionRecord) -> None:
     assert (a.finish_reason, a.response.content) == (b.finish_reason, b.response.content)
 
 
-async def test_openai_chat_same_seed_same_record(proxy: tuple[ProxyServer, str, str]) -> None:
+async def test_openai_chat_same_seed_same_record(proxy: tuple[ProxyServer, str, str], sdk: SdkClients) -> None:
     server, base, key = proxy
-    client = openai.AsyncOpenAI(base_url=base + "/v1", api_key=key, max_retries=0)
+    client = sdk.openai(base, key)
     plain = await client.chat.completions.create(model="policy", messages=MSGS, seed=7, temperature=1.0)  # type: ignore[arg-type]
     stream = await client.chat.completions.create(model="policy", messages=MSGS, seed=7, temperature=1.0, stream=True)  # type: ignore[arg-type]
     pieces = [ch.delta.content or "" async for c in stream for ch in c.choices]
@@ -57,14 +55,14 @@ async def test_openai_chat_same_seed_same_record(proxy: tuple[ProxyServer, str, 
     assert len([p for p in pieces if p]) > 1
 
 
-async def test_anthropic_and_google_greedy_same_record(proxy: tuple[ProxyServer, str, str]) -> None:
+async def test_anthropic_and_google_greedy_same_record(proxy: tuple[ProxyServer, str, str], sdk: SdkClients) -> None:
     server, base, key = proxy
-    ac = anthropic.AsyncAnthropic(base_url=base, api_key=key, max_retries=0)
+    ac = sdk.anthropic(base, key)
     plain = await ac.messages.create(model="policy", max_tokens=16, messages=MSGS, extra_body={"temperature": 0.0})  # type: ignore[arg-type]
     async with ac.messages.stream(model="policy", max_tokens=16, messages=MSGS, extra_body={"temperature": 0.0}) as s:  # type: ignore[arg-type]
         streamed = await s.get_final_message()
     assert streamed.content[0].text == plain.content[0].text  # type: ignore[union-attr]
-    gc = genai.Client(api_key=key, http_options=gtypes.HttpOptions(base_url=base))
+    gc = sdk.google(base, key)
     cfg = gtypes.GenerateContentConfig(temperature=0.0, max_output_tokens=16)
     g_plain = await gc.aio.models.generate_content(model="policy", contents="Say hello", config=cfg)
     stream = await gc.aio.models.generate_content_stream(model="policy", contents="Say hello", config=cfg)

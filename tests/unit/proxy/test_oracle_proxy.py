@@ -8,15 +8,14 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-import anthropic
 import numpy as np
-import openai
 import pytest
 
 from polar_hpc.inference.forcing import ForcedResult
 from polar_hpc.proxy.oracle.script import OracleScript
 from polar_hpc.proxy.server import ProxyServer
 from tests.fixtures.proxy import ScriptedStreamEngine
+from tests.fixtures.sdk_clients import SdkClients
 
 BASH = {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}
 PATCH = "--- a/calc.py\n+++ b/calc.py\n@@ -1 +1 @@\n-a - b\n+a + b\n"
@@ -46,9 +45,9 @@ async def oracle_proxy(qwen3_template: Any) -> AsyncIterator[tuple[ProxyServer, 
 
 
 @pytest.mark.parametrize("stream", [False, True])
-async def test_openai_chat_gets_the_oracles_parallel_look(oracle_proxy: Any, stream: bool) -> None:
+async def test_openai_chat_gets_the_oracles_parallel_look(oracle_proxy: Any, stream: bool, sdk: SdkClients) -> None:
     server, engine, base, key = oracle_proxy
-    client = openai.AsyncOpenAI(base_url=base + "/v1", api_key=key, max_retries=0)
+    client = sdk.openai(base, key)
     tools: Any = [{"type": "function", "function": {"name": "bash", "parameters": BASH}}]
     msgs: Any = [{"role": "user", "content": "fix calc"}]
     if stream:
@@ -69,9 +68,9 @@ async def test_openai_chat_gets_the_oracles_parallel_look(oracle_proxy: Any, str
     np.testing.assert_allclose(rec.output_logprobs, -np.arange(1, len(rec.output_ids) + 1) / 50.0)
 
 
-async def test_anthropic_stream_and_a_sampled_side_request(oracle_proxy: Any) -> None:
+async def test_anthropic_stream_and_a_sampled_side_request(oracle_proxy: Any, sdk: SdkClients) -> None:
     server, engine, base, key = oracle_proxy
-    client = anthropic.AsyncAnthropic(base_url=base, api_key=key, max_retries=0)
+    client = sdk.anthropic(base, key)
     tools: Any = [{"name": "Bash", "input_schema": BASH}]
     async with client.messages.stream(model="c", max_tokens=100, tools=tools,
                                       messages=[{"role": "user", "content": "fix calc"}]) as s:

@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import json
 
-import anthropic
 import numpy as np
-import openai
 import pytest
-from google import genai
 from google.genai import types as gtypes
 
 from polar_hpc.inference.template import to_template_messages, to_template_tools
 from tests.fixtures.proxy import ProxyHandle
+from tests.fixtures.sdk_clients import SdkClients
 
 TOOL_TEXT = ('<think>\nI should list files.\n</think>\n\nLet me look.\n<tool_call>\n'
              '{"name": "bash", "arguments": {"command": "ls -la"}}\n</tool_call>')
@@ -37,17 +35,13 @@ def check_record(h: ProxyHandle, n: int = 1):  # type: ignore[no-untyped-def]
     return recs
 
 
-def oai(h: ProxyHandle) -> openai.AsyncOpenAI:
-    return openai.AsyncOpenAI(base_url=h.base_url + "/v1", api_key=h.api_key, max_retries=0)
-
-
 @pytest.mark.parametrize("stream", [False, True])
-async def test_openai_chat_tool_call(scripted_proxy: ProxyHandle, stream: bool) -> None:
+async def test_openai_chat_tool_call(scripted_proxy: ProxyHandle, stream: bool, sdk: SdkClients) -> None:
     h = scripted_proxy
     h.engine.script = [TOOL_TEXT]
     tools = [{"type": "function", "function": {"name": "bash", "description": "Run", "parameters": BASH_SCHEMA}}]
     msgs = [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "list files"}]
-    client = oai(h)
+    client = sdk.openai(h.base_url, h.api_key)
     if stream:
         chunks = [c async for c in await client.chat.completions.create(
             model="any", messages=msgs, tools=tools, stream=True, stream_options={"include_usage": True})]  # type: ignore[arg-type]
@@ -73,12 +67,12 @@ async def test_openai_chat_tool_call(scripted_proxy: ProxyHandle, stream: bool) 
 
 
 @pytest.mark.parametrize("stream", [False, True])
-async def test_openai_responses_function_call(scripted_proxy: ProxyHandle, stream: bool) -> None:
+async def test_openai_responses_function_call(scripted_proxy: ProxyHandle, stream: bool, sdk: SdkClients) -> None:
     h = scripted_proxy
     h.engine.script = [TOOL_TEXT]
     tools = [{"type": "function", "name": "bash", "description": "Run", "parameters": BASH_SCHEMA},
              {"type": "web_search"}]
-    client = oai(h)
+    client = sdk.openai(h.base_url, h.api_key)
     kw = dict(model="gpt-x", instructions="Be terse.", input="list files", tools=tools,
               reasoning={"effort": "high", "summary": "auto"}, include=["reasoning.encrypted_content"])
     if stream:
@@ -101,10 +95,10 @@ async def test_openai_responses_function_call(scripted_proxy: ProxyHandle, strea
 
 
 @pytest.mark.parametrize("stream", [False, True])
-async def test_anthropic_tool_use_and_thinking(scripted_proxy: ProxyHandle, stream: bool) -> None:
+async def test_anthropic_tool_use_and_thinking(scripted_proxy: ProxyHandle, stream: bool, sdk: SdkClients) -> None:
     h = scripted_proxy
     h.engine.script = [TOOL_TEXT]
-    client = anthropic.AsyncAnthropic(base_url=h.base_url, api_key=h.api_key, max_retries=0)
+    client = sdk.anthropic(h.base_url, h.api_key)
     kw = dict(
         model="claude-x", max_tokens=8000,
         system=[{"type": "text", "text": "Be terse.", "cache_control": {"type": "ephemeral"}}],
@@ -130,10 +124,10 @@ async def test_anthropic_tool_use_and_thinking(scripted_proxy: ProxyHandle, stre
 
 
 @pytest.mark.parametrize("stream", [False, True])
-async def test_google_function_call(scripted_proxy: ProxyHandle, stream: bool) -> None:
+async def test_google_function_call(scripted_proxy: ProxyHandle, stream: bool, sdk: SdkClients) -> None:
     h = scripted_proxy
     h.engine.script = [TOOL_TEXT]
-    client = genai.Client(api_key=h.api_key, http_options=gtypes.HttpOptions(base_url=h.base_url))
+    client = sdk.google(h.base_url, h.api_key)
     cfg = gtypes.GenerateContentConfig(
         system_instruction="Be terse.",
         tools=[gtypes.Tool(function_declarations=[gtypes.FunctionDeclaration(
@@ -159,11 +153,12 @@ async def test_google_function_call(scripted_proxy: ProxyHandle, stream: bool) -
     assert recs[0].provider == "google" and recs[0].canonical.model == "gemini-x"
 
 
-async def test_unparsed_tool_call_is_text_and_flagged(scripted_proxy: ProxyHandle) -> None:
+async def test_unparsed_tool_call_is_text_and_flagged(scripted_proxy: ProxyHandle, sdk: SdkClients) -> None:
     h = scripted_proxy
     bad = '<tool_call>\n{"name": "bash", "arguments": {"command": \n</tool_call>'
     h.engine.script = [bad]
-    r = await oai(h).chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+    client = sdk.openai(h.base_url, h.api_key)
+    r = await client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
     assert r.choices[0].message.content == bad and not r.choices[0].message.tool_calls
     assert r.choices[0].finish_reason == "stop"
     (rec,) = check_record(h)

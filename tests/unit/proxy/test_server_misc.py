@@ -5,25 +5,22 @@ from __future__ import annotations
 import asyncio
 
 import aiohttp
-import anthropic
-import openai
-from google import genai
-from google.genai import types as gtypes
 
 from polar_hpc.proxy.side import is_side_request
 from polar_hpc.wire.records import CanonicalRequest, ChatMessage, SamplingParams, ToolSpec
 from tests.fixtures.proxy import ProxyHandle
+from tests.fixtures.sdk_clients import SdkClients
 
 
-async def test_count_tokens_models_health(scripted_proxy: ProxyHandle) -> None:
+async def test_count_tokens_models_health(scripted_proxy: ProxyHandle, sdk: SdkClients) -> None:
     h = scripted_proxy
-    a = anthropic.AsyncAnthropic(base_url=h.base_url, api_key=h.api_key, max_retries=0)
+    a = sdk.anthropic(h.base_url, h.api_key)
     n = await a.messages.count_tokens(model="c", messages=[{"role": "user", "content": "hello there"}])
     expect = len(h.template.render_ids([{"role": "user", "content": "hello there"}]))  # type: ignore[attr-defined]
     assert n.input_tokens == expect
-    g = genai.Client(api_key=h.api_key, http_options=gtypes.HttpOptions(base_url=h.base_url))
+    g = sdk.google(h.base_url, h.api_key)
     assert (await g.aio.models.count_tokens(model="g", contents="hello there")).total_tokens == expect
-    models = await openai.AsyncOpenAI(base_url=h.base_url + "/v1", api_key=h.api_key).models.list()
+    models = await sdk.openai(h.base_url, h.api_key).models.list()
     assert [m.id for m in models.data] == ["policy"]
     async with aiohttp.ClientSession() as s:
         async with s.head(h.base_url + "/") as r:
@@ -46,11 +43,11 @@ def test_side_request_classifier() -> None:
     assert not is_side_request(req("You are a coding agent."))
 
 
-async def test_continuation_prompts_reuse_sampled_ids(scripted_proxy: ProxyHandle) -> None:
+async def test_continuation_prompts_reuse_sampled_ids(scripted_proxy: ProxyHandle, sdk: SdkClients) -> None:
     h = scripted_proxy
     h.server.render_mode = "continuation"  # type: ignore[attr-defined]
     key = h.server.open_session("cont/0#0")  # type: ignore[attr-defined]
-    client = openai.AsyncOpenAI(base_url=h.base_url + "/v1", api_key=key, max_retries=0)
+    client = sdk.openai(h.base_url, key)
     msgs: list[dict[str, str]] = [{"role": "user", "content": "one"}]
     for turn in range(3):
         r = await client.chat.completions.create(model="m", messages=msgs)  # type: ignore[arg-type]
@@ -63,7 +60,7 @@ async def test_continuation_prompts_reuse_sampled_ids(scripted_proxy: ProxyHandl
         assert cur.prompt_ids.tolist()[: len(held)] == held
 
 
-async def test_slow_engine_stream_starts_with_keepalive(scripted_proxy: ProxyHandle) -> None:
+async def test_slow_engine_stream_starts_with_keepalive(scripted_proxy: ProxyHandle, sdk: SdkClients) -> None:
     h = scripted_proxy
     h.server.sse_keepalive_s = 0.05  # type: ignore[attr-defined]
     real = h.engine.generate
@@ -73,7 +70,7 @@ async def test_slow_engine_stream_starts_with_keepalive(scripted_proxy: ProxyHan
         return await real(*a, **kw)
 
     h.engine.generate = slow  # type: ignore[method-assign]
-    a = anthropic.AsyncAnthropic(base_url=h.base_url, api_key=h.api_key, max_retries=0)
+    a = sdk.anthropic(h.base_url, h.api_key)
     async with a.messages.stream(model="c", max_tokens=50, messages=[{"role": "user", "content": "hi"}]) as s:
         m = await s.get_final_message()
     assert m.content[0].text == "Hello from the scripted engine."  # type: ignore[union-attr]
@@ -87,11 +84,9 @@ async def test_slow_engine_stream_starts_with_keepalive(scripted_proxy: ProxyHan
     assert r.status == 200 and body.startswith(": keep-alive") and "event: error" in body and "overloaded_error" in body
 
 
-async def test_slow_google_stream_keepalive_is_a_blank_line(scripted_proxy: ProxyHandle) -> None:
+async def test_slow_google_stream_keepalive_is_a_blank_line(scripted_proxy: ProxyHandle, sdk: SdkClients) -> None:
     """google-genai's JS parser (Gemini CLI) reads only ``data:`` frames at its buffer's head, leading whitespace
     allowed: a comment keep-alive there made every slow call fail and be retried. The keep-alive is a blank line."""
-    from google import genai
-    from google.genai import types as gtypes
 
     h = scripted_proxy
     h.server.sse_keepalive_s = 0.05  # type: ignore[attr-defined]
@@ -109,13 +104,13 @@ async def test_slow_google_stream_keepalive_is_a_blank_line(scripted_proxy: Prox
         body = await r.text()
     assert r.status == 200 and body.startswith("\n") and ": keep-alive" not in body
     assert body.lstrip().startswith("data: ")
-    client = genai.Client(api_key=h.api_key, http_options=gtypes.HttpOptions(base_url=h.base_url, api_version="v1beta"))
+    client = sdk.google(h.base_url, h.api_key, api_version="v1beta")
     stream = await client.aio.models.generate_content_stream(model="m", contents="hi")
     text = "".join([c.text or "" async for c in stream])
     assert text == "Hello from the scripted engine."
 
 
-async def test_client_gone_mid_stream_keeps_later_records(scripted_proxy: ProxyHandle) -> None:
+async def test_client_gone_mid_stream_keeps_later_records(scripted_proxy: ProxyHandle, sdk: SdkClients) -> None:
     """A client that disconnects during the keep-alives: its engine call is cancelled, its index finished, and
     the session's next call is still recorded (the log releases records in index order)."""
     h = scripted_proxy
@@ -140,7 +135,7 @@ async def test_client_gone_mid_stream_keeps_later_records(scripted_proxy: ProxyH
         r.close()  # drops the connection mid-stream
     await asyncio.wait_for(cancelled.wait(), 5.0)
     h.engine.generate = real  # type: ignore[method-assign]
-    client = openai.AsyncOpenAI(base_url=h.base_url + "/v1", api_key=h.api_key, max_retries=0)
+    client = sdk.openai(h.base_url, h.api_key)
     r2 = await client.chat.completions.create(model="m", messages=[{"role": "user", "content": "y"}])
     assert r2.choices[0].message.content == "Hello from the scripted engine."
     recs = h.server.close_session(h.api_key)  # type: ignore[attr-defined]

@@ -8,17 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 
 import aiohttp
-import anthropic
 import numpy as np
 import openai
 import pytest
-from google import genai
 from google.genai import types as gtypes
 
 from tests.fixtures.proxy import ProxyHandle
+from tests.fixtures.sdk_clients import SdkClients
 
 TOOL_TEXT = ('<think>\nI should list the files first.\n</think>\n\nLet me look at them.\n<tool_call>\n'
              '{"name": "bash", "arguments": {"command": "ls -la"}}\n</tool_call>')
@@ -51,28 +49,13 @@ async def records(h: ProxyHandle, n: int) -> None:
         await asyncio.sleep(0.05)
 
 
-_CLIENTS: list[openai.AsyncOpenAI | anthropic.AsyncAnthropic] = []
 
-
-@pytest.fixture(autouse=True)
-async def _close_clients() -> AsyncIterator[None]:
-    """The SDK clients a test made are closed after it (no socket is left for the garbage collector)."""
-    yield
-    while _CLIENTS:
-        await _CLIENTS.pop().close()
-
-
-def oai(h: ProxyHandle) -> openai.AsyncOpenAI:
-    client = openai.AsyncOpenAI(base_url=h.base_url + "/v1", api_key=h.api_key, max_retries=0)
-    _CLIENTS.append(client)
-    return client
-
-
-async def test_openai_chat_streams_reasoning_text_then_the_tool_call(live_proxy: ProxyHandle) -> None:
+async def test_openai_chat_streams_reasoning_text_then_the_tool_call(live_proxy: ProxyHandle, sdk: SdkClients) -> None:
     h = live_proxy
     slow(h, TOOL_TEXT)
     tools = [{"type": "function", "function": {"name": "bash", "parameters": SCHEMA}}]
-    stream = await oai(h).chat.completions.create(model="m", messages=MSGS, tools=tools, stream=True)  # type: ignore[arg-type]
+    client = sdk.openai(h.base_url, h.api_key)
+    stream = await client.chat.completions.create(model="m", messages=MSGS, tools=tools, stream=True)  # type: ignore[arg-type]
     reasoning, text, calls, finish = [], [], [], []
     async for c in stream:
         for ch in c.choices:
@@ -95,11 +78,11 @@ async def test_openai_chat_streams_reasoning_text_then_the_tool_call(live_proxy:
     assert rec.response.tool_calls[0].name == "bash" and rec.finish_reason == "stop"
 
 
-async def test_openai_responses_stream(live_proxy: ProxyHandle) -> None:
+async def test_openai_responses_stream(live_proxy: ProxyHandle, sdk: SdkClients) -> None:
     h = live_proxy
     slow(h, TOOL_TEXT)
     tools = [{"type": "function", "name": "bash", "parameters": SCHEMA}]
-    client = oai(h)
+    client = sdk.openai(h.base_url, h.api_key)
     async with client.responses.stream(model="m", input="list files", tools=tools) as s:  # type: ignore[arg-type]
         kinds = [e.type async for e in s]
         final = await s.get_final_response()
@@ -114,11 +97,10 @@ async def test_openai_responses_stream(live_proxy: ProxyHandle) -> None:
     the_record(h)
 
 
-async def test_anthropic_stream(live_proxy: ProxyHandle) -> None:
+async def test_anthropic_stream(live_proxy: ProxyHandle, sdk: SdkClients) -> None:
     h = live_proxy
     slow(h, TOOL_TEXT)
-    client = anthropic.AsyncAnthropic(base_url=h.base_url, api_key=h.api_key, max_retries=0)
-    _CLIENTS.append(client)
+    client = sdk.anthropic(h.base_url, h.api_key)
     tools = [{"name": "bash", "description": "Run", "input_schema": SCHEMA}]
     async with client.messages.stream(model="claude-x", max_tokens=200, messages=MSGS, tools=tools,  # type: ignore[arg-type]
                                       thinking={"type": "enabled", "budget_tokens": 100}) as s:
@@ -134,10 +116,10 @@ async def test_anthropic_stream(live_proxy: ProxyHandle) -> None:
     assert msg.usage.output_tokens == len(rec.output_ids)
 
 
-async def test_google_stream(live_proxy: ProxyHandle) -> None:
+async def test_google_stream(live_proxy: ProxyHandle, sdk: SdkClients) -> None:
     h = live_proxy
     slow(h, TOOL_TEXT)
-    client = genai.Client(api_key=h.api_key, http_options=gtypes.HttpOptions(base_url=h.base_url))
+    client = sdk.google(h.base_url, h.api_key)
     cfg = gtypes.GenerateContentConfig(
         tools=[gtypes.Tool(function_declarations=[gtypes.FunctionDeclaration(name="bash",
                                                                              parameters_json_schema=SCHEMA)])],
@@ -194,16 +176,16 @@ async def test_keepalives_before_the_first_token_in_each_providers_form(
     the_record(h)
 
 
-async def test_unparsable_tool_call_is_sent_as_text(live_proxy: ProxyHandle) -> None:
+async def test_unparsable_tool_call_is_sent_as_text(live_proxy: ProxyHandle, sdk: SdkClients) -> None:
     h = live_proxy
     slow(h, BAD_TOOL, first=0.0, per_token=0.0)
-    r = await oai(h).chat.completions.create(model="m", messages=MSGS, stream=True)  # type: ignore[arg-type]
+    r = await sdk.openai(h.base_url, h.api_key).chat.completions.create(model="m", messages=MSGS, stream=True)  # type: ignore[arg-type]
     text = "".join([ch.delta.content or "" async for c in r for ch in c.choices])
     rec = the_record(h)
     assert rec.parse_error and text == rec.response.content == BAD_TOOL
 
 
-async def test_live_and_synthesized_streams_record_the_same(live_proxy: ProxyHandle) -> None:
+async def test_live_and_synthesized_streams_record_the_same(live_proxy: ProxyHandle, sdk: SdkClients) -> None:
     h = live_proxy
     slow(h, TOOL_TEXT, first=0.0, per_token=0.0)
     h.engine.script = [TOOL_TEXT, TOOL_TEXT]
@@ -211,7 +193,8 @@ async def test_live_and_synthesized_streams_record_the_same(live_proxy: ProxyHan
     contents = []
     for live in (True, False):
         h.server.stream_upstream = live  # type: ignore[attr-defined]
-        r = await oai(h).chat.completions.create(model="m", messages=MSGS, tools=tools, stream=True)  # type: ignore[arg-type]
+        client = sdk.openai(h.base_url, h.api_key)
+        r = await client.chat.completions.create(model="m", messages=MSGS, tools=tools, stream=True)  # type: ignore[arg-type]
         contents.append("".join([ch.delta.content or "" async for c in r for ch in c.choices]))
     a, b = h.server.close_session(h.api_key)  # type: ignore[attr-defined]
     assert contents[0] == contents[1] == "Let me look at them."
@@ -295,11 +278,11 @@ async def test_a_held_tool_call_gets_keepalives(live_proxy: ProxyHandle) -> None
     the_record(h)
 
 
-async def test_engine_failure_mid_stream_is_an_in_stream_error(live_proxy: ProxyHandle) -> None:
+async def test_engine_failure_mid_stream_is_an_in_stream_error(live_proxy: ProxyHandle, sdk: SdkClients) -> None:
     h = live_proxy
     slow(h, "word " * 50, first=0.0, per_token=0.01)
     h.engine.fail_after = 5  # type: ignore[attr-defined]
-    stream = await oai(h).chat.completions.create(model="m", messages=MSGS, stream=True)  # type: ignore[arg-type]
+    stream = await sdk.openai(h.base_url, h.api_key).chat.completions.create(model="m", messages=MSGS, stream=True)  # type: ignore[arg-type]
     got = []
     with pytest.raises(openai.APIError, match="broke after 5 tokens"):
         async for c in stream:
