@@ -31,6 +31,11 @@ def register(subparsers: Any) -> None:
     sft.add_argument("--seed", type=int, default=0)
     sft.set_defaults(func=run)
 
+    train = subparsers.add_parser("train", help="train on a run's rollouts (GRPO with TRL)")
+    from polar_hpc.train.grpo.cli import register as register_grpo
+
+    register_grpo(train.add_subparsers(dest="train_kind", metavar="KIND", required=True))
+
     rep = subparsers.add_parser("report", help="acceptance, rewards, turns, tokens, durations of a run (md + PNG)")
     rep.add_argument("runs", nargs="+", metavar="RUN_DIR")
     rep.add_argument("--out", type=Path, help="output folder (default: RUN_DIR/report)")
