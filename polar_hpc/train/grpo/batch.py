@@ -4,9 +4,10 @@ TRL computes GRPO advantages over fixed blocks of ``num_generations`` rows, so a
 it was submitted. Each session gives exactly one row:
 
 - the session's **last chain** that the policy sampled (not an oracle trace), is trainable and has at least one
-  loss-mask token: its prompt ids, response ids, rollout logprobs and loss mask (``env_mask``); the session reward
-  rides along. A session with several chains (compaction, sub-agents) trains on the last one; the others are
-  counted in ``extra_chains``, not trained on (GRPO gives one advantage per session, TRL one row per advantage);
+  loss-mask token: its prompt ids, response ids, rollout logprobs and loss mask (``env_mask``); the session's
+  outcome reward (``SessionResult.reward``) rides along. A session with several chains (compaction,
+  sub-agents) trains on the last one; the others are counted in ``extra_chains``, not trained on (GRPO gives
+  one advantage per session, TRL one row per advantage);
 - a **placeholder** when the session has no such chain: it sent no result (ERROR, CANCELLED), it ended TIMEOUT or
   ERROR (its mask is all 0), or every chain is marked untrainable. A placeholder has ``env_mask`` all 0 and reward
   ``None``: TRL leaves an all-``None`` row out of the group's mean and gives it advantage 0, so it adds no gradient
@@ -65,13 +66,13 @@ def _usable(s: TrainSample) -> bool:
     return s.trainable and not s.masked and bool(s.loss_mask[s.prompt_length:].any())
 
 
-def _row(s: TrainSample) -> Completion:
+def _row(s: TrainSample, reward: float) -> Completion:
     pl = s.prompt_length
     mask = s.loss_mask[pl:].astype(np.int64)
     logps = np.where(mask > 0, s.rollout_logprobs, 0.0)  # tokens the policy did not sample carry no logprob
     return Completion(group_id=s.group_id, sample_index=s.sample_index, prompt_ids=s.tokens[:pl].tolist(),
                       completion_ids=s.tokens[pl:].tolist(), logprobs=logps.astype(float).tolist(),
-                      env_mask=mask.tolist(), reward=s.reward, weight_versions=list(s.weight_versions))
+                      env_mask=mask.tolist(), reward=reward, weight_versions=list(s.weight_versions))
 
 
 def _placeholder(group_id: str, index: int, prompt_ids: list[int], filler_id: int) -> Completion:
@@ -88,6 +89,7 @@ def group_completions(group: Group, *, filler_id: int, min_group_fraction: float
     for s in group_samples(group):
         by_session.setdefault(s.sample_index, []).append(s)
     statuses = {r.sample_index: r.trajectory.status for r in group.results}
+    rewards = {r.sample_index: r.reward for r in group.results}
     rejected = group.completed_fraction < min_group_fraction
     counts.rejected_groups = int(rejected)
     chosen: dict[int, Completion] = {}
@@ -101,7 +103,7 @@ def group_completions(group: Group, *, filler_id: int, min_group_fraction: float
         elif not usable:
             counts.untrainable += 1
         if usable and not rejected:
-            chosen[i] = _row(max(usable, key=lambda s: s.trace_index))
+            chosen[i] = _row(max(usable, key=lambda s: s.trace_index), rewards[i])
             counts.extra_chains += len(chains) - 1
     counts.trained = len(chosen)
     seen = [s.tokens[:s.prompt_length].tolist() for ch in by_session.values() for s in ch]
