@@ -238,6 +238,8 @@ class TrainerConfig(StrictStruct):
     steps: AtLeast1 = 20
     groups_per_step: AtLeast1 = 1
     learning_rate: Annotated[float, Meta(gt=0)] = 1e-5
+    lr_scheduler: Literal["constant", "linear", "cosine"] = "constant"
+    """``constant``: a run's length is often decided while it runs (``linear`` decays to 0 at ``steps``)."""
     loss_type: Literal["grpo", "dapo", "dr_grpo", "bnpo"] = "dapo"
     beta: Annotated[float, Meta(ge=0)] = 0.0
     """KL coefficient against the initial policy (0: no reference model kept)."""

@@ -6,12 +6,13 @@
 2. TRL alone: ``GRPOTrainer`` with its built-in generation (no harness, no server) on the same tasks, prompt,
    group size, learning rate, loss, completion length and reward check, in this process.
 
-Both run ``--steps`` steps with the same seed, one after the other (never at once: they would share the CPUs).
+The stack runs ``--steps`` steps, TRL alone ``--trl-steps``, with the same seed, one after the other (never at
+once: they would share the CPUs).
 Prints the per-step tables, the mean reward of the first and last 5 steps, and the median wall time per step of
 each with their ratio. Threads: the stack's trainer and engine 1 torch thread each; TRL alone 2 (the same two
 cores); OMP_WAIT_POLICY=PASSIVE for both.
 
-    python tools/bench/bench_grpo.py [--steps 40] [--seed 0] [--only stack|trl] [--set KEY=VALUE ...]
+    python tools/bench/bench_grpo.py [--steps 40] [--trl-steps 10] [--seed 0] [--only stack|trl] [--set K=V ...]
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ def run_stack(steps: int, seed: int, overrides: list[str], work: Path) -> list[d
 def run_trl(steps: int, seed: int, overrides: list[str], work: Path) -> list[dict[str, Any]]:
     import torch
     from datasets import Dataset
-    from transformers import TrainerCallback
+    from transformers import PrinterCallback, TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
 
     from polar_hpc.tasks.source import iter_tasks
@@ -107,6 +108,7 @@ def run_trl(steps: int, seed: int, overrides: list[str], work: Path) -> list[dic
     args = GRPOConfig(
         output_dir=str(work / "trl"), per_device_train_batch_size=g * t.groups_per_step, num_generations=g,
         gradient_accumulation_steps=1, steps_per_generation=1, max_steps=steps, learning_rate=t.learning_rate,
+        lr_scheduler_type=t.lr_scheduler,
         beta=t.beta, loss_type=t.loss_type, seed=seed, shuffle_dataset=False,
         max_completion_length=cfg.inference.max_new_tokens, temperature=1.0, top_p=1.0, top_k=0,
         logging_steps=1, save_strategy="no", report_to="none", disable_tqdm=True, bf16=False,
@@ -114,6 +116,7 @@ def run_trl(steps: int, seed: int, overrides: list[str], work: Path) -> list[dic
     )
     tr = GRPOTrainer(model=model, reward_funcs=[correct], args=args, processing_class=tok,
                      train_dataset=Dataset.from_dict(rows), callbacks=[Record()])
+    tr.remove_callback(PrinterCallback)
     Record.t0 = time.monotonic()
     tr.train()
     return table
@@ -122,6 +125,8 @@ def run_trl(steps: int, seed: int, overrides: list[str], work: Path) -> list[dic
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--steps", type=int, default=40)
+    p.add_argument("--trl-steps", type=int, default=10,
+                   help="steps of TRL alone (its wall time per step is the reference; its curve is a bonus)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--only", choices=["stack", "trl"])
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
@@ -134,7 +139,7 @@ def main() -> int:
     t0 = time.monotonic()
     stack = run_stack(args.steps, args.seed, args.overrides, work) if args.only != "trl" else []
     t_stack = time.monotonic() - t0
-    trl = run_trl(args.steps, args.seed, args.overrides, work) if args.only != "stack" else []
+    trl = run_trl(args.trl_steps, args.seed, args.overrides, work) if args.only != "stack" else []
     t_trl = time.monotonic() - t0 - t_stack
     if stack:
         print(f"\nstack ({t_stack:.0f}s in all, launch and cancel included; work dir {work})")

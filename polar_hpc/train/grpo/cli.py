@@ -29,7 +29,7 @@ def register(sub: Any) -> None:
     g.set_defaults(func=run)
 
 
-def _launch(cfg: Any, run_dir: str | None) -> Any:
+def launch_run(cfg: Any, run_dir: str | None) -> Any:
     import msgspec
 
     from polar_hpc.config import ConfigError
@@ -47,7 +47,7 @@ def _launch(cfg: Any, run_dir: str | None) -> Any:
     return run
 
 
-def _wait_up(run_dir: Path, cfg: Any) -> None:
+def wait_until_up(run_dir: Path, cfg: Any) -> None:
     from polar_hpc.wire.endpoints import endpoint_path, wait_endpoints
 
     timeout = cfg.inference.startup_timeout_s
@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         if not run_dir.exists():
             raise ConfigError(f"--attach {args.attach}: not a polar-hpc run directory")
     else:
-        run_dir = _launch(cfg, args.run_dir)
+        run_dir = launch_run(cfg, args.run_dir)
     out = sys.stdout
     t = cfg.trainer
     out.write(f"run dir: {run_dir.root}\npolicy: {model_dir}  groups/step {t.groups_per_step} x "
@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     rc = 0
     t0 = time.monotonic()
     try:
-        _wait_up(run_dir.root, cfg)
+        wait_until_up(run_dir.root, cfg)
         train_grpo(cfg, run_dir.root, tasks, model=model, tokenizer=tok, model_dir=model_dir, report=report)
     except (WeightPushError, TimeoutError, RuntimeError, ValueError) as err:
         sys.stderr.write(f"polar-hpc train grpo: {err}\n")

@@ -194,16 +194,20 @@ def save_checkpoint(model: Any, base: Path, out: Path) -> Path:
 
 
 class PushWeights(TrainerCallback):
-    """After every optimizer step: save, load on every engine, record and report the step's metrics."""
+    """After every optimizer step: save, ``push`` (load on every engine), record and report the step's metrics.
 
-    def __init__(self, rollouts: LiveRollouts, *, base_model: Path, keep: int,
-                 tis: Callable[[], Any], report: Callable[[StepMetrics], None] | None = None) -> None:
-        self.rollouts = rollouts
+    A failed push raises ``WeightPushError`` naming the step and the checkpoint (left on disk)."""
+
+    def __init__(self, run_dir: Path, *, push: Callable[[Path, int], None], last: Callable[[], StepRollouts | None],
+                 base_model: Path, keep: int, tis: Callable[[], Any],
+                 report: Callable[[StepMetrics], None] | None = None) -> None:
+        self.run_dir = run_dir
+        self.push = push
+        self.last = last
         self.base_model = base_model
         self.keep = keep
         self.tis = tis
         self.report = report
-        self.run_dir = rollouts.run_dir
         self._t_step = time.monotonic()
         self._step_s = 0.0
         self.pushed = 0
@@ -215,7 +219,7 @@ class PushWeights(TrainerCallback):
         step = int(state.global_step)
         ckpt = save_checkpoint(model, self.base_model, self.run_dir / CHECKPOINTS / f"step-{step}")
         try:
-            self.rollouts.update_policy(ckpt, step)
+            self.push(ckpt, step)
         except Exception as err:
             raise WeightPushError(f"step {step}: the engines did not load {ckpt} (kept on disk): {err}") from err
         self.pushed = step
@@ -226,7 +230,7 @@ class PushWeights(TrainerCallback):
         self._step_s, self._t_step = now - self._t_step, now
 
     def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any) -> None:
-        last = self.rollouts.last
+        last = self.last()
         if not logs or "loss" not in logs or last is None:
             return
         tis = self.tis()

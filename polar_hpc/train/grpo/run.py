@@ -83,7 +83,8 @@ def grpo_args(cfg: RunConfig, output_dir: Path) -> Any:
     return GRPOConfig(
         output_dir=str(output_dir), per_device_train_batch_size=g * t.groups_per_step, num_generations=g,
         gradient_accumulation_steps=1, steps_per_generation=1, num_iterations=1, max_steps=t.steps,
-        learning_rate=t.learning_rate, beta=t.beta, loss_type=t.loss_type, seed=t.seed, shuffle_dataset=False,
+        learning_rate=t.learning_rate, lr_scheduler_type=t.lr_scheduler, beta=t.beta, loss_type=t.loss_type,
+        seed=t.seed, shuffle_dataset=False,
         max_completion_length=cfg.inference.max_new_tokens, logging_steps=1, save_strategy="no", report_to="none",
         disable_tqdm=True, dataloader_num_workers=0, bf16=False, use_cpu=not torch.cuda.is_available(),
     )
@@ -115,7 +116,8 @@ def train_grpo(cfg: RunConfig, run_dir: Path, tasks: list[Task], *, model: Any, 
             rollout_func=rollouts, tis_clip=t.tis_clip, tis_level=t.tis_level,
         )
         trainer.remove_callback(PrinterCallback)  # the step line comes from ``report``
-        trainer.add_callback(PushWeights(rollouts, base_model=model_dir, keep=t.keep_checkpoints,
+        trainer.add_callback(PushWeights(run_dir, push=rollouts.update_policy, last=lambda: rollouts.last,
+                                         base_model=model_dir, keep=t.keep_checkpoints,
                                          tis=lambda: trainer.last_tis, report=report))
         trainer.train()
         return trainer

@@ -28,7 +28,7 @@ def test_token_level_weights_are_the_ratio_capped_and_one_off_mask() -> None:
 
 def test_sequence_level_weights_use_the_summed_log_ratio() -> None:
     w, st = tis_weights(TRAINER, ROLLOUT, MASK, clip=1.1, level="sequence")
-    s0, s1 = math.exp(0.1 - 1.0), math.exp(0.2)  # 0.4066 kept, 1.2214 capped
+    s0 = math.exp(0.1 - 1.0)  # 0.4066 kept; row 1: exp(0.2) = 1.2214 capped
     assert torch.allclose(w, torch.tensor([[s0, s0, 1.0], [1.1, 1.1, 1.0]]), atol=1e-6)
     assert st.clipped_share == pytest.approx(0.5)
 
