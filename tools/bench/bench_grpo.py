@@ -9,10 +9,10 @@
 The stack runs ``--steps`` steps, TRL alone ``--trl-steps``, with the same seed, one after the other (never at
 once: they would share the CPUs).
 Prints the per-step tables, the mean reward of the first and last 5 steps, and the median wall time per step of
-each with their ratio. Threads: the stack's trainer and engine 1 torch thread each; TRL alone 2 (the same two
-cores); OMP_WAIT_POLICY=PASSIVE for both.
+each with their ratio. Threads: the recipe's (trainer.threads for the stack's trainer and for TRL alone, one for
+the engine); OMP_WAIT_POLICY=PASSIVE for both.
 
-    python tools/bench/bench_grpo.py [--steps 40] [--trl-steps 10] [--seed 0] [--only stack|trl] [--set K=V ...]
+    python tools/bench/bench_grpo.py [--steps N] [--trl-steps 10] [--seed 0] [--only stack|trl] [--set K=V ...]
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def run_trl(steps: int, seed: int, overrides: list[str], work: Path) -> list[dic
 
     cfg = load_recipe(RECIPE, [f"trainer.seed={seed}", *overrides])
     t = cfg.trainer
-    torch.set_num_threads(t.threads + 1)
+    torch.set_num_threads(t.threads)
     tasks = {x.task_id: x for x in iter_tasks(cfg)}
     answer = {x.task_id: x.instruction for x in tasks.values()}
     order = schedule(sorted(tasks), steps * t.groups_per_step, seed)
@@ -124,7 +124,7 @@ def run_trl(steps: int, seed: int, overrides: list[str], work: Path) -> list[dic
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--steps", type=int, default=40)
+    p.add_argument("--steps", type=int, help="stack steps (default: the recipe's trainer.steps)")
     p.add_argument("--trl-steps", type=int, default=10,
                    help="steps of TRL alone (its wall time per step is the reference; its curve is a bonus)")
     p.add_argument("--seed", type=int, default=0)
@@ -137,7 +137,8 @@ def main() -> int:
     print(f"load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs", flush=True)
     work = Path(tempfile.mkdtemp(prefix="bench-grpo-"))
     t0 = time.monotonic()
-    stack = run_stack(args.steps, args.seed, args.overrides, work) if args.only != "trl" else []
+    steps = args.steps or load_recipe(RECIPE, args.overrides).trainer.steps
+    stack = run_stack(steps, args.seed, args.overrides, work) if args.only != "trl" else []
     t_stack = time.monotonic() - t0
     trl = run_trl(args.trl_steps, args.seed, args.overrides, work) if args.only != "stack" else []
     t_trl = time.monotonic() - t0 - t_stack

@@ -71,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
     from polar_hpc.wire.rundir import RunDir
 
     hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()  # its warnings (deprecations, unused weights) are not the user's to act on
     warnings.filterwarnings("ignore", category=FutureWarning, module="transformers")
     cfg = load_recipe(args.recipe, args.overrides)
     tasks = list(iter_tasks(cfg))

@@ -55,8 +55,8 @@ def load_policy(model_dir: Path) -> tuple[Any, Any]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     try:
-        tok = AutoTokenizer.from_pretrained(str(model_dir))
         model = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=torch.float32)
+        tok = AutoTokenizer.from_pretrained(str(model_dir))
     except Exception as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise ConfigError(f"trainer.model: cannot load a causal LM and tokenizer from {model_dir}: {first}") from None
