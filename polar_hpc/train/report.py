@@ -26,6 +26,7 @@ from polar_hpc.store.shardfile import (
     read_session_blobs,
     read_trace_blobs,
 )
+from polar_hpc.train.grpo.metrics import StepMetrics, read_steps
 from polar_hpc.train.outcome import failure_reason
 from polar_hpc.train.report_types import Dist, GroupRow, HarnessRow, RunReport, SessionRow, stage_order
 from polar_hpc.util.units import count, duration
@@ -196,6 +197,19 @@ def render_markdown(rep: RunReport, plots: Sequence[str] = ()) -> str:
     return "\n".join(lines)
 
 
+def grpo_section(steps: Sequence[StepMetrics]) -> str:
+    """Markdown table of a GRPO trainer's steps (empty without any)."""
+    if not steps:
+        return ""
+    lines = ["", "## Training (GRPO)", "", "| step | reward | loss | mean abs Δlogp | max | clipped | rollout weights "
+             "| waited |", "|---:|---:|---:|---:|---:|---:|---|---:|"]
+    for m in steps:
+        wait = m.wait_s / m.step_s if m.step_s else 0.0
+        lines.append(f"| {m.step} | {m.reward:.3f} | {m.loss:+.4f} | {m.logp_diff_mean:.2e} | {m.logp_diff_max:.2e} "
+                     f"| {100 * m.clipped_share:.1f}% | {','.join(m.rollout_versions)} | {100 * wait:.0f}% |")
+    return "\n".join(lines) + "\n"
+
+
 def write_report(runs: Sequence[str | os.PathLike[str]], out: Path, *, accept: float = 1.0,
                  plots: bool = True, allow_empty: bool = False) -> str:
     """Write ``report.md``, ``report.json`` and PNG plots under ``out``; returns the markdown.
@@ -213,7 +227,12 @@ def write_report(runs: Sequence[str | os.PathLike[str]], out: Path, *, accept: f
         from polar_hpc.train.plots import plot_report
 
         written = plot_report(rep, rows, out)
-    text = render_markdown(rep, written)
+    steps = next((s for s in (read_steps(r) for r in runs) if s), [])
+    if plots and steps:
+        from polar_hpc.train.plots import plot_grpo_steps
+
+        written.append(plot_grpo_steps(steps, out))
+    text = render_markdown(rep, written) + grpo_section(steps)
     (out / "report.md").write_text(text)
     (out / "report.json").write_bytes(msgspec.json.format(msgspec.json.encode(rep)))
     return text

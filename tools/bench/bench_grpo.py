@@ -111,7 +111,8 @@ def run_trl(steps: int, seed: int, overrides: list[str], work: Path) -> list[dic
         lr_scheduler_type=t.lr_scheduler,
         beta=t.beta, loss_type=t.loss_type, seed=seed, shuffle_dataset=False,
         max_completion_length=cfg.inference.max_new_tokens, temperature=1.0, top_p=1.0, top_k=0,
-        logging_steps=1, save_strategy="no", report_to="none", disable_tqdm=True, bf16=False,
+        logging_steps=1, save_strategy="no", report_to="none", disable_tqdm=True,
+        dataloader_pin_memory=False, bf16=False,
         use_cpu=not torch.cuda.is_available(),
     )
     tr = GRPOTrainer(model=model, reward_funcs=[correct], args=args, processing_class=tok,

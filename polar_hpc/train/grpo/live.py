@@ -210,6 +210,7 @@ class PushWeights(TrainerCallback):
         self.report = report
         self._t_step = time.monotonic()
         self._step_s = 0.0
+        self._push_s = 0.0
         self.pushed = 0
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
@@ -217,6 +218,7 @@ class PushWeights(TrainerCallback):
 
     def on_step_end(self, args: Any, state: Any, control: Any, model: Any = None, **kw: Any) -> None:
         step = int(state.global_step)
+        t0 = time.monotonic()
         ckpt = save_checkpoint(model, self.base_model, self.run_dir / CHECKPOINTS / f"step-{step}")
         try:
             self.push(ckpt, step)
@@ -227,6 +229,7 @@ class PushWeights(TrainerCallback):
         for p in old[:-self.keep]:
             shutil.rmtree(p, ignore_errors=True)
         now = time.monotonic()
+        self._push_s = now - t0
         self._step_s, self._t_step = now - self._t_step, now
 
     def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any) -> None:
@@ -243,7 +246,8 @@ class PushWeights(TrainerCallback):
             logp_diff_max=tis.logp_diff_max if tis else float("nan"),
             clipped_share=tis.clipped_share if tis else float("nan"),
             rollout_versions=sorted({v for r in trained for v in r.weight_versions}),
-            pushed_version=self.pushed, wait_s=last.wait_s, step_s=self._step_s, counts=last.counts,
+            pushed_version=self.pushed, wait_s=last.wait_s, step_s=self._step_s, push_s=self._push_s,
+            counts=last.counts,
             time=time.time(),
         )
         append_step(self.run_dir, m)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import msgspec
@@ -31,11 +32,13 @@ class StepMetrics(msgspec.Struct, kw_only=True):
     wait_s: float
     """Time the trainer waited for this step's groups."""
     step_s: float
+    push_s: float = 0.0
+    """Saving the checkpoint and loading it on every engine."""
     counts: GroupCounts
     time: float
 
 
-def steps_path(run_dir: str | Path) -> Path:
+def steps_path(run_dir: str | os.PathLike[str]) -> Path:
     return Path(run_dir) / TRAINER_DIR / STEPS
 
 
@@ -46,7 +49,7 @@ def append_step(run_dir: str | Path, m: StepMetrics) -> None:
         f.write(msgspec.json.encode(m) + b"\n")
 
 
-def read_steps(run_dir: str | Path) -> list[StepMetrics]:
+def read_steps(run_dir: str | os.PathLike[str]) -> list[StepMetrics]:
     """The steps recorded in ``run_dir`` (empty when no trainer ran there)."""
     p = steps_path(run_dir)
     if not p.is_file():
@@ -62,5 +65,5 @@ def step_line(m: StepMetrics) -> str:
     return (f"step {m.step:3d}  reward {m.reward:.3f}  loss {m.loss:+.4f}  |Δlogp| {m.logp_diff_mean:.2e} "
             f"(max {m.logp_diff_max:.2e}, clipped {100 * m.clipped_share:.0f}%)  "
             f"rollout v{','.join(m.rollout_versions) or '-'} -> pushed v{m.pushed_version}  "
-            f"waited {100 * wait:.0f}% of {m.step_s:.1f}s"
+            f"waited {100 * wait:.0f}% of {m.step_s:.1f}s (push {m.push_s:.1f}s)"
             + (f"  placeholders {placeholders}" if placeholders else ""))

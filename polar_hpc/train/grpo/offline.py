@@ -97,7 +97,8 @@ def replay_trainer(rollouts: ShardRollouts, model: Any, tokenizer: Any, t: Train
         gradient_accumulation_steps=1, steps_per_generation=1, num_iterations=1, max_steps=n,
         learning_rate=t.learning_rate, lr_scheduler_type=t.lr_scheduler, beta=t.beta, loss_type=t.loss_type,
         seed=t.seed, shuffle_dataset=False,
-        logging_steps=1, save_strategy="no", report_to="none", disable_tqdm=True, bf16=False,
+        logging_steps=1, save_strategy="no", report_to="none", disable_tqdm=True,
+        dataloader_pin_memory=False, bf16=False,
     )
     return TisGRPOTrainer(model=model, reward_funcs=[session_reward], args=args, processing_class=tokenizer,
                           train_dataset=Dataset.from_dict({"prompt": order}), rollout_func=rollouts,

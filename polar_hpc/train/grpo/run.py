@@ -86,7 +86,8 @@ def grpo_args(cfg: RunConfig, output_dir: Path) -> Any:
         learning_rate=t.learning_rate, lr_scheduler_type=t.lr_scheduler, beta=t.beta, loss_type=t.loss_type,
         seed=t.seed, shuffle_dataset=False,
         max_completion_length=cfg.inference.max_new_tokens, logging_steps=1, save_strategy="no", report_to="none",
-        disable_tqdm=True, dataloader_num_workers=0, bf16=False, use_cpu=not torch.cuda.is_available(),
+        disable_tqdm=True,
+        dataloader_pin_memory=False, dataloader_num_workers=0, bf16=False, use_cpu=not torch.cuda.is_available(),
     )
 
 
