@@ -62,3 +62,23 @@ def test_report_missing_or_empty_run_fails(tmp_path: Path, capsys: Any) -> None:
     RunDir(tmp_path / "run").shards.mkdir(parents=True)
     assert main(["report", str(tmp_path / "run")]) == 2
     assert "no committed shards" in capsys.readouterr().err
+
+
+def test_report_of_a_grpo_run_plots_reward_and_logprob_difference_per_step(tmp_path: Path,
+                                                                            session_result_factory: Any) -> None:
+    from polar_hpc.train.grpo.batch import GroupCounts
+    from polar_hpc.train.grpo.metrics import StepMetrics, append_step, read_steps
+
+    run = write_run(tmp_path / "run", [session_result_factory() for _ in range(4)])
+    written = [StepMetrics(step=i + 1, reward=0.25 * i, loss=-0.01 * i, logp_diff_mean=1e-6 * (i + 1),
+                           logp_diff_max=3e-6, clipped_share=0.5 * i, rollout_versions=[str(i) if i else "default"],
+                           pushed_version=i + 1, wait_s=1.0, step_s=4.0, counts=GroupCounts(sessions=8, trained=8),
+                           time=0.0) for i in range(3)]
+    for m in written:
+        append_step(run, m)
+    assert read_steps(run) == written  # read back as written
+    text = write_report([run], tmp_path / "rep")
+    assert "## Training (GRPO)" in text
+    assert "| 3 | 0.500 | -0.0200 | 3.00e-06 | 3.00e-06 | 100.0% | 2 | 25% |" in text
+    assert "![grpo_steps](grpo_steps.png)" in text
+    assert (tmp_path / "rep" / "grpo_steps.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
