@@ -23,7 +23,8 @@ ROOT = Path(__file__).parents[3]
 RECIPE = ROOT / "recipes" / "local-grpo.toml"
 TINY = ["inference.model=asset:tiny-qwen3", "trainer.steps=2", "trainer.groups_per_step=2", "tasks.num_samples=4",
         "trainer.max_off_policy_steps=0", "trainer.learning_rate=1e-3", "trainer.threads=1"]
-EVEN_REPLY = "python3 -c 'import sys; sys.exit(len(open(\"reply.txt\").read()) % 2)'"
+EVEN_REPLY = ("python3 -c 'import json, sys; r = json.load(open(\"reply.json\")); "
+              "sys.exit(len(r[\"choices\"][0][\"message\"][\"content\"] or \"\") % 2)'")
 LOGP_TOL = 1e-4
 """nat: trainer vs reference server under the same float32 weights (KV-cached incremental vs one full forward;
 measured here: max 2e-6)."""
