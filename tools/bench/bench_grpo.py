@@ -13,6 +13,7 @@ each with their ratio. Threads: the recipe's (trainer.threads for the stack's tr
 the engine); OMP_WAIT_POLICY=PASSIVE for both.
 
     python tools/bench/bench_grpo.py [--steps N] [--trl-steps 10] [--seed 0] [--only stack|trl] [--set K=V ...]
+        [--stack-run RUN_DIR]   (the stack table of a finished run, beside a fresh TRL-alone measurement)
 """
 
 from __future__ import annotations
@@ -57,11 +58,19 @@ def run_stack(steps: int, seed: int, overrides: list[str], work: Path) -> list[d
         rc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
     sys.stdout.write((work / "stack.log").read_text(errors="replace")[-200:] if rc else "")
     steps_done = read_steps(run_dir)
-    if rc != 0 or not steps_done:
+    if not steps_done:
         raise SystemExit(f"stack run failed (exit {rc}); see {work / 'stack.log'}")
+    if rc != 0:
+        print(f"stack run ended with exit {rc} after {len(steps_done)} steps; see {work / 'stack.log'}")
+    return steps_table(run_dir)
+
+
+def steps_table(run_dir: Path) -> list[dict[str, Any]]:
+    from polar_hpc.train.grpo.metrics import read_steps
+
     return [{"step": m.step, "reward": m.reward, "loss": m.loss, "dlogp": m.logp_diff_mean,
              "dlogp_max": m.logp_diff_max, "clipped": m.clipped_share, "versions": ",".join(m.rollout_versions),
-             "wait": m.wait_s / m.step_s if m.step_s else 0.0, "step_s": m.step_s} for m in steps_done]
+             "wait": m.wait_s / m.step_s if m.step_s else 0.0, "step_s": m.step_s} for m in read_steps(run_dir)]
 
 
 def run_trl(steps: int, seed: int, overrides: list[str], work: Path) -> list[dict[str, Any]]:
@@ -83,8 +92,8 @@ def run_trl(steps: int, seed: int, overrides: list[str], work: Path) -> list[dic
             "answer": [sum(int(n) for n in NUMBER.findall(answer[i])) for i in order]}
     model, tok = load_policy(trainer_model_dir(cfg))
 
-    def correct(completions: list[Any], answer: list[int], **_: Any) -> list[float]:
-        out = []
+    def correct(completions: list[Any], answer: list[int], **_: Any) -> list[float | None]:
+        out: list[float | None] = []
         for c, a in zip(completions, answer, strict=True):
             m = NUMBER.search(c[0]["content"])
             out.append(1.0 if m and int(m.group()) == a else 0.0)
@@ -133,13 +142,17 @@ def main() -> int:
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="recipe override for both sides (e.g. trainer.learning_rate=3e-5)")
     p.add_argument("--out", type=Path, help="also write both tables here as JSON")
+    p.add_argument("--stack-run", type=Path, help="print the stack table of this finished run instead of running")
     args = p.parse_args()
     load = os.getloadavg()
     print(f"load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs", flush=True)
     work = Path(tempfile.mkdtemp(prefix="bench-grpo-"))
     t0 = time.monotonic()
     steps = args.steps or load_recipe(RECIPE, args.overrides).trainer.steps
-    stack = run_stack(steps, args.seed, args.overrides, work) if args.only != "trl" else []
+    if args.stack_run:
+        stack = steps_table(args.stack_run)
+    else:
+        stack = run_stack(steps, args.seed, args.overrides, work) if args.only != "trl" else []
     t_stack = time.monotonic() - t0
     trl = run_trl(args.trl_steps, args.seed, args.overrides, work) if args.only != "stack" else []
     t_trl = time.monotonic() - t0 - t_stack
