@@ -24,7 +24,6 @@ from polar_hpc.config.run import (
     InferenceConfig,
     ProxyConfig,
     RunConfig,
-    RuntimeSpec,
 )
 
 MIRRORED: dict[tuple[str, str], tuple[type[msgspec.Struct], str]] = {
@@ -41,7 +40,6 @@ MIRRORED: dict[tuple[str, str], tuple[type[msgspec.Struct], str]] = {
     ("build", "builder"): (BuilderSpec, "name"),
     ("build", "include_side_requests"): (BuilderSpec, "include_side_requests"),
     ("probe", "model"): (InferenceConfig, "model"),
-    ("probe", "runtime"): (RuntimeSpec, "backend"),
 }
 
 NOT_MIRRORED: dict[tuple[str, str], str] = {
@@ -49,6 +47,7 @@ NOT_MIRRORED: dict[tuple[str, str], str] = {
     ("tasks build-offline", "engine"): "a container engine, not inference.engine",
     ("probe", "policy"): "a probe is an oracle session: agent.policy's default (sample) is not offered",
     ("probe", "timeout"): "the probe's harness budget, not evaluator.timeout_s",
+    ("probe", "runtime"): "unset: the --recipe's runtime.backend, else the demo layout's (RuntimeSpec's default)",
 }
 
 
