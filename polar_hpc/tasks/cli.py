@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import get_args
+
+from polar_hpc.tasks import HARBOR, Dataset
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -14,7 +17,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                         "published images, grading specs and gold patches; or Harbor task folders "
                                         "(Terminal-Bench style) → task JSONL with their Dockerfiles, tests and "
                                         "solve.sh")
-    imp.add_argument("dataset", choices=["swe-bench", "swe-gym", "harbor"])
+    imp.add_argument("dataset", choices=[*get_args(Dataset), HARBOR])
     imp.add_argument("rows", type=Path, nargs="+", metavar="ROWS|DIR",
                      help="swe-bench / swe-gym: one rows file; harbor: task folders or folders of them")
     imp.add_argument("--out", type=Path, required=True)
@@ -32,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.tasks_command == "build-offline":
         return _build_offline(args)
-    if args.dataset == "harbor":
+    if args.dataset == HARBOR:
         return _import_harbor(args)
     from polar_hpc.evaluate.swe_upstream import UpstreamUnavailable
     from polar_hpc.tasks.importer import TaskImportError, import_rows
