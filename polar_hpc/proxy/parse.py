@@ -54,16 +54,21 @@ def split_reasoning(text: str, *, in_think: bool = False) -> tuple[str | None, s
     stripped = text.lstrip()
     if stripped.startswith(THINK_OPEN):
         body = stripped[len(THINK_OPEN) :]
-    elif not in_think and THINK_CLOSE not in text:
+    elif not in_think and THINK_CLOSE not in text[: _first_call(text)]:  # a </think> inside a call is a value's
         return None, text
     end = body.find(THINK_CLOSE)
     if end >= 0:
         reasoning, rest = body[:end], body[end + len(THINK_CLOSE) :]
     else:
-        starts = [k for k in (body.find(CALL_OPEN), body.find(FUNCTION_OPEN)) if k >= 0]
-        cut = min(starts) if starts else len(body)
+        cut = _first_call(body)
         reasoning, rest = body[:cut], body[cut:]
     return reasoning.strip("\n"), rest.lstrip("\n")
+
+
+def _first_call(text: str) -> int:
+    """Where tool-call syntax first begins (``len(text)`` when nowhere)."""
+    starts = [k for k in (text.find(CALL_OPEN), text.find(FUNCTION_OPEN)) if k >= 0]
+    return min(starts) if starts else len(text)
 
 
 def _arguments(call: _JsonCall) -> str:
