@@ -84,6 +84,18 @@ def _arguments(call: _JsonCall) -> str:
     return text
 
 
+def _array_calls(body: str, errors: list[str]) -> list[_JsonCall]:
+    """The call objects of a JSON array in one block (what SGLang's Qwen 2.5 detector takes); an entry that is
+    not one is reported in ``errors``."""
+    out = []
+    for k, item in enumerate(_DECODE.decode(body)):
+        try:
+            out.append(_CALL.decode(msgspec.json.encode(item)))
+        except msgspec.DecodeError as err:
+            errors.append(f"array entry {k}: {err}")
+    return out
+
+
 def _json_calls(text: str, prefix: str) -> tuple[list[tuple[int, int, ToolCall]], list[str]]:
     """Each ``<tool_call>`` block: its JSON object extends as far as the JSON does (a string in it may hold
     ``</tool_call>``); then ``</tool_call>``, or nothing when the text ends or the next block begins."""
@@ -100,8 +112,11 @@ def _json_calls(text: str, prefix: str) -> tuple[list[tuple[int, int, ToolCall]]
             if after and not after.startswith((CALL_CLOSE, CALL_OPEN)):
                 raise ValueError(f"text after the JSON object: {after[:40]!r}")
             end = len(text) - len(after) + (len(CALL_CLOSE) if after.startswith(CALL_CLOSE) else 0)
-            call = _CALL.decode(text[body_at:obj_end])
-            calls.append((i, end, ToolCall(id=new_call_id(prefix), name=call.name, arguments=_arguments(call))))
+            body = text[body_at:obj_end]
+            found = _array_calls(body, errors) if body.startswith("[") else [_CALL.decode(body)]
+            if not found:
+                raise ValueError("a JSON array holding no call object")
+            calls += [(i, end, ToolCall(id=new_call_id(prefix), name=c.name, arguments=_arguments(c))) for c in found]
             pos = end
         except (ValueError, msgspec.DecodeError) as err:
             errors.append(str(err).splitlines()[0][:200])

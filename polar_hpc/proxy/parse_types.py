@@ -1,8 +1,8 @@
 """A Qwen3-coder ``<parameter=…>`` value (always text) typed by the tool's JSON schema.
 
 The type is the schema's ``type`` (a string, or a list: its first non-null member), or, for ``anyOf`` / ``oneOf``
-(every Pydantic ``Optional[...]``), the first non-null option's. A nullable schema takes ``null`` / ``None`` as
-null; a plain string keeps them as text. Integers keep every digit (``int``, never through ``float``); a number
+(every Pydantic ``Optional[...]``), the first non-null option's. ``null`` / ``None`` is null but for a string
+that is not nullable (then it is the text). Integers keep every digit (``int``, never through ``float``); a number
 written as an integer stays one. Objects, arrays and untyped-but-declared values are JSON, else a Python literal
 (``{'a': 1}``, ``True``, ``None``: what models trained on a Python-rendering template write), else a JSON string
 holding either; what fits none stays text. A parameter the schema does not declare, or declares without a type,
@@ -90,10 +90,10 @@ def typed_value(raw: str, schema: Any, declared: bool) -> Any:
         return raw
     kind, nullable = schema_type(schema)
     text = raw.strip()
-    if nullable and text in _NULLS:
-        return None
     if kind in (None, "string"):
-        return raw
+        return None if nullable and text in _NULLS else raw
+    if text in _NULLS:
+        return None
     if kind == "integer":
         return int(text) if _INT.fullmatch(text) else raw
     if kind in ("number", "float", "double"):

@@ -29,6 +29,7 @@ CALL_CLOSE = "</tool_call>"
 _NAME = re.compile(r"[A-Za-z0-9_.:\-/]+")
 _TAGS = re.compile(r"<parameter=([^>\n<]*)>|</parameter>")
 _OPEN = re.compile(r"<parameter=([^>\n<]*)>")
+_DRIFTED = re.compile(r"</parameter[A-Za-z0-9_]*>?\Z")
 _ENCODE = msgspec.json.Encoder()
 
 
@@ -79,6 +80,14 @@ def _value_end(text: str, start: int, declared: set[str] | None, assigned: set[s
     return (min(ends), min(ends)) if ends else None
 
 
+def _undrift(value: str) -> str:
+    """``value`` without a drifted close tag at its end (``</parameter1>``, a bare ``</parameter``); linear time
+    (no backtracking over a long run of blanks)."""
+    body = value.rstrip()
+    m = _DRIFTED.search(body)
+    return body[: m.start()].rstrip() if m else value
+
+
 def _unwrap(value: str) -> str:
     """The value without the one newline the template writes on each side of it."""
     if value.startswith("\r\n"):
@@ -110,7 +119,10 @@ def _call(text: str, i: int, tools: dict[str, ToolSpec]) -> tuple[XmlCall | None
             if found is None:
                 return None, len(text), f"{name}: the text ends inside <parameter={pname}> (cut by the token limit?)"
             vend, pos = found
-            args[pname] = typed_value(_unwrap(text[vstart:vend]), props.get(pname), pname in props)
+            value = _unwrap(text[vstart:vend])
+            if vend == pos:  # closed implicitly: a close tag the model let drift is not part of the value
+                value = _undrift(value)
+            args[pname] = typed_value(value, props.get(pname), pname in props)
             continue
         if text.startswith(FUNCTION_CLOSE, j):
             end = j + len(FUNCTION_CLOSE)

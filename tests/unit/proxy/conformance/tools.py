@@ -56,4 +56,17 @@ TOOLSETS: dict[str, dict[str, dict[str, Any]]] = {
         "TodoWrite": {"type": "object", "properties": {"todos": {"type": "array", "items": {"type": "object", "properties": {
             "content": {"type": "string"}, "status": {"type": "string"}}, "required": ["content", "status"]}}}}},
     "sglang_weather": {"get_weather": {"type": "object", "properties": {}}},
+    "sglang_weather_days": {"get_weather": {"type": "object", "properties": {
+        "city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"]}},
+    "sglang_weather_search": {
+        "get_weather": {"type": "object", "properties": {"city": {"type": "string"},
+                                                         "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}}},
+        "search": {"type": "object", "properties": {"query": {"type": "string"}}}},
+    "sglang_time_weather": {"get_time": {"type": "object", "properties": {}},
+                            "get_weather": {"type": "object", "properties": {"city": {"type": "string"}}}},
+    "sglang_lookup_number": {"lookup": {"type": "object", "properties": {"value": {"type": "number"}}}},
+    "sglang_lookup_nullable_number": {"lookup": {"type": "object", "properties": {
+        "value": {"anyOf": [{"type": "number"}, {"type": "null"}]}}}},
+    "sglang_lookup_integer": {"lookup": {"type": "object", "properties": {"value": {"type": "integer"}}}},
+    "sglang_lookup_string": {"lookup": {"type": "object", "properties": {"value": {"type": "string"}}}},
 }
