@@ -56,6 +56,11 @@ TOOLSETS: dict[str, dict[str, dict[str, Any]]] = {
         "TodoWrite": {"type": "object", "properties": {"todos": {"type": "array", "items": {"type": "object", "properties": {
             "content": {"type": "string"}, "status": {"type": "string"}}, "required": ["content", "status"]}}}}},
     "sglang_weather": {"get_weather": {"type": "object", "properties": {}}},
+    "ours_edit": {"edit": {"type": "object", "properties": {
+        "path": {"type": "string"}, "body": {"type": "string"}, "line": {"type": "integer"},
+        "force": {"type": "boolean"}, "ratio": {"type": "number"}, "items": {"type": "array"},
+        "opts": {"oneOf": [{"type": "object"}, {"type": "null"}]},
+        "nested": {"type": "object", "properties": {"x": {"type": "object"}}}}}},
     "sglang_weather_days": {"get_weather": {"type": "object", "properties": {
         "city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"]}},
     "sglang_weather_search": {
