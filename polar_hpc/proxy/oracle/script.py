@@ -4,10 +4,14 @@ Turns: *look* (``git status``, the first file the patch touches), *apply* (the p
 heredoc, or the solution commands), *verify* (the task's test command) and a plain final *answer* that ends the
 session. Where the harness accepts parallel tool calls, the look turn makes two calls at once.
 
-A patch the heredoc cannot carry (it holds the heredoc's tag line, or the model's tool-call format cannot hold it
-literally: ``policy`` finds that out by parsing its own call back) goes base64-encoded into ``git apply``; one
-longer than :data:`LITERAL_MAX` always does, in pieces of :data:`PIECE_MAX` characters, one turn each (a command
-line is one argument string, which Linux caps at 128 KiB), written to :data:`PIECES_PATH` and applied by the last.
+A solution goes literally (a patch in a heredoc) only when it is plain text a harness's shell tool takes as it is:
+no control characters but newlines and tabs (Claude Code refuses a command holding a carriage return, "control
+characters that would be hidden in the approval dialog"), no command-substitution syntax even quoted (Gemini CLI
+blocks ``$(``, backticks, ``<(``, ``>(`` anywhere in a command), no heredoc tag line, and when the model's
+tool-call format holds it (``policy`` parses its own call back). Otherwise it goes base64-encoded: a patch into
+``git apply``, commands into ``bash``. A patch longer than :data:`LITERAL_MAX` always does, in pieces of
+:data:`PIECE_MAX` characters, one turn each (a command line is one argument string, which Linux caps at 128 KiB),
+written to :data:`PIECES_PATH` and applied by the last.
 """
 
 from __future__ import annotations
@@ -70,8 +74,17 @@ class Turn(msgspec.Struct, kw_only=True, frozen=True):
     answer: str = ""
 
 
+SHELL_FILTERED = ("$(", "`", "<(", ">(")
+"""Command-substitution syntax a harness's shell tool may refuse even inside quotes (Gemini CLI)."""
+
+
+def plain_text(text: str) -> bool:
+    """Whether ``text`` goes literally into a harness's shell command (see the module's docstring)."""
+    return not any(s in text for s in SHELL_FILTERED) and all(c in "\n\t" or c.isprintable() for c in text)
+
+
 def _heredoc_fits(patch: str) -> bool:
-    return len(patch) <= LITERAL_MAX and HEREDOC_TAG not in patch.splitlines()
+    return len(patch) <= LITERAL_MAX and HEREDOC_TAG not in patch.splitlines() and plain_text(patch)
 
 
 def apply_commands(script: OracleScript, *, encoded: bool = False) -> list[str]:
@@ -79,7 +92,7 @@ def apply_commands(script: OracleScript, *, encoded: bool = False) -> list[str]:
     or when the heredoc cannot carry it) in pieces; or the solution commands."""
     if not script.solution_patch:
         body = "set -e\n" + "\n".join(script.solution_commands)
-        if not encoded:
+        if not encoded and plain_text(body):
             return [body]
         return [f"printf %s '{base64.b64encode(body.encode()).decode()}' | base64 -d | bash"]
     patch = script.solution_patch if script.solution_patch.endswith("\n") else script.solution_patch + "\n"

@@ -21,7 +21,14 @@ from hypothesis import strategies as st
 
 from polar_hpc.proxy.oracle.policy import OraclePolicy, parses_back
 from polar_hpc.proxy.oracle.render import tool_calls_text
-from polar_hpc.proxy.oracle.script import HEREDOC_TAG, OracleError, OracleScript, turns
+from polar_hpc.proxy.oracle.script import (
+    HEREDOC_TAG,
+    OracleError,
+    OracleScript,
+    apply_commands,
+    plain_text,
+    turns,
+)
 from polar_hpc.proxy.oracle.tools import pick_tool
 from polar_hpc.proxy.parse import parse_reply
 from polar_hpc.wire.records import CanonicalRequest, ChatMessage, ToolCall
@@ -103,6 +110,7 @@ def test_hostile_patch_applies_through_every_harness_tool(tmp_path: Path, harnes
     patch = make_patch(tmp_path, before, after)
     assert "GIT binary patch" in patch and "</parameter>" in patch
     commands = apply_calls(OracleScript(solution_patch=patch, task="hostile-demo"), harness, parser)
+    assert all(plain_text(c) for c in commands)  # what the harnesses' shell tools refuse goes encoded
     repo = _repo(tmp_path / "apply", before)
     run_in(repo, commands)
     assert (repo / "hostile.txt").read_bytes() == HOSTILE.encode()
@@ -119,6 +127,15 @@ def test_large_patch_goes_in_pieces_and_applies(tmp_path: Path, parser: str) -> 
     repo = _repo(tmp_path / "apply", {"big.txt": b""})
     run_in(repo, commands)
     assert (repo / "big.txt").read_bytes() == big
+
+
+@pytest.mark.parametrize("text,plain", [("a\tb\n", True), ("Grüße 世界\n", True), ("a\r\n", False), ("$(id)", False),
+                                        ("`id`", False), ("diff <(a) >(b)", False), ("$HOME ${X}", True),
+                                        ("\x1b[31m", False), ("zero\u200bwidth", False)])
+def test_plain_text_is_what_shell_tools_take_literally(text: str, plain: bool) -> None:
+    assert plain_text(text) is plain
+    commands = apply_commands(OracleScript(solution_commands=[f"printf %s '{text}'"]))
+    assert (commands == [f"set -e\nprintf %s '{text}'"]) is plain and all(plain_text(c) for c in commands)
 
 
 def test_a_call_the_format_cannot_carry_fails_the_session_naming_the_task() -> None:
