@@ -16,12 +16,13 @@ from polar_hpc.inference.result import GenerateResult
 from polar_hpc.inference.template import ChatTemplate
 from polar_hpc.proxy.errors import Failed, ProxyError, bad_request, context_overflow
 from polar_hpc.proxy.live.respond import LiveSink
-from polar_hpc.proxy.normalize.common import Normalized
 from polar_hpc.proxy.oracle.policy import OraclePolicy
 from polar_hpc.proxy.oracle.script import OracleError
 from polar_hpc.proxy.parse import ParsedReply, parse_reply
 from polar_hpc.proxy.prompt import PromptBuilder
-from polar_hpc.proxy.respond.common import Reply
+from polar_hpc.proxy.providers import provider_api
+from polar_hpc.proxy.providers.reply import Reply
+from polar_hpc.proxy.providers.request import Normalized
 from polar_hpc.proxy.side import is_side_request
 from polar_hpc.wire.records import (
     CanonicalRequest,
@@ -203,7 +204,7 @@ class Generator:
         stop_seq = result.matched_stop if isinstance(result.matched_stop, str) else None
         if stop_seq and text.endswith(stop_seq):
             text = text[: -len(stop_seq)]
-        prefix = "toolu_" if provider == "anthropic" else "call_"
+        prefix = provider_api(provider).tool_call_prefix
         parsed: ParsedReply = parse_reply(
             text, self.tool_parser, req.tools, in_think=self._in_think(ids), id_prefix=prefix
         )

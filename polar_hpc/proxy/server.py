@@ -24,10 +24,9 @@ from aiohttp import web
 from polar_hpc.config.run import InferenceConfig, ProxyConfig, RenderMode, ToolParser
 from polar_hpc.inference.template import ChatTemplate
 from polar_hpc.log import get_logger
-from polar_hpc.proxy import respond
 from polar_hpc.proxy.capture import SessionLog
-from polar_hpc.proxy.detect import Route, body_provider, header_provider, request_key, route_by_path
-from polar_hpc.proxy.errors import Failed, ProxyError, bad_request, error_body, error_bytes
+from polar_hpc.proxy.detect import UNDETECTED, Route, body_provider, header_provider, request_key, route_by_path
+from polar_hpc.proxy.errors import Failed, ProxyError, bad_request
 from polar_hpc.proxy.generate import Engine, Generator
 from polar_hpc.proxy.live.respond import (
     LiveSink,
@@ -35,12 +34,12 @@ from polar_hpc.proxy.live.respond import (
     answer_live,
     stream_refusal,
 )
-from polar_hpc.proxy.normalize import normalize
-from polar_hpc.proxy.normalize.common import Normalized
 from polar_hpc.proxy.oracle.policy import OraclePolicy
 from polar_hpc.proxy.oracle.script import OracleScript
 from polar_hpc.proxy.prompt import PromptBuilder
-from polar_hpc.proxy.respond.common import SSE_HEADERS, Reply, bare_keepalive
+from polar_hpc.proxy.providers import provider_api
+from polar_hpc.proxy.providers.reply import SSE_HEADERS, Reply
+from polar_hpc.proxy.providers.request import Normalized
 from polar_hpc.util.fs import safe_name
 from polar_hpc.wire.records import CompletionRecord, Provider
 
@@ -77,19 +76,12 @@ def _json(data: bytes, status: int = 200) -> web.Response:
 
 
 def _error(provider: Provider, err: ProxyError) -> web.Response:
-    return web.Response(body=error_bytes(provider, err), status=err.status, content_type=_JSON_CT)
+    body = _ENC.encode(provider_api(provider).error_body(err))
+    return web.Response(body=body, status=err.status, content_type=_JSON_CT)
 
 
 def _stream_error(provider: Provider, err: ProxyError, completion_id: str, model: str) -> bytes:
-    body = error_body(provider, err)
-    if provider == "anthropic":
-        return b"event: error\ndata: " + _ENC.encode(body) + b"\n\n"
-    if provider == "openai_responses":
-        inner = body["error"]
-        return respond.openai_responses.failed_sse(
-            completion_id, model, int(time.time()), {"code": inner["code"] or inner["type"], "message": err.message}
-        )
-    return b"data: " + _ENC.encode(body) + b"\n\n"
+    return provider_api(provider).stream_error(err, completion_id, model)
 
 
 class ProxyServer:
@@ -209,7 +201,7 @@ class ProxyServer:
     async def _handle(self, request: web.BaseRequest) -> web.StreamResponse:
         received = time.time()
         route = route_by_path(request.method, request.path, request.headers)
-        fallback: Provider = (route.provider if route else None) or header_provider(request.headers) or "openai_chat"
+        fallback: Provider = (route.provider if route else None) or header_provider(request.headers) or UNDETECTED
         if route is not None and route.op == "health":
             return web.Response(status=200) if request.method == "HEAD" else _json(b'{"status":"ok"}')
         try:
@@ -237,7 +229,7 @@ class ProxyServer:
             kind = "empty" if body is None else type(body).__name__
             return _error(route.provider, bad_request(f"expected a JSON object as the request body, got {kind}"))
         try:
-            norm = normalize(route, body)
+            norm = provider_api(route.provider).normalize(route, body)
             self._check_model(norm)
         except ProxyError as err:
             return _error(route.provider, err)
@@ -266,7 +258,7 @@ class ProxyServer:
             reply, rec = await call
         except BaseException as err:
             return self._fail(route.provider, session, index, err)
-        data = respond.json_body(route.provider, reply)
+        data = provider_api(route.provider).json_body(reply)
         rec.timings.responded = time.time()
         session.log.finish(index, rec)
         return web.Response(body=data, content_type=_JSON_CT)
@@ -300,7 +292,7 @@ class ProxyServer:
                 if resp is None:
                     resp = web.StreamResponse(headers=SSE_HEADERS)
                     await resp.prepare(request)
-                await resp.write(bare_keepalive(provider))
+                await resp.write(provider_api(provider).bare_keepalive)
             err = task.exception()
             if err is not None:
                 finished = True
@@ -313,7 +305,7 @@ class ProxyServer:
                 await resp.write_eof()
                 return resp
             reply, rec = task.result()
-            data = respond.sse_body(provider, reply)
+            data = provider_api(provider).sse_body(reply)
             rec.timings.responded = time.time()
             finished = True
             session.log.finish(index, rec)
@@ -385,31 +377,8 @@ class ProxyServer:
             n = len(session.builder.canonical_ids(norm.canonical))
         except (ValueError, TypeError) as err:
             return _error(provider, bad_request(f"the model's chat template cannot render this conversation: {err}"))
-        if provider == "google":
-            return _json(_ENC.encode({"totalTokens": n}))
-        return _json(_ENC.encode({"input_tokens": n}))
+        return _json(_ENC.encode(provider_api(provider).token_count(n)))
 
     def _models(self, provider: Provider) -> web.Response:
-        name = self.model_name
-        if provider == "google":
-            data: dict[str, Any] = {
-                "models": [
-                    {
-                        "name": f"models/{name}",
-                        "displayName": name,
-                        "inputTokenLimit": self.gen.context_length,
-                        "outputTokenLimit": self.gen.max_new_tokens,
-                        "supportedGenerationMethods": ["generateContent", "streamGenerateContent", "countTokens"],
-                    }
-                ]
-            }
-        elif provider == "anthropic":
-            data = {
-                "data": [{"type": "model", "id": name, "display_name": name, "created_at": "1970-01-01T00:00:00Z"}],
-                "has_more": False,
-                "first_id": name,
-                "last_id": name,
-            }
-        else:
-            data = {"object": "list", "data": [{"id": name, "object": "model", "created": 0, "owned_by": "polar-hpc"}]}
+        data = provider_api(provider).models(self.model_name, self.gen.context_length, self.gen.max_new_tokens)
         return _json(_ENC.encode(data))

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from polar_hpc.proxy.normalize.google import thought_signature
-from polar_hpc.proxy.respond.common import ENC, Reply, arguments_object, sse
+from polar_hpc.proxy.providers.google.normalize import thought_signature
+from polar_hpc.proxy.providers.reply import ENC, Reply, arguments_object, sse
+
+KEEPALIVE = b"\n"
+"""google-genai's JS stream parser (Gemini CLI) only reads ``data:`` frames at the head of its buffer (leading
+whitespace allowed): an SSE comment there blocks every later frame and the call fails ("Incomplete JSON segment
+at the end"), so Gemini CLI retried every call slower than the keep-alive interval. A blank line is harmless."""
 
 
-def _finish(r: Reply) -> str:
+def finish_reason(r: Reply) -> str:
     return "MAX_TOKENS" if r.finish == "length" and not r.parsed.tool_calls else "STOP"
 
 
@@ -52,7 +57,7 @@ def body(response_id: str, model: str, content: list[dict[str, Any]], finish: st
 
 
 def _body(r: Reply) -> dict[str, Any]:
-    return body(r.id, r.model, parts(r, r.parsed.content, r.options.include_thoughts), _finish(r), usage(r))
+    return body(r.id, r.model, parts(r, r.parsed.content, r.options.include_thoughts), finish_reason(r), usage(r))
 
 
 def json_body(r: Reply) -> bytes:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from polar_hpc.proxy.errors import bad_request
-from polar_hpc.proxy.normalize.common import (
+from polar_hpc.proxy.providers.request import (
     Normalized,
     ReplyOptions,
     as_dict,

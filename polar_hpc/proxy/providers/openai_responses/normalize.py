@@ -7,7 +7,8 @@ import binascii
 from typing import Any
 
 from polar_hpc.proxy.errors import bad_request
-from polar_hpc.proxy.normalize.common import (
+from polar_hpc.proxy.providers.openai_chat.normalize import content_text
+from polar_hpc.proxy.providers.request import (
     Normalized,
     ReplyOptions,
     append_tool_call,
@@ -23,7 +24,6 @@ from polar_hpc.proxy.normalize.common import (
     parse_arguments,
     type_name,
 )
-from polar_hpc.proxy.normalize.openai_chat import content_text
 from polar_hpc.wire.records import CanonicalRequest, ChatMessage, Role, SamplingParams, ToolCall, ToolSpec
 
 ENCRYPTED_PREFIX = "polar:"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from polar_hpc.proxy.respond.common import ENC, Reply, arguments_object, signature, sse
+from polar_hpc.proxy.providers.reply import ENC, Reply, arguments_object, signature, sse
 
 
 def stop_reason(r: Reply) -> str:
@@ -36,7 +36,7 @@ def _usage(r: Reply, output_tokens: int) -> dict[str, Any]:
     }
 
 
-def _message(r: Reply, content: list[dict[str, Any]], done: bool) -> dict[str, Any]:
+def message(r: Reply, content: list[dict[str, Any]], done: bool) -> dict[str, Any]:
     return {
         "id": f"msg_{r.id}",
         "type": "message",
@@ -50,11 +50,11 @@ def _message(r: Reply, content: list[dict[str, Any]], done: bool) -> dict[str, A
 
 
 def json_body(r: Reply) -> bytes:
-    return ENC.encode(_message(r, _blocks(r), done=True))
+    return ENC.encode(message(r, _blocks(r), done=True))
 
 
 def sse_body(r: Reply) -> bytes:
-    out = [sse("message_start", {"type": "message_start", "message": _message(r, [], done=False)})]
+    out = [sse("message_start", {"type": "message_start", "message": message(r, [], done=False)})]
     out.append(sse("ping", {"type": "ping"}))
     for i, b in enumerate(_blocks(r)):
         kind = b["type"]

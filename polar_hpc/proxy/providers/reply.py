@@ -8,8 +8,8 @@ from typing import Any
 
 import msgspec
 
-from polar_hpc.proxy.normalize.common import ReplyOptions
 from polar_hpc.proxy.parse import ParsedReply
+from polar_hpc.proxy.providers.request import ReplyOptions
 
 ENC = msgspec.json.Encoder()
 _DEC = msgspec.json.Decoder()
@@ -31,15 +31,7 @@ class Reply(msgspec.Struct, kw_only=True):
 
 SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 KEEPALIVE = b": keep-alive\n\n"
-GOOGLE_KEEPALIVE = b"\n"
-"""google-genai's JS stream parser (Gemini CLI) only reads ``data:`` frames at the head of its buffer (leading
-whitespace allowed): an SSE comment there blocks every later frame and the call fails ("Incomplete JSON segment
-at the end"), so Gemini CLI retried every call slower than the keep-alive interval. A blank line is harmless."""
-
-
-def bare_keepalive(provider: str) -> bytes:
-    """A keep-alive outside the provider's own events: an SSE comment, a blank line for Google."""
-    return GOOGLE_KEEPALIVE if provider == "google" else KEEPALIVE
+"""A keep-alive outside a provider's own events (an SSE comment), for providers whose SDKs skip comments."""
 
 
 def sse(event: str | None, data: Any) -> bytes:

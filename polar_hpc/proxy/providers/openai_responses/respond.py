@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from polar_hpc.proxy.normalize.openai_responses import encrypt_reasoning
-from polar_hpc.proxy.respond.common import ENC, Reply, arguments_object, sse
+from polar_hpc.proxy.providers.openai_responses.normalize import encrypt_reasoning
+from polar_hpc.proxy.providers.reply import ENC, Reply, arguments_object, sse
 
 
-def _items(r: Reply) -> list[dict[str, Any]]:
+def output_items(r: Reply) -> list[dict[str, Any]]:
     p = r.parsed
     items: list[dict[str, Any]] = []
     if p.reasoning:
@@ -58,7 +58,7 @@ def _items(r: Reply) -> list[dict[str, Any]]:
     return items
 
 
-def _response(r: Reply, output: list[dict[str, Any]], status: str) -> dict[str, Any]:
+def response_object(r: Reply, output: list[dict[str, Any]], status: str) -> dict[str, Any]:
     incomplete = status == "incomplete"
     return {
         "id": f"resp_{r.id}",
@@ -86,15 +86,15 @@ def _response(r: Reply, output: list[dict[str, Any]], status: str) -> dict[str, 
     }
 
 
-def _final_status(r: Reply) -> str:
+def final_status(r: Reply) -> str:
     return "incomplete" if r.finish == "length" and not r.parsed.tool_calls else "completed"
 
 
 def json_body(r: Reply) -> bytes:
-    return ENC.encode(_response(r, _items(r), _final_status(r)))
+    return ENC.encode(response_object(r, output_items(r), final_status(r)))
 
 
-def _item_events(item: dict[str, Any], idx: int, ev: list[tuple[str, dict[str, Any]]]) -> None:
+def item_events(item: dict[str, Any], idx: int, ev: list[tuple[str, dict[str, Any]]]) -> None:
     kind = item["type"]
     iid = item["id"]
     if kind == "reasoning":
@@ -128,17 +128,17 @@ def _item_events(item: dict[str, Any], idx: int, ev: list[tuple[str, dict[str, A
 
 
 def sse_body(r: Reply) -> bytes:
-    items = _items(r)
-    status = _final_status(r)
+    items = output_items(r)
+    status = final_status(r)
     ev: list[tuple[str, dict[str, Any]]] = [
-        ("response.created", {"response": _response(r, [], "in_progress")}),
-        ("response.in_progress", {"response": _response(r, [], "in_progress")}),
+        ("response.created", {"response": response_object(r, [], "in_progress")}),
+        ("response.in_progress", {"response": response_object(r, [], "in_progress")}),
     ]
     for idx, item in enumerate(items):
-        _item_events(item, idx, ev)
+        item_events(item, idx, ev)
     # A length-cut reply still ends with ``response.completed`` (status "incomplete" inside): Codex turns a
     # ``response.incomplete`` event into a retried stream error and the SDKs' final-response helpers refuse it.
-    ev.append(("response.completed", {"response": _response(r, items, status)}))
+    ev.append(("response.completed", {"response": response_object(r, items, status)}))
     return b"".join(sse(name, {"type": name, "sequence_number": n, **data}) for n, (name, data) in enumerate(ev))
 
 

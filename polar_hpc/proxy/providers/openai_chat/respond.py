@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from polar_hpc.proxy.respond.common import ENC, Reply, sse
+from polar_hpc.proxy.providers.reply import ENC, Reply, sse
 
 
 def _finish(r: Reply) -> str:
@@ -21,7 +21,7 @@ def _usage(r: Reply) -> dict[str, Any]:
     }
 
 
-def _tool_calls(r: Reply, indexed: bool) -> list[dict[str, Any]]:
+def tool_calls(r: Reply, indexed: bool) -> list[dict[str, Any]]:
     out = []
     for i, c in enumerate(r.parsed.tool_calls):
         d: dict[str, Any] = {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
@@ -53,7 +53,7 @@ def json_body(r: Reply) -> bytes:
     if p.reasoning:
         msg["reasoning_content"] = p.reasoning
     if p.tool_calls:
-        msg["tool_calls"] = _tool_calls(r, indexed=False)
+        msg["tool_calls"] = tool_calls(r, indexed=False)
     return ENC.encode(
         {
             "id": f"chatcmpl-{r.id}",
@@ -72,5 +72,5 @@ def sse_body(r: Reply) -> bytes:
     if p.reasoning:
         delta["reasoning_content"] = p.reasoning
     if p.tool_calls:
-        delta["tool_calls"] = _tool_calls(r, indexed=True)
+        delta["tool_calls"] = tool_calls(r, indexed=True)
     return chunk(r.id, r.created, r.model, delta) + tail(r)

@@ -1,0 +1,81 @@
+"""OpenAI Chat Completions (``/chat/completions``): detection, errors (OpenAI's envelope, shared with Responses),
+model list and token counts; the request is read by ``normalize``, the answer built by ``respond`` (JSON,
+synthesized stream) and ``stream`` (live stream)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from polar_hpc.proxy.errors import ProxyError
+from polar_hpc.proxy.providers.base import ProviderAPI, Route
+from polar_hpc.proxy.providers.openai_chat import normalize, respond
+from polar_hpc.proxy.providers.openai_chat.stream import ChatWriter
+from polar_hpc.proxy.providers.reply import KEEPALIVE, Reply, sse
+from polar_hpc.proxy.providers.request import Normalized, ReplyOptions
+from polar_hpc.proxy.providers.writer import Writer
+from polar_hpc.wire.records import Provider
+
+_ERROR_TYPE = {
+    "bad_request": ("invalid_request_error", None),
+    "auth": ("invalid_request_error", "invalid_api_key"),
+    "not_found": ("invalid_request_error", "model_not_found"),
+    "too_large": ("invalid_request_error", "request_too_large"),
+    "context_overflow": ("invalid_request_error", "context_length_exceeded"),
+    "engine_down": ("server_error", "engine_unavailable"),
+    "engine_timeout": ("server_error", "timeout"),
+    "engine_error": ("server_error", "engine_error"),
+}
+
+
+def openai_error(err: ProxyError) -> dict[str, Any]:
+    """OpenAI's error object (Chat Completions and Responses)."""
+    etype, code = _ERROR_TYPE[err.kind]
+    return {"error": {"message": err.message, "type": etype, "param": err.param, "code": code}}
+
+
+def openai_models(name: str) -> dict[str, Any]:
+    return {"object": "list", "data": [{"id": name, "object": "model", "created": 0, "owned_by": "polar-hpc"}]}
+
+
+class OpenAIChat:
+    name: Provider = "openai_chat"
+    tool_call_prefix = "call_"
+    bare_keepalive = KEEPALIVE
+
+    def route(self, method: str, path: str) -> Route | None:
+        return Route("openai_chat", "generate") if method == "POST" and path.endswith("/chat/completions") else None
+
+    def claims_headers(self, headers: Mapping[str, str]) -> bool:
+        return False  # a Bearer token: every provider's SDK may send one
+
+    def claims_body(self, body: dict[str, Any]) -> bool:
+        return "messages" in body
+
+    def normalize(self, route: Route, body: dict[str, Any]) -> Normalized:
+        return normalize.normalize(body)
+
+    def json_body(self, reply: Reply) -> bytes:
+        return respond.json_body(reply)
+
+    def sse_body(self, reply: Reply) -> bytes:
+        return respond.sse_body(reply)
+
+    def writer(self, completion_id: str, model: str, created: int, prompt_tokens: int,
+               options: ReplyOptions) -> Writer:
+        return ChatWriter(completion_id, model, created, prompt_tokens, options)
+
+    def error_body(self, err: ProxyError) -> dict[str, Any]:
+        return openai_error(err)
+
+    def stream_error(self, err: ProxyError, completion_id: str, model: str) -> bytes:
+        return sse(None, self.error_body(err))
+
+    def models(self, name: str, context_length: int, max_new_tokens: int) -> dict[str, Any]:
+        return openai_models(name)
+
+    def token_count(self, n: int) -> dict[str, Any]:
+        return {"input_tokens": n}
+
+
+API: ProviderAPI = OpenAIChat()
