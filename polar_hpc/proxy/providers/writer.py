@@ -62,6 +62,11 @@ class Writer:
     def _text(self, delta: str) -> bytes:
         raise NotImplementedError
 
+    def _reasoning_rest(self, reasoning: str | None) -> bytes:
+        """The parsed reasoning the client does not have yet, as reasoning events."""
+        rest = self._rest(reasoning, self.sent_reasoning, "reasoning")
+        return self.reasoning(rest) if rest else b""
+
     def _rest(self, final: str | None, sent: str, what: str) -> str:
         final = final or ""
         if sent and not final.startswith(sent):

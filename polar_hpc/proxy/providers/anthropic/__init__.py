@@ -10,9 +10,8 @@ from polar_hpc.proxy.errors import ProxyError
 from polar_hpc.proxy.providers.anthropic import normalize, respond
 from polar_hpc.proxy.providers.anthropic.stream import AnthropicWriter
 from polar_hpc.proxy.providers.base import ProviderAPI, Route
-from polar_hpc.proxy.providers.reply import KEEPALIVE, Reply, sse
-from polar_hpc.proxy.providers.request import Normalized, ReplyOptions
-from polar_hpc.proxy.providers.writer import Writer
+from polar_hpc.proxy.providers.reply import KEEPALIVE, sse
+from polar_hpc.proxy.providers.request import Normalized
 from polar_hpc.wire.records import Provider
 
 _ERROR_TYPE = {
@@ -30,6 +29,9 @@ _ERROR_TYPE = {
 class Anthropic:
     name: Provider = "anthropic"
     tool_call_prefix = "toolu_"
+    json_body = staticmethod(respond.json_body)
+    sse_body = staticmethod(respond.sse_body)
+    writer = AnthropicWriter
     bare_keepalive = KEEPALIVE
 
     def route(self, method: str, path: str) -> Route | None:
@@ -49,16 +51,6 @@ class Anthropic:
 
     def normalize(self, route: Route, body: dict[str, Any]) -> Normalized:
         return normalize.normalize(body)
-
-    def json_body(self, reply: Reply) -> bytes:
-        return respond.json_body(reply)
-
-    def sse_body(self, reply: Reply) -> bytes:
-        return respond.sse_body(reply)
-
-    def writer(self, completion_id: str, model: str, created: int, prompt_tokens: int,
-               options: ReplyOptions) -> Writer:
-        return AnthropicWriter(completion_id, model, created, prompt_tokens, options)
 
     def error_body(self, err: ProxyError) -> dict[str, Any]:
         return {"type": "error", "error": {"type": _ERROR_TYPE[err.kind], "message": err.message}}

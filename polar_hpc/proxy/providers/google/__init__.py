@@ -12,9 +12,8 @@ from polar_hpc.proxy.errors import ProxyError
 from polar_hpc.proxy.providers.base import Op, ProviderAPI, Route
 from polar_hpc.proxy.providers.google import normalize, respond
 from polar_hpc.proxy.providers.google.stream import GoogleWriter
-from polar_hpc.proxy.providers.reply import Reply, sse
-from polar_hpc.proxy.providers.request import Normalized, ReplyOptions
-from polar_hpc.proxy.providers.writer import Writer
+from polar_hpc.proxy.providers.reply import sse
+from polar_hpc.proxy.providers.request import Normalized
 from polar_hpc.wire.records import Provider
 
 _PATH = re.compile(r"/(?:v1beta|v1|v1alpha)/models/([^/:]+):(generateContent|streamGenerateContent|countTokens)$")
@@ -39,6 +38,9 @@ _STATUS = {
 class Google:
     name: Provider = "google"
     tool_call_prefix = "call_"
+    json_body = staticmethod(respond.json_body)
+    sse_body = staticmethod(respond.sse_body)
+    writer = GoogleWriter
     bare_keepalive = respond.KEEPALIVE
 
     def route(self, method: str, path: str) -> Route | None:
@@ -60,16 +62,6 @@ class Google:
 
     def normalize(self, route: Route, body: dict[str, Any]) -> Normalized:
         return normalize.normalize(body, route.path_model, route.stream_path)
-
-    def json_body(self, reply: Reply) -> bytes:
-        return respond.json_body(reply)
-
-    def sse_body(self, reply: Reply) -> bytes:
-        return respond.sse_body(reply)
-
-    def writer(self, completion_id: str, model: str, created: int, prompt_tokens: int,
-               options: ReplyOptions) -> Writer:
-        return GoogleWriter(completion_id, model, created, prompt_tokens, options)
 
     def error_body(self, err: ProxyError) -> dict[str, Any]:
         return {"error": {"code": err.status, "message": err.message, "status": _STATUS[err.kind]}}

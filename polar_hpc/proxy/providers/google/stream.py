@@ -24,10 +24,7 @@ class GoogleWriter(Writer):
 
     def finish(self, r: Reply) -> bytes:
         p = r.parsed
-        out = b""
-        rest_r = self._rest(p.reasoning, self.sent_reasoning, "reasoning")
-        if rest_r:
-            out += self.reasoning(rest_r)
+        out = self._reasoning_rest(p.reasoning)
         rest = self._rest(p.content, self.sent_text, "text")
         self.sent_text += rest
         chunk = body(r.id, r.model, parts(r, rest, thoughts=False), finish_reason(r),

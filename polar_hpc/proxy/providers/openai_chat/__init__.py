@@ -1,4 +1,4 @@
-"""OpenAI Chat Completions (``/chat/completions``): detection, errors (OpenAI's envelope, shared with Responses),
+"""OpenAI Chat Completions (``/chat/completions``): detection, errors (OpenAI's envelope; Responses inherits it),
 model list and token counts; the request is read by ``normalize``, the answer built by ``respond`` (JSON,
 synthesized stream) and ``stream`` (live stream)."""
 
@@ -11,8 +11,8 @@ from polar_hpc.proxy.errors import ProxyError
 from polar_hpc.proxy.providers.base import ProviderAPI, Route
 from polar_hpc.proxy.providers.openai_chat import normalize, respond
 from polar_hpc.proxy.providers.openai_chat.stream import ChatWriter
-from polar_hpc.proxy.providers.reply import KEEPALIVE, Reply, sse
-from polar_hpc.proxy.providers.request import Normalized, ReplyOptions
+from polar_hpc.proxy.providers.reply import KEEPALIVE, sse
+from polar_hpc.proxy.providers.request import Normalized
 from polar_hpc.proxy.providers.writer import Writer
 from polar_hpc.wire.records import Provider
 
@@ -28,19 +28,12 @@ _ERROR_TYPE = {
 }
 
 
-def openai_error(err: ProxyError) -> dict[str, Any]:
-    """OpenAI's error object (Chat Completions and Responses)."""
-    etype, code = _ERROR_TYPE[err.kind]
-    return {"error": {"message": err.message, "type": etype, "param": err.param, "code": code}}
-
-
-def openai_models(name: str) -> dict[str, Any]:
-    return {"object": "list", "data": [{"id": name, "object": "model", "created": 0, "owned_by": "polar-hpc"}]}
-
-
 class OpenAIChat:
     name: Provider = "openai_chat"
     tool_call_prefix = "call_"
+    json_body = staticmethod(respond.json_body)
+    sse_body = staticmethod(respond.sse_body)
+    writer: type[Writer] = ChatWriter
     bare_keepalive = KEEPALIVE
 
     def route(self, method: str, path: str) -> Route | None:
@@ -55,24 +48,15 @@ class OpenAIChat:
     def normalize(self, route: Route, body: dict[str, Any]) -> Normalized:
         return normalize.normalize(body)
 
-    def json_body(self, reply: Reply) -> bytes:
-        return respond.json_body(reply)
-
-    def sse_body(self, reply: Reply) -> bytes:
-        return respond.sse_body(reply)
-
-    def writer(self, completion_id: str, model: str, created: int, prompt_tokens: int,
-               options: ReplyOptions) -> Writer:
-        return ChatWriter(completion_id, model, created, prompt_tokens, options)
-
     def error_body(self, err: ProxyError) -> dict[str, Any]:
-        return openai_error(err)
+        etype, code = _ERROR_TYPE[err.kind]
+        return {"error": {"message": err.message, "type": etype, "param": err.param, "code": code}}
 
     def stream_error(self, err: ProxyError, completion_id: str, model: str) -> bytes:
         return sse(None, self.error_body(err))
 
     def models(self, name: str, context_length: int, max_new_tokens: int) -> dict[str, Any]:
-        return openai_models(name)
+        return {"object": "list", "data": [{"id": name, "object": "model", "created": 0, "owned_by": "polar-hpc"}]}
 
     def token_count(self, n: int) -> dict[str, Any]:
         return {"input_tokens": n}
