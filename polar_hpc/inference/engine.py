@@ -64,6 +64,14 @@ class SGLangEngine(EngineAdmin):
     ``stream_interval``, ``stream_max_delay_s``: the cadence of streamed calls (``proxy.*`` of a recipe).
     """
 
+    @classmethod
+    def from_config(cls, endpoints: list[str], inference: InferenceConfig, proxy: ProxyConfig, *,
+                    api_key: str | None) -> SGLangEngine:
+        """The engine client of a proxy (a gateway rank's, ``polar-hpc proxy``'s) as the recipe's sections say."""
+        return cls(endpoints, request_timeout_s=inference.request_timeout_s, context_length=inference.context_length,
+                   default_max_new_tokens=inference.max_new_tokens, api_key=api_key,
+                   stream_interval=proxy.stream_interval, stream_max_delay_s=proxy.stream_max_delay_s)
+
     def __init__(
         self,
         endpoints: list[str],

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from aiohttp import web
 
-from polar_hpc.config.run import InferenceConfig, ProxyConfig, RenderMode, ToolParser
+from polar_hpc.config.run import GatewayConfig, InferenceConfig, ProxyConfig, RenderMode, ToolParser
 from polar_hpc.inference.template import ChatTemplate
 from polar_hpc.log import get_logger
 from polar_hpc.proxy.capture import SessionLog
@@ -138,6 +138,18 @@ class ProxyServer:
         self._spill_dir = self.records_dir or Path(tempfile.gettempdir()) / f"polar-proxy-spill-{secrets.token_hex(4)}"
         self._sessions: dict[str, _Session] = {}
         self._runner: web.ServerRunner | None = None
+
+    @classmethod
+    def from_config(cls, template: ChatTemplate, engine: Engine, *, inference: InferenceConfig, proxy: ProxyConfig,
+                    gateway: GatewayConfig, records_dir: Path | None = None) -> ProxyServer:
+        """The proxy as the recipe's sections say: the one mapping of config fields to this server's knobs, for
+        a gateway rank and ``polar-hpc proxy`` alike."""
+        return cls(template, engine, model_name=inference.served_model_name, tool_parser=inference.tool_parser,
+                   render_mode=gateway.render, context_length=inference.context_length,
+                   max_new_tokens=inference.max_new_tokens, enable_thinking=inference.enable_thinking,
+                   request_timeout_s=inference.request_timeout_s, records_dir=records_dir,
+                   measure_divergence=gateway.measure_divergence, stream_upstream=proxy.stream_upstream,
+                   sse_keepalive_s=proxy.keepalive_s)
 
     # -- sessions ----------------------------------------------------------------------------------
     def open_session(self, session_id: str, api_key: str | None = None, oracle: OracleScript | None = None) -> str:
