@@ -80,8 +80,9 @@ def _error(provider: Provider, err: ProxyError) -> web.Response:
     return web.Response(body=body, status=err.status, content_type=_JSON_CT)
 
 
-def _stream_error(provider: Provider, err: ProxyError, completion_id: str, model: str) -> bytes:
-    return provider_api(provider).stream_error(err, completion_id, model)
+def _stream_error(provider: Provider, err: ProxyError, model: str) -> bytes:
+    """The in-stream error event of a call that has no completion id yet (a fresh one names it)."""
+    return provider_api(provider).stream_error(err, secrets.token_hex(8), model)
 
 
 class ProxyServer:
@@ -313,7 +314,7 @@ class ProxyServer:
                     return failed
                 perr = err.error if isinstance(err, Failed) else err if isinstance(err, ProxyError) else None
                 perr = perr or ProxyError("engine_error", str(err))
-                await resp.write(_stream_error(provider, perr, secrets.token_hex(8), norm.options.model))
+                await resp.write(_stream_error(provider, perr, norm.options.model))
                 await resp.write_eof()
                 return resp
             reply, rec = task.result()
@@ -340,7 +341,7 @@ class ProxyServer:
 
         def stream_error(err: BaseException, model: str) -> bytes:
             perr = err.error if isinstance(err, Failed) else err if isinstance(err, ProxyError) else None
-            return _stream_error(provider, perr or ProxyError("engine_error", str(err)), secrets.token_hex(8), model)
+            return _stream_error(provider, perr or ProxyError("engine_error", str(err)), model)
 
         return await answer_live(
             request, sink, call, keepalive_s=self.sse_keepalive_s,

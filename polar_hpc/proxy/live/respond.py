@@ -16,7 +16,6 @@ wake-up to watch.
 from __future__ import annotations
 
 import asyncio
-import secrets
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -357,7 +356,3 @@ async def answer_live(
         if not finished:
             finish(None)
             log.info("a streaming call ended before its answer (the handler was cancelled)")
-
-
-def new_error_id() -> str:
-    return secrets.token_hex(8)
