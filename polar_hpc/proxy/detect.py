@@ -3,6 +3,7 @@ package says what is its own: ``ProviderAPI.route`` / ``claims_headers`` / ``cla
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -28,10 +29,9 @@ endpoint) and its headers name none: OpenAI's, the form most clients parse."""
 def route_by_path(method: str, path: str, headers: Mapping[str, str]) -> Route | None:
     """The route a path names, or None when only the body can tell."""
     p = path.rstrip("/") or "/"
-    for api in PROVIDERS.values():
-        route = api.route(method, p)
-        if route is not None:
-            return route
+    route = _claimed(method, p)
+    if route is not None:
+        return route
     neutral = _NEUTRAL.get((method, p))
     if neutral is None and method == "GET" and p.endswith("/models"):
         neutral = ("models", "openai_chat")
@@ -39,6 +39,16 @@ def route_by_path(method: str, path: str, headers: Mapping[str, str]) -> Route |
         return None
     op, default = neutral
     return Route(header_provider(headers) or default, op)
+
+
+@functools.lru_cache(maxsize=1024)
+def _claimed(method: str, path: str) -> Route | None:
+    """The route of the provider whose path this is (a harness calls one path over and over: kept)."""
+    for api in PROVIDERS.values():
+        route = api.route(method, path)
+        if route is not None:
+            return route
+    return None
 
 
 def header_provider(headers: Mapping[str, str]) -> Provider | None:

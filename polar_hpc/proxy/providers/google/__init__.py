@@ -45,7 +45,7 @@ class Google:
 
     def route(self, method: str, path: str) -> Route | None:
         if method == "POST":
-            m = _PATH.search(path)
+            m = _PATH.search(path) if ":" in path else None  # the check first: most paths are other providers'
             if m is None:
                 return None
             return Route("google", _OPS[m.group(2)], stream_path=m.group(2) == "streamGenerateContent",
