@@ -209,10 +209,8 @@ async def test_client_gone_aborts_the_engine_request_and_records_abort(live_prox
     slow(h, "word " * 200, first=0.0, per_token=0.02)
     await _raw(h, RAW[0][1], RAW[0][2], stop_after=b"word")  # reads the first delta, then hangs up
     stream = h.engine.streams[0]  # type: ignore[attr-defined]
-    for _ in range(40):  # the abort lands within a second (the failed write of the next batch)
-        if stream.aborted:
-            break
-        await asyncio.sleep(0.05)
+    # the abort lands within a second (the failed write of the next batch)
+    await async_wait_for(lambda: bool(stream.aborted), 2.0, "the engine request aborted")
     assert stream.aborted and stream.sent < 150
     await records(h, 1)
     recs = h.server.close_session(h.api_key)  # type: ignore[attr-defined]
