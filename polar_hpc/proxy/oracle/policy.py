@@ -31,6 +31,7 @@ from polar_hpc.proxy.oracle.script import (
 )
 from polar_hpc.proxy.oracle.tools import ShellTool, WriteTool, agent_tool, pick_tool
 from polar_hpc.proxy.parse import parse_reply
+from polar_hpc.proxy.providers import provider_api
 from polar_hpc.proxy.side import is_side_request
 from polar_hpc.wire.records import CanonicalRequest, ChatMessage, Provider, ToolSpec
 
@@ -73,8 +74,7 @@ def accepts_parallel(raw_request: bytes, provider: Provider) -> bool:
         return False
     if body.parallel_tool_calls is False:
         return False
-    choice = body.tool_choice
-    return not (provider == "anthropic" and isinstance(choice, dict) and choice.get("disable_parallel_tool_use"))
+    return not provider_api(provider).disables_parallel(body.tool_choice)
 
 
 def parses_back(text: str, calls: list[tuple[str, dict[str, Any]]], parser: ToolParser,

@@ -49,6 +49,9 @@ class Anthropic:
     def claims_body(self, body: dict[str, Any]) -> bool:
         return False  # a ``messages`` body off the Messages path is OpenAI Chat's
 
+    def disables_parallel(self, tool_choice: Any) -> bool:
+        return isinstance(tool_choice, dict) and bool(tool_choice.get("disable_parallel_tool_use"))
+
     def normalize(self, route: Route, body: dict[str, Any]) -> Normalized:
         return normalize.normalize(body)
 

@@ -60,6 +60,9 @@ class Google:
     def claims_body(self, body: dict[str, Any]) -> bool:
         return "contents" in body
 
+    def disables_parallel(self, tool_choice: Any) -> bool:
+        return False
+
     def normalize(self, route: Route, body: dict[str, Any]) -> Normalized:
         return normalize.normalize(body, route.path_model, route.stream_path)
 

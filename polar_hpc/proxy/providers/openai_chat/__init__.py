@@ -45,6 +45,9 @@ class OpenAIChat:
     def claims_body(self, body: dict[str, Any]) -> bool:
         return "messages" in body
 
+    def disables_parallel(self, tool_choice: Any) -> bool:
+        return False
+
     def normalize(self, route: Route, body: dict[str, Any]) -> Normalized:
         return normalize.normalize(body)
 
