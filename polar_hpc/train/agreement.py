@@ -195,7 +195,8 @@ def format_agreement(rep: AgreementReport) -> str:
     t = rep.total
     verdict = "within" if rep.within_tolerance else f"exceeded in {rep.chains_over} of {rep.chains} chains"
     lines = [
-        f"model        {rep.model} (float32, {rep.threads} torch threads, {rep.seconds:.1f} s)",
+        f"model        {rep.model} (float32, {rep.threads} torch thread{'s' if rep.threads > 1 else ''}, "
+        f"{rep.seconds:.1f} s)",
         f"chains       {rep.chains} ({count(t.tokens)} trainable tokens)"
         + (f"; {rep.without_trainable} traces without a trainable token" if rep.without_trainable else ""),
         f"temperature  {rep.temperature:g} (sampled tokens; oracle tokens 1)",
@@ -219,3 +220,24 @@ def format_agreement(rep: AgreementReport) -> str:
                          f"at {c.worst_position}" + (f", {c.stats.nonfinite} non-finite" if c.stats.nonfinite else ""))
     lines += [f"skipped: {p}" for p in rep.problems]
     return "\n".join(lines)
+
+
+def agreement_markdown(rep: AgreementReport) -> list[str]:
+    """The report as a section of ``polar-hpc report``."""
+    verdict = "within" if rep.within_tolerance else f"exceeded in {rep.chains_over} of {rep.chains} chains"
+    lines = ["## Trainer-vs-rollout logprobs", "",
+             f"`polar-hpc shards logprobs` with {rep.model}: {rep.chains} chains, {count(rep.total.tokens)} trainable "
+             f"tokens, temperature {rep.temperature:g}; |Δ| ≤ {rep.tolerance:g} nat per token: {verdict}.", "",
+             f"| harness | policy | chains | tokens | mean \\|Δ\\| | max \\|Δ\\| | > {ABOVE_NAT} nat | KL k1 | KL k3 |",
+             "|---|---|" + "---:|" * 7]
+    for g in rep.groups:
+        s = g.stats
+        k1, k3 = (_g(s.kl_k1), _g(s.kl_k3)) if g.policy == "sample" else ("-", "-")
+        lines.append(f"| {g.harness} | {g.policy} | {g.chains} | {s.tokens} | {_g(s.mean_abs)} | {_g(s.max_abs)} | "
+                     f"{100 * s.share_above:.1f}% | {k1} | {k3} |")
+    over = [c for c in rep.worst if c.first_over is not None]
+    if over:
+        lines += ["", "Chains over the tolerance (first token over it, at response position):", ""]
+        lines += [f"- {c.key} trace {c.trace_index}: position {c.first_over} (turn {c.turn}), max |Δ| "
+                  f"{_g(c.stats.max_abs)}" for c in over]
+    return [*lines, ""]

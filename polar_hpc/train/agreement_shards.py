@@ -94,7 +94,7 @@ def measure(runs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], mod
     ranked = sorted(chains, key=lambda c: (c.first_over is None, -c.stats.nonfinite, -c.stats.max_abs))
     groups = [GroupAgreement(harness=h, policy=p, chains=len(s), stats=combine(s))
               for (h, p), s in sorted(by_group.items())]
-    log.info("scored %d chains in %.1f s", len(chains), time.monotonic() - start)
+    log.debug("scored %d chains in %.1f s", len(chains), time.monotonic() - start)
     return AgreementReport(
         runs=list(map(str, run_list)), model=str(scorer.model_dir), temperature=temperature, tolerance=tolerance,
         selection=what, threads=scorer.threads, seconds=time.monotonic() - start,

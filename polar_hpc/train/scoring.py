@@ -109,5 +109,5 @@ def load_scorer(model_dir: str | os.PathLike[str], *, threads: int | None = None
     except (OSError, ValueError, KeyError, RuntimeError, TypeError) as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise ModelLoadError(f"--model {path}: cannot load a transformers causal LM ({first})") from None
-    log.info("scoring with %s (float32, %d torch threads)", path, n)
+    log.debug("scoring with %s (float32, %d torch threads)", path, n)
     return TraceScorer(model, path, n)
