@@ -18,7 +18,9 @@ tensors, or ragged lists of 1-D ones; no torch import here)::
     stats = agreement_stats(trainer_logprobs, rollout_logprobs, mask)     # e.g. [B, T] with a [B, T] mask
     log.info("logprob |Δ| mean %.3g max %.3g, KL k3 %.3g", stats.mean_abs, stats.max_abs, stats.kl_k3)
 
-and :func:`combine` merges the figures of disjoint token sets (steps, groups) as if computed at once.
+and :func:`combine` merges the figures of disjoint token sets (steps, groups) as if computed at once. A trainer
+without its own logprobs of the sampled tokens has its model score them the way the command does:
+``polar_hpc.train.scoring.batch_agreement(model, prompt_ids, completion_ids, loss_mask, rollout_logprobs)``.
 
 ``polar-hpc shards logprobs RUN --model DIR`` (``agreement_shards.measure``) recomputes the trainer side with
 transformers (:mod:`polar_hpc.train.scoring`: one forward pass per trace) for every selected trace of committed
@@ -187,7 +189,9 @@ class AgreementReport(msgspec.Struct, kw_only=True):
 
 
 def _g(x: float) -> str:
-    return f"{x:.2g}" if x and abs(x) < 1e-2 else f"{x:.3f}"
+    if x == 0:
+        return "0"
+    return f"{x:.2g}" if abs(x) < 1e-2 else f"{x:.3f}"
 
 
 def format_agreement(rep: AgreementReport) -> str:
@@ -214,7 +218,8 @@ def format_agreement(rep: AgreementReport) -> str:
     for c in rep.worst:
         head = f"  {c.key} trace {c.trace_index} ({c.harness}, {c.policy}, {c.stats.tokens} tokens): "
         if c.first_over is None:
-            lines.append(head + f"max |Δ| {_g(c.stats.max_abs)} at {c.worst_position}, within")
+            at = f" at {c.worst_position}" if c.stats.max_abs else ""
+            lines.append(head + f"max |Δ| {_g(c.stats.max_abs)}{at}, within")
         else:
             lines.append(head + f"first over at {c.first_over} (turn {c.turn}), max |Δ| {_g(c.stats.max_abs)} "
                          f"at {c.worst_position}" + (f", {c.stats.nonfinite} non-finite" if c.stats.nonfinite else ""))

@@ -148,6 +148,28 @@ def test_the_wrong_temperature_is_a_disagreement(recorded: Path, reference_serve
     assert err.count("\n") == 1 and "1 of 2 chains exceed" in err and "chat__chat-1/0 trace 0" in err
 
 
+def test_a_trainer_batch_gets_the_commands_figures(recorded: Path, reference_server: Any,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """``batch_agreement`` with a model in training mode (as a trainer holds it) over the sampled chains, scored
+    at temperature 1 (they were sampled at 0.7, so the figures are far from 0): what the command prints for
+    them, within float noise; the model is left in training mode."""
+    from polar_hpc.inference.reference.model import load_model
+    from polar_hpc.train.scoring import batch_agreement
+
+    views = [v for v in ShardReader(recorded).traces(blobs=False) if v.policy == "sample"]
+    model = load_model(reference_server.model_dir)
+    model.train()
+    stats = batch_agreement(model, [v.prompt_ids for v in views], [v.response_ids.tolist() for v in views],
+                            [v.loss_mask for v in views], [v.response_logprobs for v in views])
+    assert model.training
+    code, out, err = _logprobs(capsys, recorded, reference_server.model_dir, "--policy", "sample", "--json")
+    assert code == 1, err
+    cmd = msgspec.json.decode(out, type=AgreementReport).total
+    assert stats.tokens == cmd.tokens > 0 and stats.above == cmd.above and stats.max_abs > 0.01
+    for field in ("mean_abs", "max_abs", "share_above", "kl_k1", "kl_k3"):
+        assert getattr(stats, field) == pytest.approx(getattr(cmd, field), abs=FLOAT_NOISE), field
+
+
 def _altered(recorded: Path, out: Path, change: Any) -> tuple[Path, tuple[int, int]]:
     """A copy of the run whose oracle chain ``change(trace, turns)`` altered; returns it and the third turn's
     (start, end) response positions."""
