@@ -232,7 +232,8 @@ def agreement_markdown(rep: AgreementReport) -> list[str]:
     verdict = "within" if rep.within_tolerance else f"exceeded in {rep.chains_over} of {rep.chains} chains"
     lines = ["## Trainer-vs-rollout logprobs", "",
              f"`polar-hpc shards logprobs` with {rep.model}: {rep.chains} chains, {count(rep.total.tokens)} trainable "
-             f"tokens, temperature {rep.temperature:g}; |Δ| ≤ {rep.tolerance:g} nat per token: {verdict}.", "",
+             f"tokens ({rep.selection}), temperature {rep.temperature:g}; |Δ| ≤ {rep.tolerance:g} nat per token: "
+             f"{verdict}.", "",
              f"| harness | policy | chains | tokens | mean \\|Δ\\| | max \\|Δ\\| | > {ABOVE_NAT} nat | KL k1 | KL k3 |",
              "|---|---|" + "---:|" * 7]
     for g in rep.groups:

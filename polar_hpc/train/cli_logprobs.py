@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from polar_hpc.log import get_logger
 from polar_hpc.train.agreement import DEFAULT_TOLERANCE, DEFAULT_WORST
 
 PROG = "polar-hpc shards logprobs"
@@ -90,8 +91,11 @@ def run(args: argparse.Namespace) -> int:
         from polar_hpc.wire.rundir import RunDir
 
         path = RunDir(args.runs[0]).logprobs_path
-        path.parent.mkdir(exist_ok=True)
-        write_atomic(path, msgspec.json.format(msgspec.json.encode(rep)))
+        try:
+            path.parent.mkdir(exist_ok=True)
+            write_atomic(path, msgspec.json.format(msgspec.json.encode(rep)))
+        except OSError as err:  # a run dir we may read but not write: the report still goes to stdout
+            get_logger("train").warning("could not keep the report for `polar-hpc report` in %s: %s", path, err)
     sys.stdout.write((msgspec.json.encode(rep).decode() if args.json else format_agreement(rep)) + "\n")
     if rep.within_tolerance:
         return 0
