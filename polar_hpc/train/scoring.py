@@ -63,8 +63,10 @@ class TraceScorer:
     """A causal LM that scores traces (:func:`load_scorer` loads one; a trainer wraps its own model, on any
     device, in eval mode: dropout off)."""
 
-    def __init__(self, model: torch.nn.Module, model_dir: Path | None = None, threads: int = 0) -> None:
+    def __init__(self, model: torch.nn.Module, model_dir: Path | None = None, threads: int = 0,
+                 logit_budget: int = LOGIT_BUDGET) -> None:
         self.model = model
+        self.logit_budget = logit_budget
         self.model_dir = model_dir
         self.threads = threads
         head: Any = model.get_output_embeddings()  # type: ignore[operator]
@@ -81,7 +83,7 @@ class TraceScorer:
             raise ValueError("a trace with an empty prompt has no context for its first response token")
         ids = torch.from_numpy(np.concatenate([prompt_ids, response_ids]).astype(np.int64)).to(self.device)
         rows = len(prompt_ids) - 1 + positions.astype(np.int64)  # the logits at row r predict token r + 1
-        per_piece = max(1, LOGIT_BUDGET // self.vocab_size)
+        per_piece = max(1, self.logit_budget // self.vocab_size)
         out = np.empty(len(rows), dtype=np.float64)
         cache: Any = None
         start = 0

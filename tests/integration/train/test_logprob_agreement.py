@@ -170,6 +170,23 @@ def test_a_trainer_batch_gets_the_commands_figures(recorded: Path, reference_ser
         assert getattr(stats, field) == pytest.approx(getattr(cmd, field), abs=FLOAT_NOISE), field
 
 
+def test_a_long_trace_is_scored_in_pieces_over_one_cache(recorded: Path, reference_server: Any) -> None:
+    """Seven kept positions a piece (the oracle chain's 197 in 29 forward calls over one KV cache) give what one
+    forward pass gives, within float noise."""
+    from polar_hpc.inference.reference.model import load_model
+    from polar_hpc.train.scoring import TraceScorer
+
+    view = next(v for v in ShardReader(recorded).traces(blobs=False) if v.policy == "oracle")
+    positions = np.flatnonzero(view.loss_mask)
+    model = load_model(reference_server.model_dir)
+    whole = TraceScorer(model).logprobs(view.prompt_ids, view.response_ids, positions)
+    small = TraceScorer(model, logit_budget=7 * model.config.vocab_size)
+    pieces = small.logprobs(view.prompt_ids, view.response_ids, positions)
+    assert len(positions) > 100
+    np.testing.assert_allclose(pieces, whole, atol=FLOAT_NOISE, rtol=0)
+    np.testing.assert_allclose(pieces, view.response_logprobs[positions], atol=FLOAT_NOISE, rtol=0)
+
+
 def _altered(recorded: Path, out: Path, change: Any) -> tuple[Path, tuple[int, int]]:
     """A copy of the run whose oracle chain ``change(trace, turns)`` altered; returns it and the third turn's
     (start, end) response positions."""
