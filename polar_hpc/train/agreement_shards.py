@@ -51,8 +51,6 @@ def chain_agreement(view: TraceView, trainer: np.ndarray, tolerance: float, run:
                           worst_position=int(positions[int(np.argmax(score))]), first_over=first, turn=turn)
 
 
-
-
 def measure(runs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], model_dir: str | os.PathLike[str], *,
             select: TraceSelect | None = None, temperature: float = 1.0, tolerance: float = DEFAULT_TOLERANCE,
             worst: int = DEFAULT_WORST, threads: int | None = None, max_chains: int | None = None) -> AgreementReport:
