@@ -192,8 +192,9 @@ class TaskTemplate(StrictStruct):
     """How one JSONL row becomes a task: ``{field}`` placeholders are filled from the row.
 
     The same placeholders (plus ``{recipe_dir}`` and ``{task_id}``) are filled in the runtime's prepare
-    commands and image and in the evaluator's command. Row keys ``FAIL_TO_PASS``/``PASS_TO_PASS`` (lists or
-    JSON text) fill the evaluator's test lists.
+    commands and image and in the evaluator's command; every other brace (``${HOME}``, awk's ``{print $1}``) is
+    left to the command, and ``{{`` / ``}}`` are literal braces (``tasks/source.py``). Row keys
+    ``FAIL_TO_PASS``/``PASS_TO_PASS`` (lists or JSON text) fill the evaluator's test lists. docs/tasks.md.
     """
 
     id: str = "{task_id}"

@@ -11,6 +11,7 @@ EVALUATORS: dict[str, str] = {
     "command": "polar_hpc.evaluate.simple:CommandEvaluator",
     "swebench": "polar_hpc.evaluate.patch:SWEBenchEvaluator",
     "swebench_harness": "polar_hpc.evaluate.patch:SWEBenchEvaluator",  # the Polar paper's TaskRequest name
+    "harbor": "polar_hpc.evaluate.harbor:HarborEvaluator",
 }
 
 

@@ -10,6 +10,7 @@ import msgspec
 
 from polar_hpc.config.run import RunConfig, RuntimeSpec
 from polar_hpc.evaluate.base import EvalContext, fresh_runtime_budget_s
+from polar_hpc.evaluate.gold import GOLD_PATCH, gold_patch_problem
 from polar_hpc.gateway.stages import AgentOutcome, SessionJob
 from polar_hpc.harness import HarnessContext, get_adapter
 from polar_hpc.harness.toolchain import HarnessLaunch, resolve_harness
@@ -20,7 +21,7 @@ from polar_hpc.proxy.server import ProxyServer
 from polar_hpc.runtime import Runtime, make_runtime
 from polar_hpc.runtime.prepare import run_prepare
 from polar_hpc.util.fs import unique_name
-from polar_hpc.wire.records import CompletionRecord, EvalResult, TraceStatus, Trajectory
+from polar_hpc.wire.records import SOLUTION_PATCH, CompletionRecord, EvalResult, TraceStatus, Trajectory
 from polar_hpc.wire.rundir import SessionDir
 
 log = get_logger("gateway.executor")
@@ -126,7 +127,7 @@ class SessionExecutor:
         if agent.policy == "sample":
             return None
         evaluator = task.evaluator
-        return script_from_task(task.metadata, policy=agent.policy, verify=evaluator.command)
+        return script_from_task(task.metadata, policy=agent.policy, verify=evaluator.command, task=task.task_id)
 
     async def prepare(self, job: SessionJob) -> None:
         st = self._state(job)
@@ -203,7 +204,24 @@ class SessionExecutor:
 
         ctx = EvalContext(session=job.session, runtime=st.runtime, new_runtime=new_runtime,
                           metadata=dict(job.session.task.metadata))
-        return await evaluate_trajectory(spec, trajectory, ctx)
+        result = await evaluate_trajectory(spec, trajectory, ctx)
+        await self._check_gold_patch(job, result)
+        return result
+
+    async def _check_gold_patch(self, job: SessionJob, result: EvalResult) -> None:
+        """An oracle session graded below full reward: say in the result whether its gold patch landed."""
+        st = self._state(job)
+        patch = job.session.task.metadata.get(SOLUTION_PATCH)
+        if (job.session.task.agent.policy != "oracle" or not isinstance(patch, str) or st.runtime is None
+                or result.outcome_reward >= 1.0):
+            return
+        try:
+            problem = await gold_patch_problem(st.runtime, patch)
+        except Exception as err:  # the check only explains a grade; it never changes one
+            log.warning("session %s: checking the gold patch failed: %r", job.session_id, err)
+            return
+        if problem is not None:
+            result.details[GOLD_PATCH] = problem
 
     async def teardown(self, job: SessionJob) -> None:
         if job.state is None:

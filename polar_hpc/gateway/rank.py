@@ -94,17 +94,10 @@ class GatewayRank:
         inf = cfg.inference
         template = await asyncio.to_thread(ChatTemplate.from_model_dir, resolve_model(inf.model))
         endpoints = await engine_endpoints(cfg, self.run_dir, me=component_name("gateway", self.rank))
-        engine = self._engine = SGLangEngine(endpoints, request_timeout_s=inf.request_timeout_s,
-                                    context_length=inf.context_length, default_max_new_tokens=inf.max_new_tokens,
-                                    api_key=run_api_key(self.run_dir), stream_interval=cfg.proxy.stream_interval,
-                                    stream_max_delay_s=cfg.proxy.stream_max_delay_s)
-        proxy = self._proxy = ProxyServer(template, engine, model_name=inf.served_model_name,
-                                  tool_parser=inf.tool_parser, render_mode=cfg.gateway.render,
-                                  context_length=inf.context_length, max_new_tokens=inf.max_new_tokens,
-                                  enable_thinking=inf.enable_thinking, request_timeout_s=inf.request_timeout_s,
-                                  records_dir=RunDir(self.run_dir).records if cfg.gateway.keep_records else None,
-                                  measure_divergence=cfg.gateway.measure_divergence,
-                                  stream_upstream=cfg.proxy.stream_upstream, sse_keepalive_s=cfg.proxy.keepalive_s)
+        engine = self._engine = SGLangEngine.from_config(endpoints, inf, cfg.proxy, api_key=run_api_key(self.run_dir))
+        records = RunDir(self.run_dir).records if cfg.gateway.keep_records else None
+        proxy = self._proxy = ProxyServer.from_config(template, engine, inference=inf, proxy=cfg.proxy,
+                                                      gateway=cfg.gateway, records_dir=records)
         unix_path = self._socket_path() if cfg.runtime.network == "none" else None
         self.proxy_url = await proxy.start(host="127.0.0.1", port=cfg.gateway.proxy_port,
                                                  unix_path=str(unix_path) if unix_path else None)

@@ -44,6 +44,8 @@ class ImageJob(msgspec.Struct, frozen=True):
     context: str | None = None
     """A build context folder (``COPY . /testbed`` onto ``base``), for images no registry has."""
     base: str | None = None
+    containerfile: str | None = None
+    """The image's own Dockerfile (a Harbor task's), built in ``context``; Apptainer builds its conversion."""
 
 
 class ImageRecord(msgspec.Struct, kw_only=True):
@@ -81,6 +83,25 @@ def apptainer_argv(ref: str, out: Path, *, binary: str = "apptainer") -> list[st
     return [binary, "build", "--force", str(out), f"docker://{bare_ref(ref)}"]
 
 
+def apptainer_def_argv(definition: Path, out: Path, *, binary: str = "apptainer") -> list[str]:
+    """``apptainer build --force OUT DEF``, run in the Dockerfile's context folder (its ``%files`` are relative)."""
+    return [binary, "build", "--force", str(out), str(definition)]
+
+
+def containerfile_build_argv(engine: str, ref: str, containerfile: Path, context: str) -> list[str]:
+    """A task's own Dockerfile: its base images are pulled when missing (the engine's default policy)."""
+    return [engine, "build", "-q", "-t", bare_ref(ref), "-f", str(containerfile), context]
+
+
+def _missing_bases(engine: str, containerfile: Path) -> str:
+    bases = [b for b in base_images(containerfile.read_text()) if b.lower() != "scratch"]
+    missing = [b for b in bases if _inspect(engine, b) is None]
+    if not missing:
+        return ""
+    return (f"\nbase image {', '.join(missing)} of {containerfile} is not in {engine}'s storage and could not be "
+            f"pulled: load or build it first ({engine} load / {engine} build), or use a base this site has")
+
+
 def pull_argv(engine: str, ref: str) -> list[str]:
     return [engine, "pull", bare_ref(ref)]
 
@@ -94,14 +115,41 @@ def containerfile_text(base: str) -> str:
     return f"FROM {base}\nCOPY . /testbed\nWORKDIR /testbed\n"
 
 
+def base_images(dockerfile: str) -> list[str]:
+    """The images a Dockerfile builds on (``FROM`` lines; a stage named earlier is not an image)."""
+    stages: set[str] = set()
+    bases = []
+    for m in re.finditer(r"^\s*FROM\s+(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?", dockerfile, re.MULTILINE | re.IGNORECASE):
+        if m.group(1).lower() not in stages:
+            bases.append(m.group(1))
+        if m.group(2):
+            stages.add(m.group(2).lower())
+    return bases
+
+
+def apptainer_definition(containerfile: Path) -> str:
+    """The Apptainer definition file spython writes for a Dockerfile (``apptainer build`` runs it in the context
+    folder). Where it is not faithful: docs/tasks.md."""
+    from spython.main.parse.parsers import DockerParser
+    from spython.main.parse.writers import SingularityWriter
+
+    return str(SingularityWriter(DockerParser(str(containerfile)).recipe).convert())
+
+
+def _str(row: Mapping[str, Any], key: str) -> str | None:
+    value = row.get(key)
+    return value if isinstance(value, str) and value else None
+
+
 def jobs_from_rows(rows: Iterable[Mapping[str, Any]]) -> list[ImageJob]:
-    """The distinct images of task rows (``image``, optional ``image_context`` / ``image_base``), in order."""
+    """The distinct images of task rows (``image``, optional ``image_context`` / ``image_base`` /
+    ``image_containerfile``), in order."""
     seen: dict[str, ImageJob] = {}
     for row in rows:
-        ref = row.get("image")
-        if isinstance(ref, str) and ref and ref not in seen:
-            ctx, base = row.get("image_context"), row.get("image_base")
-            seen[ref] = ImageJob(ref, ctx if isinstance(ctx, str) else None, base if isinstance(base, str) else None)
+        ref = _str(row, "image")
+        if ref and ref not in seen:
+            seen[ref] = ImageJob(ref, _str(row, "image_context"), _str(row, "image_base"),
+                                 _str(row, "image_containerfile"))
     return list(seen.values())
 
 
@@ -148,10 +196,10 @@ def is_done(engine: str, cache: Path, job: ImageJob, manifest: Manifest) -> bool
     return _inspect(engine, job.ref) is not None
 
 
-def _run(argv: list[str], env: dict[str, str] | None = None) -> tuple[int, str]:
+def _run(argv: list[str], env: dict[str, str] | None = None, cwd: str | None = None) -> tuple[int, str]:
     try:
         res = subprocess.run(argv, capture_output=True, text=True, timeout=PREPARE_TIMEOUT_S,
-                             env={**os.environ, **(env or {})})
+                             env={**os.environ, **(env or {})}, cwd=cwd)
     except subprocess.TimeoutExpired:
         return 124, f"timed out after {PREPARE_TIMEOUT_S}s"
     except FileNotFoundError as err:
@@ -172,7 +220,13 @@ def prepare_one(engine: str, cache: Path, job: ImageJob, *, binary: str | None =
     if engine == "apptainer":
         final = sif_path(cache, job.ref)
         tmp = final.with_name(final.name + ".part")
-        rc, out = _run(apptainer_argv(job.ref, tmp, binary=binary or "apptainer"))
+        if job.containerfile is not None:
+            definition = cache / "containerfiles" / (sif_name(job.ref) + ".def")
+            definition.parent.mkdir(parents=True, exist_ok=True)
+            definition.write_text(apptainer_definition(Path(job.containerfile)))
+            rc, out = _run(apptainer_def_argv(definition, tmp, binary=binary or "apptainer"), cwd=job.context)
+        else:
+            rc, out = _run(apptainer_argv(job.ref, tmp, binary=binary or "apptainer"))
         if rc == 0 and tmp.is_file():
             tmp.rename(final)
             return ImageRecord(ref=job.ref, status="ok", path=str(final), digest=_sha256(final),
@@ -180,7 +234,11 @@ def prepare_one(engine: str, cache: Path, job: ImageJob, *, binary: str | None =
         tmp.unlink(missing_ok=True)
         return ImageRecord(ref=job.ref, status="failed", seconds=time.monotonic() - t0, log_tail=out[-LOG_TAIL:],
                            prepared_at=time.time())
-    if job.context is not None:
+    if job.containerfile is not None:
+        rc, out = _run(containerfile_build_argv(engine, job.ref, Path(job.containerfile), job.context or "."))
+        if rc != 0:
+            out += _missing_bases(engine, Path(job.containerfile))
+    elif job.context is not None:
         cf = cache / "containerfiles" / (sif_name(job.ref) + ".Containerfile")
         cf.parent.mkdir(parents=True, exist_ok=True)
         cf.write_text(containerfile_text(job.base or "scratch"))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import msgspec
 
 from polar_hpc.proxy.prompt import messages_match
+from polar_hpc.train.outcome import failure_reason
 from polar_hpc.wire.records import ChatMessage, CompletionRecord, SessionResult
 
 
@@ -30,6 +31,8 @@ class ProbeRow(msgspec.Struct, kw_only=True):
     detail: str = ""
     """Why the harness ended that way, when not completed (the tail of its stderr)."""
     reward: float = 0.0
+    verdict: str = ""
+    """Why the session falls short of reward 1 (``train.outcome.failure_reason``); empty when it does not."""
     calls: int = 0
     """Main-agent model calls (side requests left out)."""
     side_calls: int = 0
@@ -123,9 +126,13 @@ def probe_row(result: SessionResult, records: list[CompletionRecord], *, records
         chain = meta.chain_index if meta.chain_index is not None else -1
         breaks.append(ChainBreak(chain=chain, reason=reason, detail=detail))
     measured = [r.divergence_tokens for r in main if r.render_mode == "continuation"]
+    verdict = failure_reason(status=int(result.trajectory.status), error=result.trajectory.error,
+                             evaluation=result.evaluation, reward=result.reward, accept=1.0,
+                             metadata=result.metadata, finish_reasons=[r.finish_reason for r in main])
     return ProbeRow(
         harness=result.harness, version=version, status=str(agent.get("status", "")),
         returncode=agent.get("returncode"), detail=str(agent.get("detail", "")), reward=result.reward,
+        verdict=verdict or "",
         calls=len(main), side_calls=len(records) - len(main),
         tool_calls=sum(len(r.response.tool_calls) for r in main),
         parallel_turns=sum(1 for r in main if len(r.response.tool_calls) > 1),
@@ -140,7 +147,7 @@ def format_row(row: ProbeRow) -> str:
     lines = [
         f"harness        {row.harness} {row.version}".rstrip(),
         f"exit           {row.status} (exit code {row.returncode}){': ' + row.detail if row.detail else ''}",
-        f"reward         {row.reward:g}",
+        f"reward         {row.reward:g}{'  (' + row.verdict + ')' if row.verdict else ''}",
         f"calls          {row.calls} main-agent, {row.side_calls} side; {row.tool_calls} tool calls "
         f"({row.parallel_turns} parallel turns)",
         f"chains         {row.chains}",

@@ -24,8 +24,10 @@ from polar_hpc.config.run import (
     TaskSource,
     TaskTemplate,
 )
+from polar_hpc.errors import PolarError
 from polar_hpc.log import get_logger
 from polar_hpc.probe.report import ProbeRow, probe_row
+from polar_hpc.tasks.source import task_file
 from polar_hpc.wire.codec import read_jsonl
 from polar_hpc.wire.records import CompletionRecord
 from polar_hpc.wire.rundir import RunDir
@@ -40,54 +42,95 @@ BUNDLED_TASKS = REPO_ROOT / "recipes" / "tasks" / "demo.jsonl"
 VERSION_TIMEOUT_S = 30.0
 
 
-class ProbeError(ValueError):
+class ProbeError(PolarError, ValueError):
     """Probe arguments that cannot run; the message says what was expected."""
 
 
 class ProbeSpec(msgspec.Struct, kw_only=True, frozen=True):
     harness: str
     out: Path
-    tasks: Path = BUNDLED_TASKS
+    recipe: Path | None = None
+    """A recipe whose task source (file, template), runtime and evaluator the probe takes, so a task set of any
+    layout probes as it runs; without one, the demo layout (``{problem}``, ``repos/{repo}``, pytest)."""
+    overrides: tuple[str, ...] = ()
+    """``--set`` overrides of ``recipe``."""
+    tasks: Path | None = None
+    """The task file (default: the recipe's, else :data:`BUNDLED_TASKS`)."""
     task_id: str | None = None
     command: str | None = None
-    """The shell harness's command (default: the bundled mini agent)."""
+    """The shell harness's command (default: the recipe's, else the bundled mini agent)."""
     engine: str | None = None
     """A running SGLang / reference server; default: start a reference server with ``model``."""
     model: str = "asset:tiny-qwen3"
-    runtime: RuntimeBackend = "bwrap"
+    runtime: RuntimeBackend | None = None
+    """Default: the recipe's ``runtime.backend``, else bwrap."""
     policy: Policy = "oracle"
     agent_timeout_s: float = 300.0
     context_length: int = 32768
     harness_args: tuple[str, ...] = ()
 
 
-def probe_config(spec: ProbeSpec, url: str) -> RunConfig:
-    from polar_hpc.harness import HarnessError, get_adapter
-
-    if not spec.tasks.is_file():
-        raise ProbeError(f"--task: expected a JSONL file of tasks (rows like recipes/tasks/demo.jsonl), "
-                         f"found nothing at {spec.tasks}")
-    try:
-        get_adapter(spec.harness)
-    except HarnessError as err:
-        raise ProbeError(str(err)) from None
-    command = spec.command or (SHELL_COMMAND if spec.harness == "shell" else None)
+def _demo_config(spec: ProbeSpec) -> RunConfig:
+    """The bundled demo tasks' layout: a repo dir per task, its pytest tests as the grader."""
+    tasks = spec.tasks or BUNDLED_TASKS
     return RunConfig(
+        runtime=RuntimeSpec(host_python=True, prepare=[PREPARE]),
+        evaluator=EvaluatorSpec(name="command", command=TEST_COMMAND, timeout_s=120),
+        tasks=TaskSource(path=str(tasks), template=TaskTemplate(instruction="{problem}", workspace="repos/{repo}",
+                                                                metadata_fields=["repo"])),
+        recipe_dir=str(tasks.parent),
+    )
+
+
+def _base_config(spec: ProbeSpec) -> RunConfig:
+    if spec.recipe is None:
+        return _demo_config(spec)
+    from polar_hpc.config import ConfigError, load_recipe
+
+    try:
+        cfg = load_recipe(spec.recipe, list(spec.overrides))
+    except (ConfigError, OSError) as err:
+        raise ProbeError(f"--recipe {spec.recipe}: {err}") from None
+    if spec.tasks is not None:
+        cfg = msgspec.structs.replace(cfg, tasks=msgspec.structs.replace(cfg.tasks, path=str(spec.tasks)))
+    return cfg
+
+
+def probe_config(spec: ProbeSpec, url: str) -> RunConfig:
+    """The run of one probe session: the task source, runtime and evaluator of the recipe (or the demo layout);
+    the harness, policy, engine and a one-session rank of the probe's own."""
+    from polar_hpc.harness import HarnessError, get_adapter
+    from polar_hpc.harness.toolchain import resolve_harness
+
+    try:
+        adapter = get_adapter(spec.harness)
+        if spec.harness != "shell":
+            resolve_harness(adapter.binary)
+    except HarnessError as err:
+        raise ProbeError(f"harness {spec.harness!r}: {err}") from None
+    base = _base_config(spec)
+    path = task_file(base)
+    if path is None or not path.is_file():
+        where = "--task" if spec.tasks or spec.recipe is None else "tasks.path of the recipe"
+        raise ProbeError(f"{where}: expected a JSONL file of tasks (rows like recipes/tasks/demo.jsonl, "
+                         f"fields in docs/tasks.md), found nothing at {path}")
+    command = spec.command or (base.agent.command if base.agent.harness == "shell" else None)
+    if spec.harness == "shell" and not command:
+        command = SHELL_COMMAND
+    runtime = base.runtime if spec.runtime is None else msgspec.structs.replace(base.runtime, backend=spec.runtime)
+    return msgspec.structs.replace(
+        base,
         name=f"probe-{spec.harness}",
         inference=InferenceConfig(engine="external", endpoints=[url], model=spec.model, served_model_name="policy",
                                   context_length=spec.context_length, max_new_tokens=256, request_timeout_s=120),
         gateway=GatewayConfig(init_pool=1, ready_buffer=1, run_pool=1, postrun_pool=1, start_gate=1,
                               agent_timeout_s=spec.agent_timeout_s, session_timeout_s=spec.agent_timeout_s + 120,
                               drain_grace_s=20, render="continuation", keep_records=True, measure_divergence=True),
-        runtime=RuntimeSpec(backend=spec.runtime, host_python=True, prepare=[PREPARE]),
+        runtime=runtime,
         agent=AgentSpec(harness=spec.harness, command=command, policy=spec.policy,
                         settings={"extra_args": list(spec.harness_args)} if spec.harness_args else {}),
         builder=BuilderSpec(name="prefix_merging"),
-        evaluator=EvaluatorSpec(name="command", command=TEST_COMMAND, timeout_s=120),
-        tasks=TaskSource(path=str(spec.tasks), num_samples=1,
-                         template=TaskTemplate(instruction="{problem}", workspace="repos/{repo}",
-                                               metadata_fields=["repo"])),
-        recipe_dir=str(spec.tasks.parent),
+        tasks=msgspec.structs.replace(base.tasks, path=str(path), num_samples=1, limit=None),
     )
 
 
@@ -130,9 +173,9 @@ def _only_task(cfg: RunConfig, spec: ProbeSpec) -> RunConfig:
     tasks = list(iter_tasks(cfg))
     chosen = [t for t in tasks if spec.task_id in (None, t.task_id)][:1]
     if not chosen:
-        raise ProbeError(f"--task-id {spec.task_id!r}: no such task in {spec.tasks}; "
+        raise ProbeError(f"--task-id {spec.task_id!r}: no such task in {cfg.tasks.path}; "
                          f"it has: {', '.join(t.task_id for t in tasks) or 'none'}")
-    lines = [line for line in spec.tasks.read_text().splitlines() if line.strip()]
+    lines = [line for line in Path(cfg.tasks.path or '').read_text().splitlines() if line.strip()]
     row = lines[tasks.index(chosen[0])]
     one = spec.out / "task.jsonl"
     one.write_text(row + "\n")

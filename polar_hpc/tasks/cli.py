@@ -1,19 +1,25 @@
-"""``polar-hpc tasks import swe-gym|swe-bench ROWS --out tasks.jsonl``."""
+"""``polar-hpc tasks import swe-gym|swe-bench ROWS --out tasks.jsonl``; ``tasks import harbor DIR... --out``."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
+from typing import get_args
+
+from polar_hpc.tasks import HARBOR, Dataset
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("tasks", help="import SWE-bench / SWE-Gym rows as a task file")
+    parser = subparsers.add_parser("tasks", help="import SWE-bench / SWE-Gym rows or Harbor task folders as task files")
     sub = parser.add_subparsers(dest="tasks_command", metavar="ACTION", required=True)
     imp = sub.add_parser("import", help="rows (JSONL or Parquet, as `datasets` exports them) → task JSONL with "
-                                        "published images, grading specs and gold patches")
-    imp.add_argument("dataset", choices=["swe-bench", "swe-gym"])
-    imp.add_argument("rows", type=Path)
+                                        "published images, grading specs and gold patches; or Harbor task folders "
+                                        "(Terminal-Bench style) → task JSONL with their Dockerfiles, tests and "
+                                        "solve.sh")
+    imp.add_argument("dataset", choices=[*get_args(Dataset), HARBOR])
+    imp.add_argument("rows", type=Path, nargs="+", metavar="ROWS|DIR",
+                     help="swe-bench / swe-gym: one rows file; harbor: task folders or folders of them")
     imp.add_argument("--out", type=Path, required=True)
     imp.add_argument("--namespace", default=None, help="image namespace (default: swebench / xingyaoww)")
     imp.add_argument("--limit", type=int, default=None)
@@ -29,15 +35,32 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.tasks_command == "build-offline":
         return _build_offline(args)
+    if args.dataset == HARBOR:
+        return _import_harbor(args)
     from polar_hpc.evaluate.swe_upstream import UpstreamUnavailable
     from polar_hpc.tasks.importer import TaskImportError, import_rows
 
+    if len(args.rows) != 1:
+        sys.stderr.write(f"polar-hpc tasks import {args.dataset}: expected one rows file, got {len(args.rows)}\n")
+        return 2
     try:
-        n = import_rows(args.dataset, args.rows, args.out, namespace=args.namespace, limit=args.limit)
+        n = import_rows(args.dataset, args.rows[0], args.out, namespace=args.namespace, limit=args.limit)
     except (TaskImportError, UpstreamUnavailable) as err:
         sys.stderr.write(f"polar-hpc tasks import: {err}\n")
         return 2
     sys.stdout.write(f"{n} tasks → {args.out}\n")
+    return 0
+
+
+def _import_harbor(args: argparse.Namespace) -> int:
+    from polar_hpc.tasks.harbor import HarborError, import_harbor
+
+    try:
+        n = import_harbor(args.rows, args.out)
+    except HarborError as err:
+        sys.stderr.write(f"polar-hpc tasks import harbor: {err}\n")
+        return 2
+    sys.stdout.write(f"{n} tasks → {args.out}; build their images: polar-hpc images prepare {args.out}\n")
     return 0
 
 

@@ -10,22 +10,23 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, get_args
 
 import msgspec
 
+from polar_hpc.errors import PolarError
 from polar_hpc.evaluate.swe_spec import SPEC_KEY, GradingSpec, SpecError, swebench_spec, swegym_spec
+from polar_hpc.tasks import Dataset
 from polar_hpc.tasks.images import docker_uri, swebench_image, swegym_image
 from polar_hpc.util.jsonl import json_objects
 from polar_hpc.wire.records import SOLUTION_PATCH
 
-Dataset = Literal["swe-bench", "swe-gym"]
 DATASETS: tuple[Dataset, ...] = get_args(Dataset)
 REQUIRED = ("instance_id", "repo", "base_commit", "patch", "test_patch", "problem_statement", "version",
             "FAIL_TO_PASS", "PASS_TO_PASS")
 
 
-class TaskImportError(ValueError):
+class TaskImportError(PolarError, ValueError):
     """A row that cannot become a task; the message names the file and row."""
 
 

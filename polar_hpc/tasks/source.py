@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,18 +18,33 @@ ORACLE_FIELDS = (SOLUTION_PATCH, SOLUTION_COMMANDS)
 """Row keys always kept in the task metadata: the reference solution the oracle policy writes."""
 
 
-class _Fields(dict[str, Any]):
+PLACEHOLDER = re.compile(r"\{\{|\}\}|(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}")
+"""What a template substitutes: ``{name}`` (a field of the row); ``{{`` / ``}}`` are literal braces. Every other
+brace is the command's own and passes through: ``${HOME}``, awk's ``{print $1}``, ``find -exec cmd {} +``."""
+
+
+class _Fields:
+    """A row's fields for the templates of one task; ``where`` names the row (file:line)."""
+
     def __init__(self, row: dict[str, Any], where: str) -> None:
-        super().__init__(row)
+        self.row = dict(row)
         self.where = where
 
-    def __missing__(self, key: str) -> Any:
-        raise ConfigError(f"{self.where}: template needs field {key!r}; "
-                          f"the row has: {', '.join(sorted(self)) or 'nothing'}")
+    def fill(self, template: str, key: str) -> str:
+        """``template`` (the recipe's ``key``) with the row's fields put in."""
 
+        def one(m: re.Match[str]) -> str:
+            name = m.group(1)
+            if name is None:
+                return m.group(0)[0]
+            if name not in self.row:
+                raise ConfigError(
+                    f"{key}: placeholder {{{name}}} is not a field of the task row at {self.where} (its fields: "
+                    f"{', '.join(sorted(self.row)) or 'none'}); write {{{{{name}}}}} for literal braces, "
+                    f"${{{name}}} for a shell variable")
+            return str(self.row[name])
 
-def _fill(template: str, fields: _Fields) -> str:
-    return template.format_map(fields)
+        return PLACEHOLDER.sub(one, template)
 
 
 def _test_list(value: Any, where: str, name: str) -> list[str]:
@@ -46,17 +62,17 @@ def _test_list(value: Any, where: str, name: str) -> list[str]:
 def task_from_row(cfg: RunConfig, row: dict[str, Any], where: str) -> Task:
     tpl = cfg.tasks.template
     fields = _Fields({**row, "recipe_dir": cfg.recipe_dir or "."}, where)
-    task_id = _fill(tpl.id, fields)
-    fields["task_id"] = task_id
+    task_id = fields.fill(tpl.id, "tasks.template.id")
+    fields.row["task_id"] = task_id
     runtime = msgspec.structs.replace(
         cfg.runtime,
-        prepare=[_fill(p, fields) for p in cfg.runtime.prepare],
-        image=_fill(tpl.image, fields) if tpl.image else cfg.runtime.image,
+        prepare=[fields.fill(p, f"runtime.prepare[{i}]") for i, p in enumerate(cfg.runtime.prepare)],
+        image=fields.fill(tpl.image, "tasks.template.image") if tpl.image else cfg.runtime.image,
     )
     ev = cfg.evaluator
     evaluator = msgspec.structs.replace(
         ev,
-        command=_fill(ev.command, fields) if ev.command else None,
+        command=fields.fill(ev.command, "evaluator.command") if ev.command else None,
         fail_to_pass=(_test_list(row["FAIL_TO_PASS"], where, "FAIL_TO_PASS") if "FAIL_TO_PASS" in row
                       else ev.fail_to_pass),
         pass_to_pass=(_test_list(row["PASS_TO_PASS"], where, "PASS_TO_PASS") if "PASS_TO_PASS" in row
@@ -64,11 +80,11 @@ def task_from_row(cfg: RunConfig, row: dict[str, Any], where: str) -> Task:
     )
     workspace = None
     if tpl.workspace:
-        ws = Path(_fill(tpl.workspace, fields))
+        ws = Path(fields.fill(tpl.workspace, "tasks.template.workspace"))
         workspace = str(ws if ws.is_absolute() else Path(cfg.recipe_dir or ".") / ws)
     return Task(
         task_id=task_id,
-        instruction=_fill(tpl.instruction, fields),
+        instruction=fields.fill(tpl.instruction, "tasks.template.instruction"),
         num_samples=cfg.tasks.num_samples,
         runtime=runtime,
         agent=cfg.agent,

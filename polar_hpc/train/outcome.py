@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from polar_hpc.evaluate.gold import GOLD_PATCH
 from polar_hpc.wire.records import EvalResult, TraceStatus
 
 CUT_FINISH = "length"
@@ -27,6 +28,8 @@ def _verdict(evaluation: EvalResult | None, reward: float, accept: float) -> str
     if evaluation is None:
         return "not evaluated"
     d = evaluation.details
+    if d.get(GOLD_PATCH):
+        return f"oracle: {d[GOLD_PATCH]}"
     if d.get("reason"):
         extra = _first_line(str(d.get("stderr") or d.get("error") or ""), 60)
         return f"evaluator: {d['reason']}" + (f" ({extra})" if extra else "")

@@ -26,11 +26,13 @@ from polar_hpc.store.shardfile import (
     read_session_blobs,
     read_trace_blobs,
 )
+from polar_hpc.train.agreement import AgreementReport, agreement_markdown
 from polar_hpc.train.grpo.metrics import StepMetrics, read_steps
 from polar_hpc.train.outcome import failure_reason
 from polar_hpc.train.report_types import Dist, GroupRow, HarnessRow, RunReport, SessionRow, stage_order
 from polar_hpc.util.units import count, duration
 from polar_hpc.wire.records import TraceStatus
+from polar_hpc.wire.rundir import RunDir
 
 
 def collect(runs: Sequence[str | os.PathLike[str]], accept: float) -> tuple[list[SessionRow], list[str]]:
@@ -210,6 +212,19 @@ def grpo_section(steps: Sequence[StepMetrics]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _agreements(runs: Sequence[str | os.PathLike[str]]) -> list[str]:
+    """The sections of the runs' ``polar-hpc shards logprobs`` results, where one was written."""
+    lines: list[str] = []
+    for run in runs:
+        path = RunDir(run).logprobs_path
+        if path.is_file():
+            try:
+                lines += agreement_markdown(msgspec.json.decode(path.read_bytes(), type=AgreementReport))
+            except msgspec.DecodeError as err:
+                lines += ["## Trainer-vs-rollout logprobs", "", f"{path}: unreadable ({err})", ""]
+    return lines
+
+
 def write_report(runs: Sequence[str | os.PathLike[str]], out: Path, *, accept: float = 1.0,
                  plots: bool = True, allow_empty: bool = False) -> str:
     """Write ``report.md``, ``report.json`` and PNG plots under ``out``; returns the markdown.
@@ -232,7 +247,8 @@ def write_report(runs: Sequence[str | os.PathLike[str]], out: Path, *, accept: f
         from polar_hpc.train.plots import plot_grpo_steps
 
         written.append(plot_grpo_steps(steps, out))
-    text = render_markdown(rep, written) + grpo_section(steps)
+    text = render_markdown(rep, written) + "".join("\n" + line for line in _agreements(runs))
+    text += grpo_section(steps)
     (out / "report.md").write_text(text)
     (out / "report.json").write_bytes(msgspec.json.format(msgspec.json.encode(rep)))
     return text

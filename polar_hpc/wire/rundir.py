@@ -14,6 +14,7 @@
     <run>/code/                         frozen copy of the polar_hpc package used by queued jobs
     <run>/coordinator/journal.jsonl     the coordinator's journal (coordinator/journal.py)
     <run>/records/<session>.jsonl       completion records (``gateway.keep_records``)
+    <run>/analysis/logprobs.json        trainer-vs-rollout logprob agreement (`polar-hpc shards logprobs`)
     <run>/sessions/rank-NNNNN/<session>/  one folder per session of a gateway rank (SessionDir: home/, work/, logs/)
     <run>/sessions/proxy-NNNNN.sock     a gateway rank's proxy socket
 
@@ -54,6 +55,9 @@ CANCELLED = "cancelled.json"
 CODE = "code"
 JOURNAL = "coordinator/journal.jsonl"
 RECORDS = "records"
+ANALYSIS = "analysis"
+LOGPROBS = "logprobs.json"
+"""In ``analysis/``: ``train.agreement.AgreementReport``, read by ``polar-hpc report``."""
 SESSIONS = "sessions"
 
 SESSION_HOME = "home"
@@ -151,6 +155,7 @@ class RunDir:
     cancelled_path = Below(CANCELLED)
     journal_path = Below(JOURNAL)
     records = Below(RECORDS)
+    logprobs_path = Below(ANALYSIS, LOGPROBS)
     launcher_log = Below(LOGS, LAUNCHER_LOG)
 
     def logs(self, component: str = "") -> Path:

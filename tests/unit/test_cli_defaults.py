@@ -24,7 +24,6 @@ from polar_hpc.config.run import (
     InferenceConfig,
     ProxyConfig,
     RunConfig,
-    RuntimeSpec,
 )
 
 MIRRORED: dict[tuple[str, str], tuple[type[msgspec.Struct], str]] = {
@@ -41,7 +40,6 @@ MIRRORED: dict[tuple[str, str], tuple[type[msgspec.Struct], str]] = {
     ("build", "builder"): (BuilderSpec, "name"),
     ("build", "include_side_requests"): (BuilderSpec, "include_side_requests"),
     ("probe", "model"): (InferenceConfig, "model"),
-    ("probe", "runtime"): (RuntimeSpec, "backend"),
 }
 
 NOT_MIRRORED: dict[tuple[str, str], str] = {
@@ -49,6 +47,7 @@ NOT_MIRRORED: dict[tuple[str, str], str] = {
     ("tasks build-offline", "engine"): "a container engine, not inference.engine",
     ("probe", "policy"): "a probe is an oracle session: agent.policy's default (sample) is not offered",
     ("probe", "timeout"): "the probe's harness budget, not evaluator.timeout_s",
+    ("probe", "runtime"): "unset: the --recipe's runtime.backend, else the demo layout's (RuntimeSpec's default)",
 }
 
 
@@ -119,7 +118,7 @@ def _positionals(parser: argparse.ArgumentParser, command: str = "") -> Iterator
 def test_choices_are_the_owners_values() -> None:
     """CLI modules stay light (no numpy at ``--help``), so they spell some owners' values out: here they are
     compared with the owner (the reference server's ``--logprob-mode`` is left out: its owner imports torch)."""
-    from polar_hpc.tasks.importer import Dataset
+    from polar_hpc.tasks import HARBOR, Dataset
     from polar_hpc.train.sft_files import Format
     from polar_hpc.wire.records import TraceStatus
 
@@ -131,7 +130,7 @@ def test_choices_are_the_owners_values() -> None:
         ("build", "status"): statuses,
         ("export sft", "status"): statuses,
         ("export sft", "format"): set(typing.get_args(Format)),
-        ("tasks import", "dataset"): set(typing.get_args(Dataset)),
+        ("tasks import", "dataset"): {*typing.get_args(Dataset), HARBOR},
     }
     flags = {**FLAGS, **{(cmd, a.dest): a for cmd, a in _positionals(build_parser())}}
     for (cmd, dest), values in owners.items():

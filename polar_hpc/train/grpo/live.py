@@ -244,6 +244,7 @@ class PushWeights(TrainerCallback):
             loss=float(logs["loss"]),
             logp_diff_mean=tis.logp_diff_mean if tis else float("nan"),
             logp_diff_max=tis.logp_diff_max if tis else float("nan"),
+            logp_share_above=tis.agreement.share_above if tis else float("nan"),
             clipped_share=tis.clipped_share if tis else float("nan"),
             rollout_versions=sorted({v for r in trained for v in r.weight_versions}),
             pushed_version=self.pushed, wait_s=last.wait_s, step_s=self._step_s, push_s=self._push_s,

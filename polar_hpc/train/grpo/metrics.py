@@ -25,6 +25,8 @@ class StepMetrics(msgspec.Struct, kw_only=True):
     logp_diff_mean: float
     """Trainer-vs-rollout |Δ logp| over trainable tokens, before the step's update (nat)."""
     logp_diff_max: float
+    logp_share_above: float = 0.0
+    """Share of trainable tokens with |Δ logp| above ``polar_hpc.train.agreement.ABOVE_NAT``."""
     clipped_share: float
     rollout_versions: list[str]
     """Weight versions the step's trained traces were sampled with."""

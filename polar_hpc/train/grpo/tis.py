@@ -10,8 +10,9 @@ recorded, through the hook TRL documents for subclasses (``_compute_loss`` accep
 Scaling the advantage by ``w >= 0`` equals TRL's ``per_token_loss * importance_sampling_ratio`` for every loss
 type it offers here (each is linear in the advantage), and KL (``beta``) is not scaled, as in TRL.
 ``logp_trainer`` is one no-grad forward pass at the start of the step (TRL's ``old_per_token_logps``, also reused
-as the PPO ratio's denominator, as on TRL's vLLM path). Per step it records the trainer-vs-rollout |Δ logp|
-(mean, max over trainable tokens) and the share of ratios the clip truncated: ``last_tis``.
+as the PPO ratio's denominator, as on TRL's vLLM path). Per step it records the trainer-vs-rollout agreement over
+trainable tokens (``polar_hpc.train.agreement``'s figures: mean and max |Δ logp|, share above 0.1 nat, KL) and
+the share of ratios the clip truncated: ``last_tis``.
 """
 
 from __future__ import annotations
@@ -23,16 +24,28 @@ import torch
 from trl import GRPOTrainer
 
 from polar_hpc.config.run import TisLevel
+from polar_hpc.train.agreement import AgreementStats, agreement_stats
 
 
 class TisStats(msgspec.Struct, kw_only=True, frozen=True):
-    logp_diff_mean: float
-    """Mean |logp_trainer - logp_rollout| over trainable tokens (nat)."""
-    logp_diff_max: float
+    agreement: AgreementStats
+    """Trainer vs rollout logprobs over the trainable tokens, the figures of ``polar-hpc shards logprobs``."""
     clipped_share: float
     """Share of ratios (tokens or sequences, by level) above the clip."""
     ratio_mean: float
-    tokens: int
+
+    @property
+    def logp_diff_mean(self) -> float:
+        """Mean |logp_trainer - logp_rollout| over trainable tokens (nat)."""
+        return self.agreement.mean_abs
+
+    @property
+    def logp_diff_max(self) -> float:
+        return self.agreement.max_abs
+
+    @property
+    def tokens(self) -> int:
+        return self.agreement.tokens
 
 
 def tis_weights(trainer_logps: torch.Tensor, rollout_logps: torch.Tensor, mask: torch.Tensor, *, clip: float,
@@ -41,8 +54,6 @@ def tis_weights(trainer_logps: torch.Tensor, rollout_logps: torch.Tensor, mask: 
     m = mask.to(trainer_logps.dtype)
     diff = torch.nan_to_num((trainer_logps - rollout_logps) * m, nan=0.0)
     on = m > 0
-    n = int(on.sum())
-    absd = diff.abs()[on]
     if level == "token":
         ratio = torch.exp(diff)
         counted = ratio[on]
@@ -51,9 +62,9 @@ def tis_weights(trainer_logps: torch.Tensor, rollout_logps: torch.Tensor, mask: 
         counted = ratio[:, 0][on.any(-1)]
     w = torch.where(on, torch.clamp(ratio, max=clip), torch.ones_like(ratio)).detach()
     stats = TisStats(
-        logp_diff_mean=float(absd.mean()) if n else 0.0, logp_diff_max=float(absd.max()) if n else 0.0,
+        agreement=agreement_stats(trainer_logps, rollout_logps, mask),
         clipped_share=float((counted > clip).float().mean()) if counted.numel() else 0.0,
-        ratio_mean=float(counted.mean()) if counted.numel() else 1.0, tokens=n,
+        ratio_mean=float(counted.mean()) if counted.numel() else 1.0,
     )
     return w, stats
 

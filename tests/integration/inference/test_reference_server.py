@@ -15,6 +15,7 @@ from polar_hpc.inference.engine import SGLangEngine
 from polar_hpc.inference.errors import ContextOverflow, EngineError
 from polar_hpc.inference.reference.process import ReferenceHandle
 from polar_hpc.wire.records import SamplingParams
+from tests.fixtures.floats import FORWARD_ATOL, assert_logprobs_close
 
 PROMPT = [151644, 872, 198, 6023, 151645, 198, 151644, 77091, 198]
 
@@ -53,7 +54,7 @@ async def test_logprobs_equal_direct_forward(reference_server: ReferenceHandle, 
     assert res.completion_tokens == len(res.output_ids) == 12
     assert res.output_ids.dtype == np.int32 and res.output_logprobs.dtype == np.float32
     expected = forward_logprobs(direct_model, PROMPT, res.output_ids.tolist(), temperature)
-    np.testing.assert_allclose(res.output_logprobs, expected, atol=2e-4, rtol=0)
+    assert_logprobs_close(res.output_logprobs, expected, atol=FORWARD_ATOL)
     if temperature == 0.0:
         with torch.inference_mode():
             logits = direct_model(input_ids=torch.tensor([PROMPT + res.output_ids.tolist()])).logits[0]
@@ -68,7 +69,7 @@ async def test_seed_reproduces_and_differs(reference_server: ReferenceHandle) ->
         b = await engine.generate(PROMPT, params)
         c = await engine.generate(PROMPT, SamplingParams(max_new_tokens=10, temperature=1.0, seed=124))
     assert a.output_ids.tolist() == b.output_ids.tolist()
-    np.testing.assert_array_equal(a.output_logprobs, b.output_logprobs)
+    assert_logprobs_close(a.output_logprobs, b.output_logprobs)
     assert a.output_ids.tolist() != c.output_ids.tolist()
 
 
@@ -79,7 +80,7 @@ async def test_concurrent_requests_match_sequential(reference_server: ReferenceH
         alone = [await engine.generate(PROMPT, p) for p in params[:2]]
     for x, y in zip(together[:2], alone, strict=True):
         assert x.output_ids.tolist() == y.output_ids.tolist()
-        np.testing.assert_allclose(x.output_logprobs, y.output_logprobs, atol=1e-5)
+        assert_logprobs_close(x.output_logprobs, y.output_logprobs)
     assert len({r.rid for r in together}) == 6
 
 
@@ -193,4 +194,4 @@ async def test_prefix_cache_serves_the_next_turn(reference_server: ReferenceHand
     assert first.cached_tokens < len(PROMPT) + 1
     assert second.cached_tokens >= len(PROMPT) + 1 + 5  # everything the first request forwarded
     expected = forward_logprobs(direct_model, turn2, second.output_ids.tolist(), 1.0)
-    np.testing.assert_allclose(second.output_logprobs, expected, atol=2e-4, rtol=0)
+    assert_logprobs_close(second.output_logprobs, expected, atol=FORWARD_ATOL)

@@ -12,6 +12,7 @@ from polar_hpc.inference.engine import SGLangEngine
 from polar_hpc.inference.reference.process import ReferenceHandle
 from polar_hpc.inference.sglang_schema import validate_generate_request, validate_generate_response
 from polar_hpc.wire.records import SamplingParams
+from tests.fixtures.floats import assert_logprobs_close
 
 PROMPT = [151644, 872, 198, 6023, 151645, 198, 151644, 77091, 198]
 
@@ -79,8 +80,8 @@ async def test_teacher_forcing_request_and_response_validate(reference_server: R
         result = await engine.teacher_force(PROMPT, forced)
         again = await engine.teacher_force(PROMPT, forced)  # the prompt is now in the prefix cache
     assert result.logprobs.dtype == np.float32 and result.logprobs.shape == (len(forced),)
-    np.testing.assert_allclose(result.logprobs, sampled.output_logprobs, atol=1e-4)
-    np.testing.assert_allclose(again.logprobs, result.logprobs, atol=1e-4)
+    assert_logprobs_close(result.logprobs, sampled.output_logprobs)
+    assert_logprobs_close(again.logprobs, result.logprobs)
     assert result.prompt_tokens == len(PROMPT) + len(forced) and again.cached_tokens > 0
     body = validate_generate_request(sent[1])
     assert body.sampling_params.max_new_tokens == 0 and body.logprob_start_len == len(PROMPT) - 1

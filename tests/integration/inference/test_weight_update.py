@@ -6,7 +6,6 @@ import asyncio
 import shutil
 from pathlib import Path
 
-import numpy as np
 import pytest
 import torch
 
@@ -15,6 +14,7 @@ from polar_hpc.inference.engine import SGLangEngine
 from polar_hpc.inference.errors import EngineError
 from polar_hpc.inference.reference.process import start_reference_server
 from polar_hpc.wire.records import SamplingParams
+from tests.fixtures.floats import FORWARD_ATOL, assert_logprobs_close
 
 pytestmark = pytest.mark.slow
 
@@ -65,7 +65,7 @@ async def test_weight_update_changes_version_and_outputs(tmp_path: Path) -> None
                 logits = new_model(input_ids=torch.tensor([PROMPT + after.output_ids.tolist()])).logits[0]
             lp = torch.log_softmax(logits[len(PROMPT) - 1 : -1], -1)
             expected = lp[torch.arange(8), torch.tensor(after.output_ids.tolist())].numpy()
-            np.testing.assert_allclose(after.output_logprobs, expected, atol=2e-4)
+            assert_logprobs_close(after.output_logprobs, expected, atol=FORWARD_ATOL)
             assert (await engine.model_info()).weight_version == "step-1"
 
             with pytest.raises(EngineError, match="update_weights_from_disk"):

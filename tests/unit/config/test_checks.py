@@ -89,7 +89,7 @@ def test_required_where_a_default_would_be_wrong(tmp_path: Path) -> None:
     ("builder.name=prefix_merge", "builder.name = 'prefix_merge': unknown builder 'prefix_merge': known builders "
      "are per_request, prefix_merging (or give a 'module:Class' path)"),
     ("evaluator.name=pytest", "evaluator.name = 'pytest': unknown evaluator 'pytest': known evaluators are command, "
-     "session_completed, swebench, swebench_harness (or give a 'module:Class' path)"),
+     "harbor, session_completed, swebench, swebench_harness (or give a 'module:Class' path)"),
     ("builder.options={nope=1}", "builder.name = 'prefix_merging': builder 'prefix_merging' options: nope: "
      "unknown key 'nope'"),
 ])

@@ -154,7 +154,7 @@ async def test_session_completed_and_registry() -> None:
     assert (await ev.evaluate(one_trace(), EvalContext())).outcome_reward == 1.0
     timed_out = Trajectory(status=TraceStatus.TIMEOUT)
     assert (await ev.evaluate(timed_out, EvalContext())).outcome_reward == 0.0
-    with pytest.raises(ConfigError, match="known evaluators are command, session_completed, swebench"):
+    with pytest.raises(ConfigError, match="known evaluators are command, harbor, session_completed, swebench"):
         get_evaluator(EvaluatorSpec(name="pytest"))
 
 

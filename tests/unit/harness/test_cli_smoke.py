@@ -14,17 +14,9 @@ import pytest
 
 from polar_hpc.config.run import AgentSpec, RuntimeSpec
 from polar_hpc.harness import HarnessContext, HarnessError, get_adapter
+from polar_hpc.harness.pins import VERSIONS
 from polar_hpc.harness.toolchain import resolve_harness
 from polar_hpc.runtime import make_runtime
-
-VERSIONS = {
-    "codex": "0.171.0",
-    "claude_code": "2.1.332",
-    "gemini_cli": "0.61.0",
-    "qwen_code": "0.24.4",
-    "opencode": "1.18.33",
-    "pi": "0.73.1",
-}
 
 
 @pytest.mark.harness

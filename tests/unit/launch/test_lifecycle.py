@@ -17,17 +17,9 @@ from polar_hpc.launch.monitor import cancel_run, component_states, wait_run
 from polar_hpc.launch.rundir import create_run_dir
 from polar_hpc.util.proc import alive, start_time, write_pid_file
 from polar_hpc.wire.rundir import CONTROL_KEYS, JobRecord, JobsFile, RunDir
+from tests.fixtures.waits import wait_for
 
 ROOT = Path(__file__).parents[3]
-
-
-def _wait_for(pred, timeout_s: float = 10.0) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def test_run_dir_is_private_whatever_the_umask(tmp_path: Path) -> None:
@@ -104,10 +96,10 @@ def test_stop_child_kills_the_components_whole_tree(tmp_path: Path) -> None:
                     pass
         return out
 
-    assert _wait_for(lambda: bool(grandchildren()))
+    wait_for(lambda: bool(grandchildren()), 10, "the grandchildren to start")
     job._stop_child()
     assert job._child.poll() is not None
-    assert _wait_for(lambda: not grandchildren(), 5)
+    wait_for(lambda: not grandchildren(), 5, "the grandchildren to go")
 
 
 def test_wait_run_reports_through_the_callback_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

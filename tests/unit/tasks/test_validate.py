@@ -32,7 +32,7 @@ def _task(**kw: object) -> Task:
      "'nosuch.module:Builder': No module named 'nosuch'"),
     (_task(evaluator=EvaluatorSpec(name="unit_tests")),
      "task 't1': evaluator.name = 'unit_tests': unknown evaluator 'unit_tests': known evaluators are command, "
-     "session_completed, swebench, swebench_harness (or give a 'module:Class' path)"),
+     "harbor, session_completed, swebench, swebench_harness (or give a 'module:Class' path)"),
     (_task(runtime=RuntimeSpec(backend="chroot")),  # type: ignore[arg-type]
      "task 't1': runtime.backend = 'chroot': Invalid enum value 'chroot' (valid choices: " +
      ", ".join(repr(b) for b in BACKENDS) + ")"),
@@ -71,5 +71,6 @@ async def test_coordinator_rejects_with_the_reason(tmp_path: Path) -> None:
                           Task(task_id="ok", instruction="x")])
     assert reply.accepted == ["ok"]
     assert reply.rejected == {"t1": "task 't1': evaluator.name = 'unit_tests': unknown evaluator 'unit_tests': "
-                                    "known evaluators are command, session_completed, swebench, swebench_harness "
+                                    "known evaluators are command, harbor, session_completed, swebench, "
+                                    "swebench_harness "
                                     "(or give a 'module:Class' path)"}

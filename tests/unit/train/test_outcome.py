@@ -4,6 +4,7 @@ from typing import Any
 
 import pytest
 
+from polar_hpc.evaluate.gold import GOLD_PATCH
 from polar_hpc.evaluate.testlog import grade
 from polar_hpc.train.outcome import failure_reason
 from polar_hpc.util.units import count, duration
@@ -28,6 +29,8 @@ def test_failure_reasons_say_what_happened() -> None:
     assert _why(details={"reason": "patch_apply_failed", "stderr": "error: corrupt patch at line 3\n"}) \
         == "evaluator: patch_apply_failed (error: corrupt patch at line 3)"
     assert _why(details={"returncode": 2}) == "test command exited 2"
+    assert _why(details={"returncode": 1, GOLD_PATCH: "the gold patch does not apply: error: patch failed: a.py:3"}) \
+        == "oracle: the gold patch does not apply: error: patch failed: a.py:3"
     assert _why(details={"returncode": 2}, finish=("stop", "length")) \
         == "test command exited 2; last reply cut at the token limit"
     assert _why(evaluated=False) == "not evaluated"
