@@ -140,7 +140,7 @@ class GatewayControl:
         task_id, sample, attempt = parse_session_id(session_id)
         key = session_key(task_id, sample)
         self._outbox.put_nowait(c.SessionStatus(key=key, attempt=attempt, stage=stage))
-        if stage == "cancelled":
+        if stage in (Stage.CANCELLED, Stage.RELEASED):
             self._released(key, attempt)
 
     def _released(self, key: str, attempt: int) -> None:

@@ -14,6 +14,7 @@ import os
 import shutil
 import socket
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -32,8 +33,10 @@ from polar_hpc.proxy.server import ProxyServer
 from polar_hpc.runtime.apptainer import find_binary, stop_stale_instances
 from polar_hpc.runtime.container import remove_stale_containers
 from polar_hpc.store.writer import ShardWriter
+from polar_hpc.util.fs import unique_name, write_atomic
+from polar_hpc.wire.codec import to_json
 from polar_hpc.wire.endpoints import read_endpoints
-from polar_hpc.wire.records import Session, SessionResult
+from polar_hpc.wire.records import Session, SessionResult, format_session_id
 from polar_hpc.wire.resolved import resolve_session
 from polar_hpc.wire.rundir import RunDir, component_name, component_prefix
 
@@ -80,8 +83,8 @@ class GatewayRank:
                     "polar_hpc": __version__, "model": model}
         self._writer = ShardWriter(RunDir(self.run_dir).shards, self.rank, cfg.shards, producer,
                                    on_commit=self._committed)
-        self._pools = StagePools(cfg.gateway, executor, self._sink, on_status=self._status, rank=self.rank,
-                                 model=model)
+        self._pools = StagePools(cfg.gateway, executor, self._sink, on_status=self._status,
+                                 on_released=self._set_aside, rank=self.rank, model=model)
         self._poller = asyncio.create_task(self._poll_shards(), name=f"rank{self.rank}:shard-poll")
         if not self.config.inference.endpoints:
             self._refresher = asyncio.create_task(self._refresh_endpoints(), name=f"rank{self.rank}:endpoints")
@@ -239,6 +242,19 @@ class GatewayRank:
                 log.exception("on_done callback failed for %s", result.key)
         async with self._write_lock:
             await asyncio.to_thread(self.writer.add, result)
+
+    async def _set_aside(self, result: SessionResult) -> None:
+        """A released attempt's partial result: ``released/rank-N/<session>.json``, with where and when."""
+        result.metadata["released"] = {**result.metadata.get("released", {}), "host": socket.gethostname(),
+                                       "at": time.time(), "polar_hpc": __version__}
+        sid = format_session_id(result.key, result.attempt)
+        path = RunDir(self.run_dir).released(self.rank) / f"{unique_name(sid)}.json"
+
+        def write() -> None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, to_json(result))
+
+        await asyncio.to_thread(write)
 
     def _committed(self, path: Path, keys: list[str]) -> None:
         if self.on_commit is not None:

@@ -212,7 +212,9 @@ def run_cancel(args: argparse.Namespace) -> int:
     run = _open_run(args.run_dir)
     if run.read_jobs() is None:
         raise ConfigError(f"{run.root}: nothing was launched here (no {JOBS})")
-    cancel_run(run, grace_s=args.grace)
+    if not cancel_run(run, grace_s=args.grace):
+        sys.stdout.write(f"{run.root} already finished; nothing to cancel ({_committed(run)})\n")
+        return 0
     sys.stdout.write(f"cancelled {run.root}: {_committed(run)}\n")
     return 0
 

@@ -1,0 +1,89 @@
+"""Faults on the local backend, each ending with every (task, sample) committed exactly once with a real outcome:
+the session's own (its harness, its budget, its evaluator), never a cut by the system (a cancel, a drain, an engine
+gone), whose attempt is released instead and runs again.
+
+Real reference server (tiny Qwen3), coordinator, gateway, bwrap sandboxes and the shell harness's agent
+(``recipes/local-shell.toml``); the agent sleeps after its calls so a session is surely in RUN when the fault
+lands.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from polar_hpc.store import ShardReader
+from polar_hpc.wire.codec import from_json
+from polar_hpc.wire.records import SessionResult
+from polar_hpc.wire.rundir import RunDir
+from tests.integration.launch.helpers import ROOT, polar
+
+pytestmark = pytest.mark.slow
+
+RECIPE = str(ROOT / "recipes" / "local-shell.toml")
+TASKS = ("calc-add", "fizzbuzz-15", "words-reverse")
+SYSTEM_CUTS = ("drain", "released", "cancel", "connection", "engine")
+"""Words of a cut by the system: no committed session's error may name one."""
+
+
+def _agent(sleep_s: float) -> str:
+    return f"agent.command=python3 -m polar_hpc.harness.mini_agent --max-turns 1 {{instruction}}; sleep {sleep_s}"
+
+
+def _wait_running(run: RunDir, timeout_s: float = 300) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        status = run.read_status()
+        if status is not None and any(r.occupancy.get("run", 0) for r in status.ranks):
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"no session reached RUN in {timeout_s:.0f}s; status {run.read_status()}")
+
+
+def _committed(run_dir: Path) -> list[SessionResult]:
+    reader = ShardReader(run_dir)
+    results = list(reader.results())
+    assert not reader.duplicates, f"sessions committed twice: {reader.duplicates}"
+    return results
+
+
+def _assert_once_with_real_outcomes(run_dir: Path, samples: int = 1) -> list[SessionResult]:
+    results = _committed(run_dir)
+    assert sorted(r.key for r in results) == sorted(f"{t}/{i}" for t in TASKS for i in range(samples))
+    for r in results:
+        error = (r.trajectory.error or "").lower()
+        assert not any(w in error for w in SYSTEM_CUTS), f"{r.key} committed with a system cut: {error}"
+    return results
+
+
+def _released(run: RunDir) -> list[SessionResult]:
+    return [from_json(p.read_bytes(), SessionResult) for p in sorted(run.root.glob("released/rank-*/*.json"))]
+
+
+@pytest.mark.timeout(900)
+def test_cancel_mid_session_then_resume_runs_every_session_once(run_dir: Path) -> None:
+    run = RunDir(run_dir)
+    out = polar("launch", RECIPE, "--run-dir", str(run_dir), "--set", "tasks.num_samples=1",
+                "--set", "gateway.drain_grace_s=2", "--set", "gateway.run_pool=3", "--set", "gateway.init_pool=3",
+                "--set", _agent(15))
+    assert out.returncode == 0, out.stdout + out.stderr
+    _wait_running(run)
+    t0 = time.monotonic()
+    out = polar("cancel", str(run_dir), timeout=120)
+    cancel_s = time.monotonic() - t0
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert cancel_s < 30, f"cancel took {cancel_s:.1f}s with a 2s drain"
+    released = _released(run)
+    assert released, "a session in RUN at the cancel was cut: its attempt is set aside"
+    for r in released:
+        assert "drain" in r.metadata["released"]["reason"] and r.metadata["released"]["host"]
+    cut = {r.key for r in released}
+    assert not cut & {r.key for r in _committed(run_dir)}, "a released session was committed"
+    st = polar("status", str(run_dir))
+    assert "cancelled" in st.stdout, st.stdout
+    out = polar("resume", str(run_dir), "--wait", "--timeout", "500", timeout=560)
+    assert out.returncode == 0, out.stdout + out.stderr
+    results = _assert_once_with_real_outcomes(run_dir)
+    assert cut <= {r.key for r in results}
