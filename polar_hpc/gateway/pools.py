@@ -327,9 +327,13 @@ class StagePools:
         try:
             async with asyncio.timeout(BUILD_TIMEOUT_S):
                 trajectory = await self.executor.build(job, TraceStatus.TIMEOUT)
-            trajectory.error = f"released: {job.released}"
-            result = self._result(job, trajectory, None)
-            result.metadata["released"] = {"reason": job.released, "rank": self.rank}
+        except Exception as err:
+            log.warning("session %s: building the released attempt failed: %r", job.session_id, err)
+            trajectory = Trajectory(status=TraceStatus.TIMEOUT)
+        trajectory.error = f"released: {job.released}"
+        result = self._result(job, trajectory, None)
+        result.metadata["released"] = {"reason": job.released, "rank": self.rank, "draining": self._draining}
+        try:
             await self.on_released(result)
         except Exception as err:
             log.warning("session %s: setting the released attempt aside failed: %r", job.session_id, err)

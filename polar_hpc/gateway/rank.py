@@ -39,11 +39,14 @@ from polar_hpc.wire.endpoints import read_endpoints
 from polar_hpc.wire.records import Session, SessionResult, format_session_id
 from polar_hpc.wire.resolved import resolve_session
 from polar_hpc.wire.rundir import RunDir, component_name, component_prefix
+from polar_hpc.wire.waits import WaitRecord, clear_wait, write_wait
 
 log = get_logger("gateway.rank")
 
 SHARD_POLL_S = 1.0
 ENDPOINT_POLL_S = 5.0
+ENGINE_PROBE_S = 2.0
+"""While its engine is gone, how often a paused rank asks its inference servers whether they are back."""
 UNIX_PATH_MAX = 100
 
 
@@ -70,6 +73,9 @@ class GatewayRank:
         self._socket_dir: Path | None = None
         self._closed = False
         self._drained = False
+        self.paused_since: float | None = None
+        """Wall time since when the rank takes no sessions: a session found no model server (None: running)."""
+        self._prober: asyncio.Task[None] | None = None
         self.results_done = 0
 
     # -- lifecycle --------------------------------------------------------------------------------------------
@@ -187,6 +193,11 @@ class GatewayRank:
     def draining(self) -> bool:
         return self.pools.draining
 
+    @property
+    def paused(self) -> bool:
+        """The engine went away: take no session until it answers again (sessions it cut were released)."""
+        return self.paused_since is not None
+
     async def wait_idle(self, timeout_s: float | None = None) -> None:
         await self.pools.wait_idle(timeout_s)
 
@@ -213,7 +224,7 @@ class GatewayRank:
             if self._pools is not None:
                 await self.drain()
         finally:
-            for task in (self._poller, self._refresher):
+            for task in (self._poller, self._refresher, self._prober):
                 if task is not None:
                     task.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
@@ -255,6 +266,37 @@ class GatewayRank:
             write_atomic(path, to_json(result))
 
         await asyncio.to_thread(write)
+        if not result.metadata["released"].get("draining"):
+            self._engine_gone(str(result.metadata["released"].get("reason", "")))
+
+    def _engine_gone(self, why: str) -> None:
+        if self.paused_since is not None or self._engine is None or self._closed:
+            return
+        self.paused_since = time.time()
+        log.warning("rank %d: pausing until an inference server answers again (%s)", self.rank, why)
+        self._prober = asyncio.create_task(self._await_engine(why), name=f"rank{self.rank}:engine-probe")
+
+    async def _await_engine(self, why: str) -> None:
+        """Say in ``waits/`` that the rank waits for its engine, until one of its servers is healthy again."""
+        assert self._engine is not None and self.paused_since is not None
+        me = component_name("gateway", self.rank)
+        try:
+            while True:
+                minutes = (time.time() - self.paused_since) / 60
+                servers = [component_name("inference", i) for i in range(self.config.inference.num_servers)]
+                record = WaitRecord(component=me, waiting_for=servers,
+                                    detail=f"paused, waiting for {', '.join(servers)} to answer again "
+                                           f"({why[:200]}), {minutes:.0f} min", since=self.paused_since,
+                                    updated=time.time())
+                await asyncio.to_thread(write_wait, self.run_dir, record)
+                if any((await self._engine.health(timeout_s=ENGINE_PROBE_S * 5)).values()):
+                    break
+                await asyncio.sleep(ENGINE_PROBE_S)
+        finally:
+            await asyncio.to_thread(clear_wait, self.run_dir, me)
+        log.info("rank %d: the inference servers answer again after %.0fs; taking sessions", self.rank,
+                 time.time() - self.paused_since)
+        self.paused_since = None
 
     def _committed(self, path: Path, keys: list[str]) -> None:
         if self.on_commit is not None:

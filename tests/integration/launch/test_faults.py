@@ -9,15 +9,20 @@ lands.
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 from pathlib import Path
 
 import pytest
 
+from polar_hpc.launch.monitor import _component_pid, wait_run
 from polar_hpc.store import ShardReader
+from polar_hpc.util.proc import signal_tree
 from polar_hpc.wire.codec import from_json
 from polar_hpc.wire.records import SessionResult
 from polar_hpc.wire.rundir import RunDir
+from polar_hpc.wire.waits import read_waits
 from tests.integration.launch.helpers import ROOT, polar
 
 pytestmark = pytest.mark.slow
@@ -58,6 +63,15 @@ def _assert_once_with_real_outcomes(run_dir: Path, samples: int = 1) -> list[Ses
     return results
 
 
+def _finished(run: RunDir) -> bool:
+    status = run.read_status()
+    return status is not None and status.finished
+
+
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
 def _released(run: RunDir) -> list[SessionResult]:
     return [from_json(p.read_bytes(), SessionResult) for p in sorted(run.root.glob("released/rank-*/*.json"))]
 
@@ -87,3 +101,46 @@ def test_cancel_mid_session_then_resume_runs_every_session_once(run_dir: Path) -
     assert out.returncode == 0, out.stdout + out.stderr
     results = _assert_once_with_real_outcomes(run_dir)
     assert cut <= {r.key for r in results}
+
+
+@pytest.mark.timeout(900)
+def test_kill_9_of_the_inference_server_mid_session(run_dir: Path) -> None:
+    """The server dies under a running session: its call fails fast, the session is released (not an outcome), the
+    rank pauses and says so, the job restarts the server, and the run finishes with every session once.
+
+    The job's supervisor is held (SIGSTOP) from the kill until the rank has paused, so the session surely finds no
+    server (a restart within the engine client's retries would hide the fault from it)."""
+    run = RunDir(run_dir)
+    out = polar("launch", RECIPE, "--run-dir", str(run_dir), "--set", "tasks.num_samples=1",
+                "--set", "gateway.run_pool=1", "--set", "gateway.init_pool=1",
+                "--set", "agent.command=sleep 4; python3 -m polar_hpc.harness.mini_agent --max-turns 1 {instruction}")
+    assert out.returncode == 0, out.stdout + out.stderr
+    _wait_running(run)
+    jobs = run.read_jobs()
+    assert jobs is not None
+    (server,) = [j for j in jobs.jobs if j.component == "inference"]
+    pid = _component_pid(run, server)
+    assert pid is not None
+    supervisor = _parent(pid)  # the job body that restarts it (polar_hpc.launch.jobs.ComponentJob)
+    os.kill(supervisor, signal.SIGSTOP)
+    try:
+        signal_tree(pid, signal.SIGKILL)  # the component and the server process it runs
+        paused = ""
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not paused and not _finished(run):
+            paused = next((w.detail for w in read_waits(run_dir).values() if "paused" in w.detail), "")
+            time.sleep(0.2)
+    finally:
+        os.kill(supervisor, signal.SIGCONT)
+    assert "inference-0" in paused, "the paused rank says in waits/ (shown by status) what it waits for"
+    st = polar("status", str(run_dir))
+    assert "paused, waiting for inference-0" in st.stdout, st.stdout
+    code = wait_run(run, timeout_s=500, interval_s=1.0)
+    assert code == 0, f"the run did not finish after the server restart ({code})"
+    restarted = _component_pid(run, server)
+    assert restarted is not None and restarted != pid, "the job restarted its inference server"
+    assert not read_waits(run_dir), "the rank's wait ended when the server answered again"
+    released = _released(run)
+    assert released and all("engine went away" in r.metadata["released"]["reason"] for r in released)
+    results = _assert_once_with_real_outcomes(run_dir)
+    assert {r.key for r in released} <= {r.key for r in results}
