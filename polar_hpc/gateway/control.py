@@ -35,8 +35,8 @@ from polar_hpc.wire import control as c
 from polar_hpc.wire.records import (
     Session,
     SessionResult,
-    TraceStatus,
     format_session_id,
+    is_accepted,
     parse_session_id,
     session_key,
 )
@@ -85,7 +85,7 @@ def summarize(result: SessionResult) -> c.SessionSummary:
     traj = result.trajectory
     return c.SessionSummary(
         status=int(traj.status), reward=result.reward,
-        accepted=traj.status == TraceStatus.COMPLETED and result.reward > 0,
+        accepted=is_accepted(traj.status, result.reward),
         num_traces=len(traj.traces), tokens=sum(len(t.prompt_ids) + len(t.response_ids) for t in traj.traces),
         duration_s=result.timings["total"] if "total" in result.timings else sum(result.timings.values()),
         error=traj.error,

@@ -113,17 +113,22 @@ def recent_errors(jobs: JobsFile, limit: int = 5, tail_bytes: int = 65536) -> li
     return [text for _, text in sorted(found)[-limit:]]
 
 
+def session_counts(status: RunStatus) -> tuple[int, int, int]:
+    """(done, committed, total): done = evaluated (committed or still in a rank's open shard) or final (given up,
+    cancelled): every session neither pending nor running."""
+    s = {k.lower(): v for k, v in status.sessions.items()}
+    total = sum(s.values())
+    return total - s.get("pending", 0) - s.get("running", 0), s.get("committed", 0), total
+
+
 def progress_line(status: RunStatus | None) -> str:
     if status is None:
         return "waiting for the coordinator's first status..."
-    s = {k.lower(): v for k, v in status.sessions.items()}
-    done = s.get("committed", 0)
-    total = sum(s.values())
-    failed = s.get("error", 0)
+    done, committed, total = session_counts(status)
     eta = f"{status.eta_s:.0f}s" if status.eta_s is not None else "?"
-    return (f"sessions {done}/{total}  accepted {status.accepted}  failed {failed}  "
-            f"reward {status.reward_mean:.3f}  {status.throughput_per_min:.1f}/min  ETA {eta}  "
-            f"ranks alive {status.ranks_alive}")
+    return (f"sessions {done}/{total} done ({committed} committed)  accepted {status.accepted}  "
+            f"failed {status.failed}  reward {status.reward_mean:.3f}  {status.throughput_per_min:.1f}/min  "
+            f"ETA {eta}  ranks alive {status.ranks_alive}")
 
 
 DEAD_CONFIRM_S = 10.0

@@ -15,6 +15,7 @@ from pathlib import Path
 import msgspec
 import numpy as np
 
+from polar_hpc.config.run import ACCEPT_REWARD
 from polar_hpc.store.encode import decode_session_blob, decode_trace_blob
 from polar_hpc.store.reader import EmptySelection, ShardReader
 from polar_hpc.store.repo import repo_of
@@ -196,7 +197,7 @@ def render_markdown(rep: RunReport, plots: Sequence[str] = ()) -> str:
     return "\n".join(lines)
 
 
-def write_report(runs: Sequence[str | os.PathLike[str]], out: Path, *, accept: float = 1.0,
+def write_report(runs: Sequence[str | os.PathLike[str]], out: Path, *, accept: float = ACCEPT_REWARD,
                  plots: bool = True, allow_empty: bool = False) -> str:
     """Write ``report.md``, ``report.json`` and PNG plots under ``out``; returns the markdown.
 

@@ -252,12 +252,17 @@ class RunStatus(Msg):
     sessions: dict[str, int] = msgspec.field(default_factory=dict)
     """Sessions per state name."""
     accepted: int = 0
+    """Committed sessions accepted (``records.is_accepted``), resumed ones included; so are ``failed`` and the
+    rewards."""
+    failed: int = 0
+    """Committed sessions whose outcome is an ERROR, and sessions given up."""
     reward_sum: float = 0.0
     reward_mean: float = 0.0
     duplicates: int = 0
     ranks_alive: int = 0
     ranks: list[RankInfo] = msgspec.field(default_factory=list)
     throughput_per_min: float = 0.0
+    """Sessions done (evaluated; committed or not) per minute, over the last minutes."""
     eta_s: float | None = None
     subscribers: int = 0
     finished: bool = False

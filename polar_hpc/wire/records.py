@@ -13,7 +13,15 @@ from typing import Any, Literal
 import msgspec
 import numpy as np
 
-from polar_hpc.config.run import AgentSpec, BuilderSpec, EvaluatorSpec, RenderMode, RuntimeSpec, TokenPolicy
+from polar_hpc.config.run import (
+    ACCEPT_REWARD,
+    AgentSpec,
+    BuilderSpec,
+    EvaluatorSpec,
+    RenderMode,
+    RuntimeSpec,
+    TokenPolicy,
+)
 
 Provider = Literal["anthropic", "openai_chat", "openai_responses", "google"]
 
@@ -169,6 +177,10 @@ class TraceStatus(enum.IntEnum):
     COMPLETED = 0
     TIMEOUT = 1
     ERROR = 2
+
+
+def is_accepted(status: int, reward: float, accept: float = ACCEPT_REWARD) -> bool:
+    return status == TraceStatus.COMPLETED and reward >= accept
 
 
 def trace_status(value: TraceStatus | int | str) -> TraceStatus:

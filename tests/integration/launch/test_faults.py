@@ -16,8 +16,12 @@ from pathlib import Path
 
 import pytest
 
+from polar_hpc.config.run import ACCEPT_REWARD
 from polar_hpc.launch.monitor import _component_pid, wait_run
 from polar_hpc.store import ShardReader
+from polar_hpc.store.summary import summarize as summarize_shards
+from polar_hpc.train.report import collect
+from polar_hpc.train.report import summarize as summarize_report
 from polar_hpc.util.proc import signal_tree
 from polar_hpc.wire.codec import from_json
 from polar_hpc.wire.records import SessionResult
@@ -68,6 +72,24 @@ def _finished(run: RunDir) -> bool:
     return status is not None and status.finished
 
 
+def _assert_views_agree(run_dir: Path) -> None:
+    """status.json (what `status` and the live display show), `report` and `shards inspect` count the same run
+    alike; the coordinator's counts include the sessions an earlier life of the run committed."""
+    status = RunDir(run_dir).read_status()
+    assert status is not None and status.finished and status.ranks_alive == 0
+    rows, _ = collect([run_dir], ACCEPT_REWARD)
+    report = summarize_report(rows, [str(run_dir)], ACCEPT_REWARD, [])
+    inspect = summarize_shards(ShardReader(run_dir))
+    assert status.sessions.get("committed") == report.overall.sessions == inspect.sessions
+    assert status.accepted == report.overall.accepted
+    assert status.failed == report.statuses.get("ERROR", 0) == inspect.statuses.get("ERROR", 0)
+    assert inspect.reward_mean is not None
+    assert status.reward_mean == pytest.approx(inspect.reward_mean, abs=1e-9)  # the same stored rewards, summed
+    line = polar("status", str(run_dir)).stdout
+    done = report.overall.sessions
+    assert f"sessions {done}/{done} done ({done} committed)  accepted {report.overall.accepted}" in line, line
+
+
 def _parent(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
 
@@ -101,6 +123,10 @@ def test_cancel_mid_session_then_resume_runs_every_session_once(run_dir: Path) -
     assert out.returncode == 0, out.stdout + out.stderr
     results = _assert_once_with_real_outcomes(run_dir)
     assert cut <= {r.key for r in results}
+    _assert_views_agree(run_dir)
+    out = polar("cancel", str(run_dir), timeout=60)
+    assert out.returncode == 0 and "already finished" in out.stdout, out.stdout + out.stderr
+    assert run.cancelled() is None, "cancel of a finished run changes nothing"
 
 
 @pytest.mark.timeout(900)
