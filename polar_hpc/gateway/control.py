@@ -87,7 +87,7 @@ def summarize(result: SessionResult) -> c.SessionSummary:
         status=int(traj.status), reward=result.reward,
         accepted=is_accepted(traj.status, result.reward),
         num_traces=len(traj.traces), tokens=sum(len(t.prompt_ids) + len(t.response_ids) for t in traj.traces),
-        duration_s=result.timings["total"] if "total" in result.timings else sum(result.timings.values()),
+        duration_s=result.duration_s,
         error=traj.error,
     )
 

@@ -290,7 +290,7 @@ def build_columns(sessions: Sequence[EncodedSession], *, tokens: bool = True) ->
     cols[S.ATTEMPT] = np.array([r.attempt for r in results], dtype=np.int64)
     cols[S.STATUS] = np.array([int(r.trajectory.status) for r in results], dtype=np.uint8)
     cols[S.SESSION_REWARD] = np.array([r.reward for r in results], dtype=np.float64)
-    cols[S.DURATION_S] = np.array([sum(r.timings.values()) for r in results], dtype=np.float64)
+    cols[S.DURATION_S] = np.array([r.duration_s for r in results], dtype=np.float64)
     _put(cols, S.HARNESS, [r.harness.encode() for r in results])
     _put(cols, S.MODEL, [r.model.encode() for r in results])
     cols[S.POLICY_VERSION] = np.array([r.policy_version for r in results], dtype=np.int64)

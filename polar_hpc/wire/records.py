@@ -315,5 +315,10 @@ class SessionResult(msgspec.Struct, kw_only=True):
         return session_key(self.task_id, self.sample_index)
 
     @property
+    def duration_s(self) -> float:
+        """Wall time of the session: its ``total`` timing (older results without one: the stages summed)."""
+        return self.timings["total"] if "total" in self.timings else sum(self.timings.values())
+
+    @property
     def reward(self) -> float:
         return self.evaluation.outcome_reward if self.evaluation is not None else 0.0
