@@ -170,3 +170,48 @@ def test_kill_9_of_the_inference_server_mid_session(run_dir: Path) -> None:
     assert released and all("engine went away" in r.metadata["released"]["reason"] for r in released)
     results = _assert_once_with_real_outcomes(run_dir)
     assert {r.key for r in released} <= {r.key for r in results}
+
+
+@pytest.mark.timeout(900)
+def test_truncated_committed_shard_is_named_and_its_sessions_run_again(run_dir: Path) -> None:
+    run = RunDir(run_dir)
+    out = polar("launch", RECIPE, "--run-dir", str(run_dir), "--set", "tasks.num_samples=1",
+                "--set", "shards.max_sessions=1", "--set", _agent(0), "--wait", "--timeout", "500", timeout=560)
+    assert out.returncode == 0, out.stdout + out.stderr
+    shards = sorted(run.shards.glob("*.h5"))
+    assert len(shards) == 3
+    victim = shards[1]
+    (lost,) = [r.key for r in ShardReader([victim]).results()]
+    with victim.open("r+b") as fh:
+        fh.truncate(victim.stat().st_size // 2)
+    val = polar("shards", "validate", str(run.shards))
+    assert val.returncode == 1 and victim.name in val.stdout + val.stderr, val.stdout + val.stderr
+    assert lost not in {r.key for r in _committed(run_dir)}, "readers skip the broken shard"
+    out = polar("resume", str(run_dir), "--wait", "--timeout", "500", timeout=560)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert victim.name in out.stderr, "resume names the shard whose sessions run again"
+    results = _assert_once_with_real_outcomes(run_dir)
+    assert {r.key: r for r in results}[lost].gateway_rank == 0
+
+
+@pytest.mark.timeout(900)
+def test_sigstop_of_the_coordinator_past_the_heartbeat_timeout(run_dir: Path) -> None:
+    """The coordinator freezes longer than the heartbeat timeout (the ranks lose it and reconnect; it wakes to
+    ranks silent past their timeout) and goes on: every session still ends committed once."""
+    run = RunDir(run_dir)
+    out = polar("launch", RECIPE, "--run-dir", str(run_dir), "--set", "tasks.num_samples=2",
+                "--set", "coordinator.heartbeat_timeout_s=3", "--set", _agent(3))
+    assert out.returncode == 0, out.stdout + out.stderr
+    _wait_running(run)
+    jobs = run.read_jobs()
+    assert jobs is not None
+    (coordinator,) = [j for j in jobs.jobs if j.component == "coordinator"]
+    pid = _component_pid(run, coordinator)
+    assert pid is not None
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        time.sleep(8)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert wait_run(run, timeout_s=500, interval_s=1.0) == 0
+    _assert_once_with_real_outcomes(run_dir, samples=2)
