@@ -24,7 +24,7 @@ from polar_hpc.train.report import collect
 from polar_hpc.train.report import summarize as summarize_report
 from polar_hpc.util.proc import signal_tree
 from polar_hpc.wire.codec import from_json
-from polar_hpc.wire.records import SessionResult
+from polar_hpc.wire.records import SessionResult, TraceStatus
 from polar_hpc.wire.rundir import RunDir
 from polar_hpc.wire.waits import read_waits
 from tests.integration.launch.helpers import ROOT, polar
@@ -103,7 +103,7 @@ def test_cancel_mid_session_then_resume_runs_every_session_once(run_dir: Path) -
     run = RunDir(run_dir)
     out = polar("launch", RECIPE, "--run-dir", str(run_dir), "--set", "tasks.num_samples=1",
                 "--set", "gateway.drain_grace_s=2", "--set", "gateway.run_pool=3", "--set", "gateway.init_pool=3",
-                "--set", _agent(15))
+                "--set", _agent(8))
     assert out.returncode == 0, out.stdout + out.stderr
     _wait_running(run)
     t0 = time.monotonic()
@@ -215,3 +215,28 @@ def test_sigstop_of_the_coordinator_past_the_heartbeat_timeout(run_dir: Path) ->
         os.kill(pid, signal.SIGCONT)
     assert wait_run(run, timeout_s=500, interval_s=1.0) == 0
     _assert_once_with_real_outcomes(run_dir, samples=2)
+
+
+PREPARE = '["git init -q . && git add -A && git -c user.email=d@p -c user.name=p commit -qm base", ' \
+    '"if [ -f words.py ]; then sleep 600; fi"]'
+"""The recipe's prepare step, then one that hangs in the words-reverse task's sandbox."""
+
+
+@pytest.mark.timeout(900)
+def test_sigkilled_harness_and_hanging_prepare_are_the_sessions_own_outcomes(run_dir: Path) -> None:
+    """A harness killed by SIGKILL (as by the OOM killer) is its own failure: ERROR, committed once. A prepare step
+    that hangs spends the session's own budget: TIMEOUT in INIT, committed once. Neither is rerun."""
+    agent = ("agent.command=if [ -f fizzbuzz.py ]; then kill -9 $$; fi; "
+             "python3 -m polar_hpc.harness.mini_agent --max-turns 1 {instruction}")
+    out = polar("launch", RECIPE, "--run-dir", str(run_dir), "--set", "tasks.num_samples=1",
+                "--set", f"runtime.prepare={PREPARE}", "--set", "gateway.session_timeout_s=25",
+                "--set", "gateway.agent_timeout_s=20", "--set", "gateway.init_pool=3", "--set", agent,
+                "--wait", "--timeout", "500", timeout=560)
+    assert out.returncode == 0, out.stdout + out.stderr
+    by_task = {r.task_id: r for r in _assert_once_with_real_outcomes(run_dir)}
+    killed, hung = by_task["fizzbuzz-15"], by_task["words-reverse"]
+    assert killed.trajectory.status is TraceStatus.ERROR and killed.attempt == 0
+    assert "harness exited" in (killed.trajectory.error or ""), killed.trajectory.error
+    assert hung.trajectory.status is TraceStatus.TIMEOUT and hung.attempt == 0
+    assert "session budget 25s spent in INIT" in (hung.trajectory.error or ""), hung.trajectory.error
+    assert not _released(RunDir(run_dir)), "no session was cut by the system"
