@@ -75,6 +75,9 @@ class GatewayRank:
         self._drained = False
         self.paused_since: float | None = None
         """Wall time since when the rank takes no sessions: a session found no model server (None: running)."""
+        self.shards_failing: str | None = None
+        """Why the last shard could not be published (the disk is full, ...): the rank takes no sessions until a
+        shard is published again; what it holds stays buffered (None: shards publish)."""
         self._prober: asyncio.Task[None] | None = None
         self.results_done = 0
 
@@ -195,8 +198,9 @@ class GatewayRank:
 
     @property
     def paused(self) -> bool:
-        """The engine went away: take no session until it answers again (sessions it cut were released)."""
-        return self.paused_since is not None
+        """Take no session for now: the engine went away (until it answers again; the sessions it cut were
+        released), or shards cannot be published (until one is)."""
+        return self.paused_since is not None or self.shards_failing is not None
 
     async def wait_idle(self, timeout_s: float | None = None) -> None:
         await self.pools.wait_idle(timeout_s)
@@ -212,8 +216,15 @@ class GatewayRank:
         await self.commit()
 
     async def commit(self) -> Path | None:
+        """Publish what is buffered now; a failed publish keeps it buffered and pauses the rank (None)."""
         async with self._write_lock:
-            return await asyncio.to_thread(self.writer.commit)
+            try:
+                path = await asyncio.to_thread(self.writer.commit)
+            except Exception as err:
+                self._shards_failed(err)
+                return None
+            self._shards_ok()
+            return path
 
     async def close(self) -> None:
         """Drain (if not yet), commit, stop the proxy and the engine client. Idempotent."""
@@ -252,7 +263,29 @@ class GatewayRank:
             except Exception:
                 log.exception("on_done callback failed for %s", result.key)
         async with self._write_lock:
-            await asyncio.to_thread(self.writer.add, result)
+            try:
+                await asyncio.to_thread(self.writer.add, result)
+            except Exception as err:
+                if not self.writer.holds(result.key):
+                    raise
+                self._shards_failed(err)  # buffered: it goes out with the next shard that can be published
+
+    def _shards_failed(self, err: BaseException) -> None:
+        why = f"{type(err).__name__}: {err}"[:300]
+        if self.shards_failing is None:
+            log.error("rank %d: cannot publish shards under %s (%s); taking no sessions until one is published "
+                      "(%d sessions held)", self.rank, RunDir(self.run_dir).shards, why, self.writer.buffered_sessions)
+            me = component_name("gateway", self.rank)
+            write_wait(self.run_dir, WaitRecord(
+                component=me, waiting_for=[str(RunDir(self.run_dir).shards)],
+                detail=f"paused, cannot publish shards ({why}), 0 min", since=time.time(), updated=time.time()))
+        self.shards_failing = why
+
+    def _shards_ok(self) -> None:
+        if self.shards_failing is not None:
+            log.info("rank %d: shards publish again; taking sessions", self.rank)
+            self.shards_failing = None
+            clear_wait(self.run_dir, component_name("gateway", self.rank))
 
     async def _set_aside(self, result: SessionResult) -> None:
         """A released attempt's partial result: ``released/rank-N/<session>.json``, with where and when."""
@@ -313,9 +346,12 @@ class GatewayRank:
     async def _poll_shards(self) -> None:
         while True:
             await asyncio.sleep(SHARD_POLL_S)
-            if self._writer is not None and self._writer.due():
+            if self._writer is not None and (self._writer.due() or self.shards_failing is not None):
                 async with self._write_lock:
                     try:
-                        await asyncio.to_thread(self._writer.poll)
-                    except Exception:
-                        log.exception("rank %d: shard commit failed", self.rank)
+                        await asyncio.to_thread(self._writer.commit if self.shards_failing else self._writer.poll)
+                    except Exception as err:
+                        self._shards_failed(err)
+                    else:
+                        if self._writer.buffered_sessions == 0:
+                            self._shards_ok()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -27,7 +28,7 @@ from polar_hpc.wire.codec import from_json
 from polar_hpc.wire.records import SessionResult, TraceStatus
 from polar_hpc.wire.rundir import RunDir
 from polar_hpc.wire.waits import read_waits
-from tests.integration.launch.helpers import ROOT, polar
+from tests.integration.launch.helpers import ROOT, polar, stop_run
 
 pytestmark = pytest.mark.slow
 
@@ -240,3 +241,44 @@ def test_sigkilled_harness_and_hanging_prepare_are_the_sessions_own_outcomes(run
     assert hung.trajectory.status is TraceStatus.TIMEOUT and hung.attempt == 0
     assert "session budget 25s spent in INIT" in (hung.trajectory.error or ""), hung.trajectory.error
     assert not _released(RunDir(run_dir)), "no session was cut by the system"
+
+
+def _mount_tmpfs(path: Path, size: str, remount: bool = False) -> bool:
+    opts = f"remount,size={size}" if remount else f"size={size}"
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", str(path)], capture_output=True, text=True)
+    return done.returncode == 0
+
+
+@pytest.mark.timeout(900)
+def test_shard_dir_out_of_space(run_dir: Path, tmp_path: Path) -> None:
+    """The shards' file system fills up: the rank stops taking sessions and says why (status), publishes nothing
+    half-written, keeps what it holds; once there is room the run finishes with every session once."""
+    (tmp_path / "probe").mkdir()
+    if not _mount_tmpfs(tmp_path / "probe", "64k"):
+        pytest.skip("mounting a tmpfs needs root (CAP_SYS_ADMIN); the out-of-space test cannot make a small disk")
+    subprocess.run(["umount", str(tmp_path / "probe")], check=False)
+    run = RunDir(run_dir)
+    out = polar("launch", RECIPE, "--run-dir", str(run_dir), "--set", "tasks.num_samples=1",
+                "--set", "shards.max_sessions=1", "--set", _agent(0))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert _mount_tmpfs(run.shards, "100k"), "a 100 KiB file system for the shards (not three shards of this run)"
+    try:
+        blocked = ""
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and not blocked and not _finished(run):
+            blocked = next((w.detail for w in read_waits(run_dir).values() if "cannot publish" in w.detail), "")
+            time.sleep(0.2)
+        assert "No space left" in blocked or "ENOSPC" in blocked or "space" in blocked.lower(), blocked
+        assert "cannot publish shards" in polar("status", str(run_dir)).stdout
+        assert not list(run.shards.glob("*.tmp")), "nothing half-written is left"
+        if list(run.shards.glob("*.h5")):
+            val = polar("shards", "validate", str(run.shards))
+            assert val.returncode == 0, "what was published is whole: " + val.stdout + val.stderr
+        assert _mount_tmpfs(run.shards, "16m", remount=True)
+        assert wait_run(run, timeout_s=500, interval_s=1.0) == 0
+        _assert_once_with_real_outcomes(run_dir)
+        val = polar("shards", "validate", str(run.shards))
+        assert val.returncode == 0, val.stdout + val.stderr
+    finally:
+        stop_run(run_dir)
+        subprocess.run(["umount", "-l", str(run.shards)], check=False)
