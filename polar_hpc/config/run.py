@@ -20,6 +20,9 @@ task's reference solution as the model's own tool calls and the engine scores th
 ``oracle_subagent`` hands the task to the harness's sub-agent tool (Claude Code's ``Agent``), which solves it."""
 TokenPolicy = Literal["sample", "oracle"]
 """What produced a record's or trace's output tokens: sampled by the engine, or forced by the oracle."""
+ACCEPT_REWARD = 1.0
+"""A session is accepted when it completed with at least this reward (``wire.records.is_accepted``: the run's
+status counts with it; ``polar-hpc report --accept`` overrides it for its own tables)."""
 
 # value ranges, checked when a recipe, an override or a submitted task is decoded
 AtLeast1 = Annotated[int, Meta(ge=1)]

@@ -61,7 +61,7 @@ _ENC = msgspec.json.Encoder()
 
 
 class _Session:
-    __slots__ = ("session_id", "log", "builder", "oracle")
+    __slots__ = ("session_id", "log", "builder", "oracle", "engine_lost", "lost")
 
     def __init__(self, session_id: str, log: SessionLog, builder: PromptBuilder,
                  oracle: OraclePolicy | None = None) -> None:
@@ -69,6 +69,15 @@ class _Session:
         self.log = log
         self.builder = builder
         self.oracle = oracle
+        self.engine_lost: str | None = None
+        """Why a call found no model server (the first such call): the session was cut by the system."""
+        self.lost = asyncio.Event()
+
+    def note(self, err: BaseException) -> None:
+        perr = err.error if isinstance(err, Failed) else err
+        if isinstance(perr, ProxyError) and perr.kind == "engine_down" and self.engine_lost is None:
+            self.engine_lost = perr.message
+            self.lost.set()
 
 
 def _json(data: bytes, status: int = 200) -> web.Response:
@@ -180,6 +189,17 @@ class ProxyServer:
         self.gen.engine.forget_session(s.session_id)
         return s.log.close()
 
+    def engine_lost(self, api_key: str) -> str | None:
+        """Why a call of this open session found no model server (None: none did)."""
+        s = self._sessions.get(api_key)
+        return None if s is None else s.engine_lost
+
+    async def wait_engine_lost(self, api_key: str) -> str:
+        """Returns when a call of this open session finds no model server: why."""
+        s = self._sessions[api_key]
+        await s.lost.wait()
+        return s.engine_lost or ""
+
     def session_ids(self) -> list[str]:
         return [s.session_id for s in self._sessions.values()]
 
@@ -277,6 +297,7 @@ class ProxyServer:
         return web.Response(body=data, content_type=_JSON_CT)
 
     def _fail(self, provider: Provider, session: _Session, index: int, err: BaseException) -> web.Response:
+        session.note(err)
         if isinstance(err, Failed):
             session.log.finish(index, err.record)
             return _error(provider, err.error)
@@ -340,6 +361,7 @@ class ProxyServer:
                                      index=index, raw_request=raw, received=received, sink=s)
 
         def stream_error(err: BaseException, model: str) -> bytes:
+            session.note(err)
             perr = err.error if isinstance(err, Failed) else err if isinstance(err, ProxyError) else None
             return _stream_error(provider, perr or ProxyError("engine_error", str(err)), model)
 

@@ -103,10 +103,6 @@ def join_reasons(reasons: list[str]) -> str:
     return FILTER_SEP.join(reasons)
 
 
-def _duration(timings: dict[str, float]) -> float:
-    return sum(timings.values())
-
-
 GROUPS = ("tokens", "traces", "sessions")
 
 PROMPT_IDS = "tokens/prompt_ids"
@@ -161,7 +157,7 @@ SESSION_COLUMNS = (
     _a(ATTEMPT, "int64", "sessions", "attempt"),
     _a(STATUS, "uint8", "sessions", "trajectory.status", encode=int),
     _a(SESSION_REWARD, "float64", "sessions", "reward"),
-    _a(DURATION_S, "float64", "sessions", "timings", encode=_duration),
+    _a(DURATION_S, "float64", "sessions", "duration_s"),
     _text(HARNESS, "sessions", "harness"),
     _text(MODEL, "sessions", "model"),
     _a(POLICY_VERSION, "int64", "sessions", "policy_version"),

@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from polar_hpc.config.run import ACCEPT_REWARD
+
 
 def register(subparsers: Any) -> None:
     exp = subparsers.add_parser("export", help="export a run's traces as a training corpus")
@@ -39,7 +41,8 @@ def register(subparsers: Any) -> None:
     rep = subparsers.add_parser("report", help="acceptance, rewards, turns, tokens, durations of a run (md + PNG)")
     rep.add_argument("runs", nargs="+", metavar="RUN_DIR")
     rep.add_argument("--out", type=Path, help="output folder (default: RUN_DIR/report)")
-    rep.add_argument("--accept", type=float, default=1.0, help="a session is accepted when reward >= this")
+    rep.add_argument("--accept", type=float, default=ACCEPT_REWARD,
+                     help="a session is accepted when it completed with reward >= this")
     rep.add_argument("--no-plots", action="store_true")
     rep.add_argument("--allow-empty", action="store_true", help="exit 0 for runs without a session")
     rep.set_defaults(func=run)
