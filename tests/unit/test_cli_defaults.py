@@ -48,6 +48,8 @@ NOT_MIRRORED: dict[tuple[str, str], str] = {
     ("probe", "policy"): "a probe is an oracle session: agent.policy's default (sample) is not offered",
     ("probe", "timeout"): "the probe's harness budget, not evaluator.timeout_s",
     ("probe", "runtime"): "unset: the --recipe's runtime.backend, else the demo layout's (RuntimeSpec's default)",
+    ("serve-reference", "seed"): "the reference server's default sampling seed, not trainer.seed (TRL's)",
+    ("export sft", "seed"): "the train/test split's shuffle seed, not trainer.seed (TRL's)",
 }
 
 
