@@ -67,6 +67,8 @@ class ProbeSpec(msgspec.Struct, kw_only=True, frozen=True):
     agent_timeout_s: float = 300.0
     context_length: int = 32768
     harness_args: tuple[str, ...] = ()
+    harness_settings: tuple[tuple[str, str], ...] = ()
+    """``agent.settings`` keys of the harness (``--harness-setting mode=text``), values as given."""
 
 
 def _demo_config(spec: ProbeSpec) -> RunConfig:
@@ -126,29 +128,38 @@ def probe_config(spec: ProbeSpec, url: str) -> RunConfig:
                               agent_timeout_s=spec.agent_timeout_s, session_timeout_s=spec.agent_timeout_s + 120,
                               drain_grace_s=20, render="continuation", keep_records=True, measure_divergence=True),
         runtime=runtime,
-        agent=AgentSpec(harness=spec.harness, command=command, policy=spec.policy,
-                        settings={"extra_args": list(spec.harness_args)} if spec.harness_args else {}),
+        agent=AgentSpec(harness=spec.harness, command=command, policy=spec.policy, settings=_settings(spec)),
         builder=BuilderSpec(name="prefix_merging"),
         tasks=msgspec.structs.replace(base.tasks, path=str(path), num_samples=1, limit=None),
     )
 
 
+def _settings(spec: ProbeSpec) -> dict[str, object]:
+    settings: dict[str, object] = dict(spec.harness_settings)
+    if spec.harness_args:
+        settings["extra_args"] = list(spec.harness_args)
+    return settings
+
+
 def harness_version(harness: str) -> str:
-    from polar_hpc.harness import HarnessError, get_adapter
+    from polar_hpc.harness import ADAPTERS, HarnessError
     from polar_hpc.harness.toolchain import resolve_harness
 
     if harness == "shell":
         return ""
+    adapter = ADAPTERS[harness]() if harness in ADAPTERS else None
+    if adapter is None:
+        return ""
     try:
-        launch = resolve_harness(get_adapter(harness).binary)
+        launch = resolve_harness(adapter.binary)
     except HarnessError:
         return ""
     try:
-        done = subprocess.run([*launch.argv, "--version"], capture_output=True, text=True, timeout=VERSION_TIMEOUT_S,
-                              stdin=subprocess.DEVNULL)
+        done = subprocess.run([*launch.argv, *adapter.version_args], capture_output=True, text=True,
+                              timeout=VERSION_TIMEOUT_S, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired):
         return ""
-    return ((done.stdout.strip() or done.stderr.strip()).splitlines() or [""])[-1]
+    return adapter.version_of(done.stdout.strip() or done.stderr.strip())
 
 
 @contextlib.contextmanager

@@ -153,8 +153,9 @@ class Generator:
             timings=Timings(received=received),
         )
         forced = self._oracle_ids(oracle, req, raw_request, provider, ids) if oracle is not None else None
-        if forced is not None:
+        if forced is not None and oracle is not None:
             record.policy = "oracle"
+            record.action_format = oracle.script.actions.name
         asked = req.sampling.max_new_tokens
         try:  # a forced reply's tokens but its last are prompt tokens of the scoring call
             limit = new_token_limit(n + len(forced or (0,)) - 1, self.context_length,

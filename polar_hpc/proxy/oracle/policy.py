@@ -28,6 +28,7 @@ from polar_hpc.proxy.oracle.script import (
     summary,
     turns,
 )
+from polar_hpc.proxy.oracle.text_actions import action_text, text_turn
 from polar_hpc.proxy.oracle.tools import ShellTool, WriteTool, agent_tool, pick_tool
 from polar_hpc.proxy.side import is_side_request
 from polar_hpc.wire.records import CanonicalRequest, ChatMessage, Provider, ToolSpec
@@ -116,6 +117,8 @@ class OraclePolicy:
         compaction) gets a plain summary of the progress."""
         if is_side_request(req):
             return None
+        if self.script.actions.kind == "text":  # the harness reads actions from the reply's text
+            return text_turn(self.script, req), None
         if not req.tools:
             ctx = is_subagent(req)
             if not self.dropped[ctx] + self.seen[ctx]:
@@ -157,6 +160,8 @@ class OraclePolicy:
         if found is None:
             return None
         turn, tool = found
+        if self.script.actions.kind == "text":  # only the final turn is the conversation's last
+            return action_text(turn, self.script.actions), turn.label == "answer"
         if turn.label == "delegate":
             sub = agent_tool(req.tools)
             assert sub is not None

@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 
 from polar_hpc.config.run import Policy
+from polar_hpc.wire.actions import TOOL_CALLS, ActionFormat
 from polar_hpc.wire.records import SOLUTION_COMMANDS, SOLUTION_PATCH
 
 HEREDOC_TAG = "POLAR_ORACLE_PATCH"
@@ -38,6 +39,8 @@ class OracleScript(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Take the turns without applying anything (a grader must then give reward 0)."""
     delegate: bool = False
     """Hand the task to the harness's sub-agent tool first; the sub-agent's session runs the script."""
+    actions: ActionFormat = TOOL_CALLS
+    """How the harness reads actions (its adapter's ``action_format``): tool calls or text (``text_actions``)."""
 
     def __post_init__(self) -> None:
         if not self.noop and not self.solution_patch and not self.solution_commands:
@@ -73,7 +76,9 @@ def turns(script: OracleScript, *, parallel: bool) -> list[Turn]:
         out.append(Turn(label="apply", commands=(apply_command(script),)))
     if script.verify:
         out.append(Turn(label="verify", commands=(script.verify,)))
-    out.append(Turn(label="answer", answer=NOOP_ANSWER if script.noop else script.answer))
+    answer = NOOP_ANSWER if script.noop else script.answer
+    finish = script.actions.finish
+    out.append(Turn(label="answer", answer=answer, commands=(finish,) if finish else ()))
     return out
 
 
@@ -111,7 +116,8 @@ def delegate_turns() -> list[Turn]:
     return [Turn(label="delegate"), Turn(label="answer", answer=DELEGATED_ANSWER)]
 
 
-def script_from_task(metadata: dict[str, Any], *, policy: Policy, verify: str | None) -> OracleScript:
+def script_from_task(metadata: dict[str, Any], *, policy: Policy, verify: str | None,
+                     actions: ActionFormat = TOOL_CALLS) -> OracleScript:
     """The script of a task (its metadata holds ``solution_patch`` or ``solution_commands``)."""
     patch = metadata.get(SOLUTION_PATCH)
     commands = metadata.get(SOLUTION_COMMANDS, [])
@@ -124,4 +130,4 @@ def script_from_task(metadata: dict[str, Any], *, policy: Policy, verify: str | 
         raise OracleError(f"task metadata {SOLUTION_COMMANDS}: expected a list of shell commands, "
                           f"got {commands!r:.200}")
     return OracleScript(solution_patch=patch or None, solution_commands=list(commands), verify=verify,
-                        noop=policy == "oracle_noop", delegate=policy == "oracle_subagent")
+                        noop=policy == "oracle_noop", delegate=policy == "oracle_subagent", actions=actions)
