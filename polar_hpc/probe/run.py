@@ -100,15 +100,7 @@ def _base_config(spec: ProbeSpec) -> RunConfig:
 def probe_config(spec: ProbeSpec, url: str) -> RunConfig:
     """The run of one probe session: the task source, runtime and evaluator of the recipe (or the demo layout);
     the harness, policy, engine and a one-session rank of the probe's own."""
-    from polar_hpc.harness import HarnessError, get_adapter
-    from polar_hpc.harness.toolchain import resolve_harness
-
-    try:
-        adapter = get_adapter(spec.harness)
-        if spec.harness != "shell":
-            resolve_harness(adapter.binary)
-    except HarnessError as err:
-        raise ProbeError(f"harness {spec.harness!r}: {err}") from None
+    check_harness(spec)
     base = _base_config(spec)
     path = task_file(base)
     if path is None or not path.is_file():
@@ -132,6 +124,19 @@ def probe_config(spec: ProbeSpec, url: str) -> RunConfig:
         builder=BuilderSpec(name="prefix_merging"),
         tasks=msgspec.structs.replace(base.tasks, path=str(path), num_samples=1, limit=None),
     )
+
+
+def check_harness(spec: ProbeSpec) -> None:
+    """A known harness whose CLI is installed; ProbeError naming both otherwise (before any server starts)."""
+    from polar_hpc.harness import HarnessError, get_adapter
+    from polar_hpc.harness.toolchain import resolve_harness
+
+    try:
+        adapter = get_adapter(spec.harness)
+        if spec.harness != "shell":
+            resolve_harness(adapter.binary)
+    except HarnessError as err:
+        raise ProbeError(f"harness {spec.harness!r}: {err}") from None
 
 
 def _settings(spec: ProbeSpec) -> dict[str, object]:
@@ -215,6 +220,7 @@ def run_probe(spec: ProbeSpec) -> ProbeRow:
     run_dir = spec.out / "run"
     if run_dir.exists():
         raise ProbeError(f"--out: {run_dir} exists; give a fresh folder")
+    check_harness(spec)
     version = harness_version(spec.harness)
     with _engine(spec) as url:
         cfg = _only_task(probe_config(spec, url), spec)
