@@ -120,7 +120,8 @@ def probe_config(spec: ProbeSpec, url: str) -> RunConfig:
                               agent_timeout_s=spec.agent_timeout_s, session_timeout_s=spec.agent_timeout_s + 120,
                               drain_grace_s=20, render="continuation", keep_records=True, measure_divergence=True),
         runtime=runtime,
-        agent=AgentSpec(harness=spec.harness, command=command, policy=spec.policy, settings=_settings(spec)),
+        agent=AgentSpec(harness=spec.harness, command=command, policy=spec.policy,
+                        settings=_settings(spec, base.agent)),
         builder=BuilderSpec(name="prefix_merging"),
         tasks=msgspec.structs.replace(base.tasks, path=str(path), num_samples=1, limit=None),
     )
@@ -139,8 +140,10 @@ def check_harness(spec: ProbeSpec) -> None:
         raise ProbeError(f"harness {spec.harness!r}: {err}") from None
 
 
-def _settings(spec: ProbeSpec) -> dict[str, object]:
-    settings: dict[str, object] = dict(spec.harness_settings)
+def _settings(spec: ProbeSpec, base: AgentSpec) -> dict[str, object]:
+    """The recipe's ``agent.settings`` when it runs the same harness, under the command line's."""
+    settings: dict[str, object] = dict(base.settings) if base.harness == spec.harness else {}
+    settings.update(spec.harness_settings)
     if spec.harness_args:
         settings["extra_args"] = list(spec.harness_args)
     return settings
