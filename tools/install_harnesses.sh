@@ -10,6 +10,7 @@ PKGS=(
   "@google/gemini-cli@0.61.0"
   "opencode-ai@1.18.33"
   "@mariozechner/pi-coding-agent@0.73.1"
+  "cline@3.0.65"
 )
 NODE22_PKGS=(
   "@anthropic-ai/claude-code@2.1.332"

@@ -12,6 +12,7 @@ from polar_hpc.harness.adapters import (
     ShellAdapter,
 )
 from polar_hpc.harness.base import BaseAdapter, HarnessAdapter, HarnessCommand, HarnessContext, HarnessError
+from polar_hpc.harness.cline import ClineAdapter
 from polar_hpc.harness.mini_swe_agent import MiniSweAgentAdapter
 
 __all__ = ["HarnessAdapter", "HarnessCommand", "HarnessContext", "HarnessError", "get_adapter", "ADAPTERS"]
@@ -19,7 +20,7 @@ __all__ = ["HarnessAdapter", "HarnessCommand", "HarnessContext", "HarnessError",
 ADAPTERS: dict[str, type[BaseAdapter]] = {
     a.name: a
     for a in (ShellAdapter, CodexAdapter, ClaudeCodeAdapter, GeminiCliAdapter, QwenCodeAdapter, OpencodeAdapter,
-              PiAdapter, MiniSweAgentAdapter)
+              PiAdapter, MiniSweAgentAdapter, ClineAdapter)
 }
 
 

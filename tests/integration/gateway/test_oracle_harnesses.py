@@ -24,7 +24,8 @@ from polar_hpc.wire.rundir import RunDir
 pytestmark = [pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[3]
 CLI = {"shell": None, "pi": "pi", "codex": "codex", "claude_code": "claude", "gemini_cli": "gemini",
-       "qwen_code": "qwen", "opencode": "opencode", "mini_swe_agent": "mini"}
+       "qwen_code": "qwen", "opencode": "opencode", "mini_swe_agent": "mini",
+       "cline": "cline"}
 CHAINS = {h: 1 for h in CLI}
 """Chains per oracle session, as docs/harnesses.md's table says."""
 PROBE_TIMEOUT_S = 400

@@ -191,3 +191,15 @@ def test_mini_swe_agent(tmp_path: Path) -> None:
     assert get_adapter("pi").action_format(AgentSpec(harness="pi")).finish is None
     with pytest.raises(HarnessError, match="expected 'tools' or 'text', got 'json'"):
         adapter.prepare(ctx_for(tmp_path, "mini_swe_agent", settings={"mode": "json"}))
+
+
+def test_cline(tmp_path: Path) -> None:
+    cmd = get_adapter("cline").prepare(ctx_for(tmp_path, "cline"))
+    assert read_json(tmp_path, ".cline/data/settings/providers.json") == {
+        "version": 1, "lastUsedProvider": "openai-compatible", "modes": {},
+        "providers": {"openai-compatible": {
+            "settings": {"provider": "openai-compatible", "apiKey": KEY, "model": "policy", "baseUrl": f"{BASE}/v1"},
+            "updatedAt": "2026-01-01T00:00:00.000Z", "tokenSource": "manual"}},
+    }  # fmt: skip
+    assert cmd.argv == ["cline", "-P", "openai-compatible", "-m", "policy", "--json", "--auto-approve", "true", INSTR]
+    assert cmd.env["CLINE_NO_AUTO_UPDATE"] == "1"

@@ -25,6 +25,7 @@ VERSIONS = {
     "opencode": "1.18.33",
     "pi": "0.73.1",
     "mini_swe_agent": "2.4.6",
+    "cline": "3.0.65",
 }
 
 
