@@ -112,6 +112,14 @@ def test_mini_swe_agent_text_actions(reference_server: Any, tmp_path: Path, no_l
     assert {r["action_format"] for r in records} == {"text:mswea_bash_command"}, why
     assert all(r["response"]["content"].startswith("THOUGHT: ") for r in records), why
     validate(tmp_path / "probe")
+    sft = tmp_path / "sft"
+    done = subprocess.run([sys.executable, "-m", "polar_hpc", "export", "sft", str(tmp_path / "probe" / "run"), "--out",
+                           str(sft), "--test-fraction", "0"], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    (chat,) = (msgspec.json.decode(line) for line in (sft / "chat" / "train-00000-of-00001.jsonl").read_bytes()
+               .splitlines())
+    said = [m["content"] for m in chat["messages"] if m["role"] == "assistant"]
+    assert said == [r["response"]["content"] for r in sorted(records, key=lambda r: r["index"])]  # text as written
     noop = probe("mini_swe_agent", reference_server.url, tmp_path / "noop", "--harness-setting", "mode=text",
                  "--policy", "oracle_noop")
     why = msgspec.json.encode(noop).decode()
