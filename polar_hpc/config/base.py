@@ -9,6 +9,8 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from polar_hpc.errors import PolarError
+
 T = TypeVar("T", bound=msgspec.Struct)
 
 
@@ -16,7 +18,7 @@ class StrictStruct(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, omi
     """Base of every config section: unknown keys are errors, fields are keyword-only."""
 
 
-class ConfigError(ValueError):
+class ConfigError(PolarError, ValueError):
     """A recipe, override or resolved config that does not decode; the message names path and choices."""
 
 
@@ -160,11 +162,6 @@ def read_toml(path: str | Path,
     for item in overrides or []:
         applied[tuple(apply_override(data, item))] = item
     return data, applied
-
-
-def load_toml(path: str | Path, tp: type[T], overrides: list[str] | None = None) -> T:
-    data, applied = read_toml(path, overrides)
-    return decode(data, tp, source=str(Path(path)), overrides=applied)
 
 
 def parse_toml_value(text: str) -> Any:

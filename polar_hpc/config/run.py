@@ -20,6 +20,9 @@ task's reference solution as the model's own tool calls and the engine scores th
 ``oracle_subagent`` hands the task to the harness's sub-agent tool (Claude Code's ``Agent``), which solves it."""
 TokenPolicy = Literal["sample", "oracle"]
 """What produced a record's or trace's output tokens: sampled by the engine, or forced by the oracle."""
+ACCEPT_REWARD = 1.0
+"""A session is accepted when it completed with at least this reward (``wire.records.is_accepted``: the run's
+status counts with it; ``polar-hpc report --accept`` overrides it for its own tables)."""
 
 # value ranges, checked when a recipe, an override or a submitted task is decoded
 AtLeast1 = Annotated[int, Meta(ge=1)]
@@ -223,11 +226,38 @@ class ShardConfig(StrictStruct):
     compression: Literal["gzip", "lzf", "none"] = "none"
 
 
+TisLevel = Literal["token", "sequence"]
+
+
 class TrainerConfig(StrictStruct):
-    """Defaults of ``polar_hpc.train.async_client.AsyncRollouts(run_dir)`` when it is given no config."""
+    """The trainer's side of a run: ``AsyncRollouts(run_dir)``'s defaults and ``polar-hpc train grpo``'s settings.
+
+    A GRPO group is one task's ``tasks.num_samples`` sessions; a step trains on ``groups_per_step`` groups."""
 
     max_off_policy_steps: AtLeast0 = 1
+    """Groups are submitted this many optimizer steps ahead of training (0: synchronous); older ones are dropped."""
     min_group_fraction: Annotated[float, Meta(ge=0, le=1)] = 1.0
+    model: str | None = None
+    """The policy the trainer loads (a dir or ``asset:NAME``); default: ``inference.model``."""
+    steps: AtLeast1 = 20
+    groups_per_step: AtLeast1 = 1
+    learning_rate: Annotated[float, Meta(gt=0)] = 1e-5
+    lr_scheduler: Literal["constant", "linear", "cosine"] = "constant"
+    """``constant``: a run's length is often decided while it runs (``linear`` decays to 0 at ``steps``)."""
+    loss_type: Literal["grpo", "dapo", "dr_grpo", "bnpo"] = "dapo"
+    beta: Annotated[float, Meta(ge=0)] = 0.0
+    """KL coefficient against the initial policy (0: no reference model kept)."""
+    tis_clip: Annotated[float, Meta(gt=0)] = 2.0
+    """Truncated importance sampling: the trainer/rollout probability ratio is capped at this value."""
+    tis_level: TisLevel = "token"
+    seed: int = 0
+    threads: AtLeast1 = 1
+    """torch threads in the trainer process (with OMP_WAIT_POLICY=PASSIVE: spinning OpenMP threads starve the
+    engine and the sandboxes on a shared CPU)."""
+    group_timeout_s: Seconds = 900.0
+    """A step fails when its groups are not back this long after submission."""
+    keep_checkpoints: AtLeast1 = 2
+    """Pushed checkpoints kept under ``run_dir/checkpoints`` (older ones are deleted once the engines load a newer)."""
 
 
 class RunConfig(StrictStruct):

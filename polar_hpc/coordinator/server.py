@@ -30,7 +30,7 @@ from polar_hpc.store.resume import resume_index
 from polar_hpc.tasks.validate import task_problems
 from polar_hpc.wire import control as c
 from polar_hpc.wire.endpoints import Endpoint, read_endpoint, write_endpoint
-from polar_hpc.wire.records import SessionResult, Task
+from polar_hpc.wire.records import SessionResult, Task, TraceStatus
 from polar_hpc.wire.rundir import RunDir, component_name
 from polar_hpc.wire.security import configure_server, ensure_keys, start_authenticator
 
@@ -89,7 +89,7 @@ class Coordinator:
         t0 = time.perf_counter()
         index = resume_index(self.shards_dir) if self.shards_dir.exists() else None
         if index is not None:
-            self.state.restore_committed(index.keys)
+            self.state.restore_committed(index.outcomes)
         entries = self.journal.read()
         for task in self._initial_tasks:
             self.state.add_task(task)
@@ -212,6 +212,7 @@ class Coordinator:
             for r in self.state.ranks.values():
                 if r.alive:
                     self._send(r.peer, c.Shutdown(reason="run finished"))
+                    r.alive = False  # shut down: the final status counts no rank alive
             await asyncio.sleep(0.2)
             self.stop()
         return last_status
@@ -368,7 +369,8 @@ class Coordinator:
             self._rehello(peer)
             return
         first = self.state.done(peer, msg.key, msg.attempt, reward=msg.summary.reward,
-                                accepted=msg.summary.accepted, error=msg.summary.error, tokens=msg.summary.tokens)
+                                accepted=msg.summary.accepted, error=msg.summary.error, tokens=msg.summary.tokens,
+                                failed=msg.summary.status == TraceStatus.ERROR)
         if first and msg.result is not None:
             self._remember(msg.result)
             seq = self.subs.next_seq()

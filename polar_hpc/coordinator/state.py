@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from polar_hpc.log import get_logger
 from polar_hpc.wire.control import SessionRef, SessionState, TaskState
-from polar_hpc.wire.records import Session, Task, session_key
+from polar_hpc.wire.records import Session, Task, TraceStatus, is_accepted, session_key
 
 log = get_logger("coordinator.state")
 
@@ -45,6 +45,8 @@ class SessionEntry:
     stage: str = ""
     reward: float = 0.0
     accepted: bool = False
+    failed: bool = False
+    """Its outcome is an ERROR (the harness, the sandbox or the evaluation failed)."""
     error: str | None = None
 
 
@@ -97,12 +99,14 @@ class DispatchState:
         self.pending: deque[str] = deque()
         self.ranks: dict[int, RankEntry] = {}
         self.by_peer: dict[bytes, int] = {}
-        self.committed_before: set[str] = set()
-        """Keys found in shards at start whose task is not (yet) known."""
+        self.committed_before: dict[str, tuple[int, float]] = {}
+        """Keys found in shards at start whose task is not (yet) known: their (status, reward)."""
         self.counts: list[int] = [0] * len(SessionState)
         """Sessions per state, indexed by ``SessionState`` (a list: enum hashing is slow at 1M sessions)."""
         self.duplicates = 0
         self.accepted = 0
+        self.failed = 0
+        """Committed sessions whose outcome is an ERROR, and sessions given up (ERROR state)."""
         self.reward_sum = 0.0
         self.tokens = 0
         """Tokens of the sessions done (first result per key), for tokens/s."""
@@ -119,13 +123,20 @@ class DispatchState:
 
     # ---- tasks ------------------------------------------------------------------------------------------
 
-    def restore_committed(self, keys: Iterable[str]) -> None:
-        for key in keys:
+    def restore_committed(self, outcomes: dict[str, tuple[int, float]]) -> None:
+        """Sessions found in the shards at start, with their (``TraceStatus`` value, reward)."""
+        for key, outcome in outcomes.items():
             entry = self.sessions.get(key)
             if entry is None:
-                self.committed_before.add(key)
+                self.committed_before[key] = outcome
             elif entry.state < _FIRST_TERMINAL:
+                self._restore_outcome(entry, outcome)
                 self._set_state(key, entry, SessionState.COMMITTED)
+
+    @staticmethod
+    def _restore_outcome(s: SessionEntry, outcome: tuple[int, float]) -> None:
+        status, reward = outcome
+        s.reward, s.accepted, s.failed = reward, is_accepted(status, reward), status == TraceStatus.ERROR
 
     def add_task(self, task: Task) -> None:
         if task.task_id in self.tasks:
@@ -144,8 +155,9 @@ class DispatchState:
         for i, key in enumerate(keys):
             s = SessionEntry(task_id=task.task_id, sample_index=i)
             self.sessions[key] = s
-            if committed_before and key in committed_before:
-                self.committed_before.discard(key)
+            outcome = committed_before.pop(key, None) if committed_before else None
+            if outcome is not None:
+                self._restore_outcome(s, outcome)
                 self._set_state(key, s, SessionState.COMMITTED)
             else:
                 entry.open += 1
@@ -353,7 +365,7 @@ class DispatchState:
             s.stage = stage
 
     def done(self, peer: bytes, key: str, attempt: int, *, reward: float = 0.0, accepted: bool = False,
-             error: str | None = None, tokens: int = 0) -> bool:
+             error: str | None = None, tokens: int = 0, failed: bool = False) -> bool:
         """A rank finished a session. True when this is the first result for the key (stream it)."""
         rank = self.by_peer.get(peer)
         s = self.sessions.get(key)
@@ -370,6 +382,7 @@ class DispatchState:
         if s.state == SessionState.PENDING:
             self._remove_pending(key)
         s.rank, s.attempt, s.reward, s.accepted, s.error = rank, attempt, reward, accepted, error
+        s.failed = failed
         self.tokens += tokens
         r.uncommitted.add(key)
         self._set_state(key, s, SessionState.DONE)
@@ -386,7 +399,7 @@ class DispatchState:
                 r.in_flight.discard(key)
             s = self.sessions.get(key)
             if s is None:
-                self.committed_before.add(key)
+                self.committed_before.setdefault(key, (TraceStatus.COMPLETED, 0.0))
                 continue
             if s.state == SessionState.COMMITTED:
                 continue
@@ -434,7 +447,10 @@ class DispatchState:
         s.state = state
         if state == SessionState.COMMITTED:
             self.accepted += int(s.accepted)
+            self.failed += int(s.failed)
             self.reward_sum += s.reward
+        elif state == SessionState.ERROR:
+            self.failed += 1
         task = self.tasks.get(s.task_id)
         if task is None:
             return

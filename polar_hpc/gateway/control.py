@@ -35,8 +35,8 @@ from polar_hpc.wire import control as c
 from polar_hpc.wire.records import (
     Session,
     SessionResult,
-    TraceStatus,
     format_session_id,
+    is_accepted,
     parse_session_id,
     session_key,
 )
@@ -60,6 +60,10 @@ class ControlledRank(Protocol):
     @property
     def capacity(self) -> int: ...
 
+    @property
+    def paused(self) -> bool:
+        """The rank takes no sessions for now (its engine is gone); heartbeats say so, dispatches are refused."""
+
     def occupancy(self) -> dict[str, int]: ...
 
     def submit(self, session: Session) -> Awaitable[None] | None:
@@ -81,9 +85,9 @@ def summarize(result: SessionResult) -> c.SessionSummary:
     traj = result.trajectory
     return c.SessionSummary(
         status=int(traj.status), reward=result.reward,
-        accepted=traj.status == TraceStatus.COMPLETED and result.reward > 0,
+        accepted=is_accepted(traj.status, result.reward),
         num_traces=len(traj.traces), tokens=sum(len(t.prompt_ids) + len(t.response_ids) for t in traj.traces),
-        duration_s=result.timings["total"] if "total" in result.timings else sum(result.timings.values()),
+        duration_s=result.duration_s,
         error=traj.error,
     )
 
@@ -140,11 +144,12 @@ class GatewayControl:
         task_id, sample, attempt = parse_session_id(session_id)
         key = session_key(task_id, sample)
         self._outbox.put_nowait(c.SessionStatus(key=key, attempt=attempt, stage=stage))
-        if stage == "cancelled":
-            self._released(key, attempt)
+        if stage in (Stage.CANCELLED, Stage.RELEASED):
+            self._released(key, attempt, cut=stage == Stage.RELEASED)
 
-    def _released(self, key: str, attempt: int) -> None:
-        """The session ended without a result the rank keeps: tell the coordinator why, free its slot."""
+    def _released(self, key: str, attempt: int, cut: bool = False) -> None:
+        """The session ended without a result the rank keeps: tell the coordinator why, free its slot. ``cut``:
+        the system cut it (a drain, its engine gone): queued again without a failure counted."""
         cause: c.ReleaseCause
         if self.active.get(key) == attempt:
             del self.active[key]
@@ -152,6 +157,9 @@ class GatewayControl:
                 cause, reason = "cancelled", "the coordinator cancelled it"
             elif self.draining:
                 cause, reason = "drained", "the rank is draining"
+            elif cut:
+                cause, reason = "interrupted", "cut by the system (its engine went away)"
+                self._post(self._heartbeat())
             else:
                 cause, reason = "failed", "the rank's session pool failed it"
         elif self.uncommitted.get(key) == attempt:  # on_done was sent, then the shard write failed
@@ -211,7 +219,7 @@ class GatewayControl:
     def _heartbeat(self) -> c.Heartbeat:
         occ = self.rank.occupancy()
         return c.Heartbeat(rank=self.rank_id, occupancy=occ, free=max(0, self.rank.capacity - len(self.active)),
-                           uncommitted=len(self.uncommitted), draining=self.draining)
+                           uncommitted=len(self.uncommitted), draining=self.draining or self.rank.paused)
 
     async def _endpoint(self) -> str | None:
         """The coordinator's address once it is published (waiting while its Slurm job is queued; failing at
@@ -361,8 +369,9 @@ class GatewayControl:
 
     async def _submit(self, session: Session) -> None:
         key = session.key
-        if self.draining:
-            self._post(c.Rejected(key=key, attempt=session.attempt, reason="rank is draining"))
+        if self.draining or self.rank.paused:
+            why = "rank is draining" if self.draining else "rank is paused: its engine is gone"
+            self._post(c.Rejected(key=key, attempt=session.attempt, reason=why))
             return
         self.active[key] = session.attempt
         try:

@@ -127,7 +127,7 @@ class SessionExecutor:
         if agent.policy == "sample":
             return None
         evaluator = task.evaluator
-        return script_from_task(task.metadata, policy=agent.policy, verify=evaluator.command,
+        return script_from_task(task.metadata, policy=agent.policy, verify=evaluator.command, task=task.task_id,
                                 actions=get_adapter(agent.harness).action_format(agent))
 
     async def prepare(self, job: SessionJob) -> None:
@@ -170,7 +170,20 @@ class SessionExecutor:
         argv = cmd.argv
         if st.launch is not None and argv[:1] == [adapter.binary]:
             argv = [*st.launch.argv, *argv[1:]]
-        res = await rt.exec(argv, env=cmd.env, cwd=cmd.cwd, timeout_s=budget_s, log_path=st.harness_log)
+        harness = asyncio.create_task(rt.exec(argv, env=cmd.env, cwd=cmd.cwd, timeout_s=budget_s,
+                                              log_path=st.harness_log))
+        lost = asyncio.create_task(self.proxy.wait_engine_lost(st.api_key))
+        try:
+            await asyncio.wait([harness, lost], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for t in (harness, lost):
+                t.cancel()
+            await asyncio.gather(harness, lost, return_exceptions=True)
+        why = self.proxy.engine_lost(st.api_key)
+        if why is not None:  # the harness saw no model server: a cut by the system, not the harness's outcome
+            job.released = f"its engine went away: {why}"
+            return AgentOutcome(status="error", detail=job.released)
+        res = harness.result()
         if res.timed_out:
             return AgentOutcome(status="timeout", returncode=res.returncode,
                                 detail=f"agent budget {budget_s:.0f}s spent")

@@ -8,6 +8,8 @@ Each session is one task that takes a slot of each stage in turn (FIFO semaphore
   its INIT slot, so at most ``ready_buffer`` started sandboxes wait.
 - RUN (``run_pool``): the harness, under ``min(agent budget, rest of the session budget)``. Running out of
   budget cancels the harness and records an agent ``timeout``: POSTRUN still builds the partial trajectory.
+  A harness cut by the system instead (a drain's cutoff before the session's own budget ran out) is no outcome:
+  the session is RELEASED (it runs again), its partial trajectory handed to ``on_released``, never to the sink.
 - POSTRUN (``postrun_pool``): build → evaluate → teardown → sink (shard write + report). POSTRUN has its own
   bounds, not the session budget (which may be spent), so a timed-out session still yields its trajectory.
 
@@ -24,7 +26,7 @@ from collections.abc import Awaitable, Callable, Iterator
 
 from polar_hpc.config.run import GatewayConfig
 from polar_hpc.evaluate.base import evaluation_crashed, evaluation_failed, failure_text
-from polar_hpc.gateway.stages import AgentOutcome, SessionExecutor, SessionJob, Stage
+from polar_hpc.gateway.stages import FINAL_STAGES, AgentOutcome, SessionExecutor, SessionJob, Stage
 from polar_hpc.log import get_logger
 from polar_hpc.postrun.session import fidelity_checked
 from polar_hpc.wire.records import EvalResult, SessionResult, TraceStatus, Trajectory
@@ -57,6 +59,7 @@ class StagePools:
         sink: ResultSink,
         *,
         on_status: StatusCallback | None = None,
+        on_released: ResultSink | None = None,
         rank: int = -1,
         model: str = "",
     ) -> None:
@@ -69,6 +72,8 @@ class StagePools:
         self.executor = executor
         self.sink = sink
         self.on_status = on_status
+        self.on_released = on_released
+        """Gets the partial result of each released session (set aside with its provenance, never trained on)."""
         self.rank = rank
         self.model = model
         self._init = _Slots(config.init_pool)
@@ -88,7 +93,7 @@ class StagePools:
         return self.config.init_pool + self.config.ready_buffer + self.config.run_pool
 
     def occupancy(self) -> dict[str, int]:
-        counts = {s.value: 0 for s in Stage if s not in (Stage.DONE, Stage.CANCELLED)}
+        counts = {s.value: 0 for s in Stage if s not in FINAL_STAGES}
         for job in self.jobs.values():
             if job.stage.value in counts:
                 counts[job.stage.value] += 1
@@ -119,7 +124,7 @@ class StagePools:
 
     def _forget(self, job: SessionJob) -> None:
         # A task cancelled before its first step never entered _lifecycle: nothing started, nothing to tear down.
-        if job.stage not in (Stage.DONE, Stage.CANCELLED):
+        if job.stage not in FINAL_STAGES:
             self._status(job, Stage.CANCELLED)
         self.jobs.pop(job.session_id, None)
 
@@ -142,7 +147,8 @@ class StagePools:
 
     async def drain(self, grace_s: float) -> None:
         """Stop taking work; cancel sessions not yet running; let running ones finish until 3/4 of the grace,
-        then cut their harness (partial trajectory, TIMEOUT); cancel what is left at the end of the grace."""
+        then cut their harness (the session is released: no outcome, its partial trajectory set aside); cancel
+        what is left at the end of the grace."""
         self._draining = True
         start = self._now()
         self._run_cutoff = start + 0.75 * grace_s
@@ -193,6 +199,10 @@ class StagePools:
                 await self._stage_ready_run(job, ready_sem)
             elif ready_sem is not None:
                 ready_sem.release()
+            if job.released is not None:
+                await self._set_aside(job)
+                self._status(job, Stage.RELEASED)
+                return
             await self._stage_postrun(job)
             self._status(job, Stage.DONE)
         except asyncio.CancelledError:
@@ -260,12 +270,14 @@ class StagePools:
                 job.prewarm = asyncio.create_task(self._prewarm(job), name=f"prewarm:{job.session_id}")
             now = self._now()
             agent_budget = self.config.agent_timeout_s
-            budget = min(agent_budget, job.deadline - now)
-            if self._run_cutoff < math.inf:
-                budget = min(budget, self._run_cutoff - now)
-            which = "agent" if budget >= agent_budget else "session"
+            own = min(agent_budget, job.deadline - now)
+            job.own_deadline = now + own
+            budget = min(own, self._run_cutoff - now)
+            which = "agent" if own >= agent_budget else "session"
             with self._timed(job, "run"):
                 job.agent = await self._run_harness(job, max(0.0, budget), which)
+            if job.agent.status == "timeout" and self._draining and self._now() < job.own_deadline:
+                job.released = f"cut by a drain after {self._now() - now:.0f}s of RUN"
         finally:
             run_sem.release()
 
@@ -277,9 +289,7 @@ class StagePools:
                 job.run_timeout = cm
                 return await self.executor.run(job, budget)
         except TimeoutError:
-            cut = self._draining and self._now() < job.deadline
-            why = "cut by drain" if cut else f"{which} budget {budget:.0f}s spent"
-            return AgentOutcome(status="timeout", detail=why)
+            return AgentOutcome(status="timeout", detail=f"{which} budget {budget:.0f}s spent")
         except Exception as err:
             log.warning("session %s: harness run failed: %r", job.session_id, err)
             return AgentOutcome(status="error", detail=f"RUN failed: {err!r}")
@@ -308,6 +318,25 @@ class StagePools:
             await self.sink(fidelity_checked(result))
         finally:
             sem.release()
+
+    async def _set_aside(self, job: SessionJob) -> None:
+        """Build what the released session recorded and hand it to ``on_released`` (bounded; failures logged)."""
+        log.info("session %s released: %s", job.session_id, job.released)
+        if self.on_released is None:
+            return
+        try:
+            async with asyncio.timeout(BUILD_TIMEOUT_S):
+                trajectory = await self.executor.build(job, TraceStatus.TIMEOUT)
+        except Exception as err:
+            log.warning("session %s: building the released attempt failed: %r", job.session_id, err)
+            trajectory = Trajectory(status=TraceStatus.TIMEOUT)
+        trajectory.error = f"released: {job.released}"
+        result = self._result(job, trajectory, None)
+        result.metadata["released"] = {"reason": job.released, "rank": self.rank, "draining": self._draining}
+        try:
+            await self.on_released(result)
+        except Exception as err:
+            log.warning("session %s: setting the released attempt aside failed: %r", job.session_id, err)
 
     async def _build_and_evaluate(self, job: SessionJob) -> tuple[Trajectory, EvalResult | None]:
         if job.failure is not None:

@@ -14,6 +14,7 @@ import os
 import shutil
 import socket
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -32,15 +33,20 @@ from polar_hpc.proxy.server import ProxyServer
 from polar_hpc.runtime.apptainer import find_binary, stop_stale_instances
 from polar_hpc.runtime.container import remove_stale_containers
 from polar_hpc.store.writer import ShardWriter
+from polar_hpc.util.fs import unique_name, write_atomic
+from polar_hpc.wire.codec import to_json
 from polar_hpc.wire.endpoints import read_endpoints
-from polar_hpc.wire.records import Session, SessionResult
+from polar_hpc.wire.records import Session, SessionResult, format_session_id
 from polar_hpc.wire.resolved import resolve_session
 from polar_hpc.wire.rundir import RunDir, component_name, component_prefix
+from polar_hpc.wire.waits import WaitRecord, clear_wait, write_wait
 
 log = get_logger("gateway.rank")
 
 SHARD_POLL_S = 1.0
 ENDPOINT_POLL_S = 5.0
+ENGINE_PROBE_S = 2.0
+"""While its engine is gone, how often a paused rank asks its inference servers whether they are back."""
 UNIX_PATH_MAX = 100
 
 
@@ -67,6 +73,12 @@ class GatewayRank:
         self._socket_dir: Path | None = None
         self._closed = False
         self._drained = False
+        self.paused_since: float | None = None
+        """Wall time since when the rank takes no sessions: a session found no model server (None: running)."""
+        self.shards_failing: str | None = None
+        """Why the last shard could not be published (the disk is full, ...): the rank takes no sessions until a
+        shard is published again; what it holds stays buffered (None: shards publish)."""
+        self._prober: asyncio.Task[None] | None = None
         self.results_done = 0
 
     # -- lifecycle --------------------------------------------------------------------------------------------
@@ -80,8 +92,8 @@ class GatewayRank:
                     "polar_hpc": __version__, "model": model}
         self._writer = ShardWriter(RunDir(self.run_dir).shards, self.rank, cfg.shards, producer,
                                    on_commit=self._committed)
-        self._pools = StagePools(cfg.gateway, executor, self._sink, on_status=self._status, rank=self.rank,
-                                 model=model)
+        self._pools = StagePools(cfg.gateway, executor, self._sink, on_status=self._status,
+                                 on_released=self._set_aside, rank=self.rank, model=model)
         self._poller = asyncio.create_task(self._poll_shards(), name=f"rank{self.rank}:shard-poll")
         if not self.config.inference.endpoints:
             self._refresher = asyncio.create_task(self._refresh_endpoints(), name=f"rank{self.rank}:endpoints")
@@ -94,17 +106,10 @@ class GatewayRank:
         inf = cfg.inference
         template = await asyncio.to_thread(ChatTemplate.from_model_dir, resolve_model(inf.model))
         endpoints = await engine_endpoints(cfg, self.run_dir, me=component_name("gateway", self.rank))
-        engine = self._engine = SGLangEngine(endpoints, request_timeout_s=inf.request_timeout_s,
-                                    context_length=inf.context_length, default_max_new_tokens=inf.max_new_tokens,
-                                    api_key=run_api_key(self.run_dir), stream_interval=cfg.proxy.stream_interval,
-                                    stream_max_delay_s=cfg.proxy.stream_max_delay_s)
-        proxy = self._proxy = ProxyServer(template, engine, model_name=inf.served_model_name,
-                                  tool_parser=inf.tool_parser, render_mode=cfg.gateway.render,
-                                  context_length=inf.context_length, max_new_tokens=inf.max_new_tokens,
-                                  enable_thinking=inf.enable_thinking, request_timeout_s=inf.request_timeout_s,
-                                  records_dir=RunDir(self.run_dir).records if cfg.gateway.keep_records else None,
-                                  measure_divergence=cfg.gateway.measure_divergence,
-                                  stream_upstream=cfg.proxy.stream_upstream, sse_keepalive_s=cfg.proxy.keepalive_s)
+        engine = self._engine = SGLangEngine.from_config(endpoints, inf, cfg.proxy, api_key=run_api_key(self.run_dir))
+        records = RunDir(self.run_dir).records if cfg.gateway.keep_records else None
+        proxy = self._proxy = ProxyServer.from_config(template, engine, inference=inf, proxy=cfg.proxy,
+                                                      gateway=cfg.gateway, records_dir=records)
         unix_path = self._socket_path() if cfg.runtime.network == "none" else None
         self.proxy_url = await proxy.start(host="127.0.0.1", port=cfg.gateway.proxy_port,
                                                  unix_path=str(unix_path) if unix_path else None)
@@ -184,6 +189,12 @@ class GatewayRank:
     def draining(self) -> bool:
         return self.pools.draining
 
+    @property
+    def paused(self) -> bool:
+        """Take no session for now: the engine went away (until it answers again; the sessions it cut were
+        released), or shards cannot be published (until one is)."""
+        return self.paused_since is not None or self.shards_failing is not None
+
     async def wait_idle(self, timeout_s: float | None = None) -> None:
         await self.pools.wait_idle(timeout_s)
 
@@ -198,8 +209,15 @@ class GatewayRank:
         await self.commit()
 
     async def commit(self) -> Path | None:
+        """Publish what is buffered now; a failed publish keeps it buffered and pauses the rank (None)."""
         async with self._write_lock:
-            return await asyncio.to_thread(self.writer.commit)
+            try:
+                path = await asyncio.to_thread(self.writer.commit)
+            except Exception as err:
+                self._shards_failed(err)
+                return None
+            self._shards_ok()
+            return path
 
     async def close(self) -> None:
         """Drain (if not yet), commit, stop the proxy and the engine client. Idempotent."""
@@ -210,7 +228,7 @@ class GatewayRank:
             if self._pools is not None:
                 await self.drain()
         finally:
-            for task in (self._poller, self._refresher):
+            for task in (self._poller, self._refresher, self._prober):
                 if task is not None:
                     task.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
@@ -238,7 +256,73 @@ class GatewayRank:
             except Exception:
                 log.exception("on_done callback failed for %s", result.key)
         async with self._write_lock:
-            await asyncio.to_thread(self.writer.add, result)
+            try:
+                await asyncio.to_thread(self.writer.add, result)
+            except Exception as err:
+                if not self.writer.holds(result.key):
+                    raise
+                self._shards_failed(err)  # buffered: it goes out with the next shard that can be published
+
+    def _shards_failed(self, err: BaseException) -> None:
+        why = f"{type(err).__name__}: {err}"[:300]
+        if self.shards_failing is None:
+            log.error("rank %d: cannot publish shards under %s (%s); taking no sessions until one is published "
+                      "(%d sessions held)", self.rank, RunDir(self.run_dir).shards, why, self.writer.buffered_sessions)
+            me = component_name("gateway", self.rank)
+            write_wait(self.run_dir, WaitRecord(
+                component=me, waiting_for=[str(RunDir(self.run_dir).shards)],
+                detail=f"paused, cannot publish shards ({why}), 0 min", since=time.time(), updated=time.time()))
+        self.shards_failing = why
+
+    def _shards_ok(self) -> None:
+        if self.shards_failing is not None:
+            log.info("rank %d: shards publish again; taking sessions", self.rank)
+            self.shards_failing = None
+            clear_wait(self.run_dir, component_name("gateway", self.rank))
+
+    async def _set_aside(self, result: SessionResult) -> None:
+        """A released attempt's partial result: ``released/rank-N/<session>.json``, with where and when."""
+        result.metadata["released"] = {**result.metadata.get("released", {}), "host": socket.gethostname(),
+                                       "at": time.time(), "polar_hpc": __version__}
+        sid = format_session_id(result.key, result.attempt)
+        path = RunDir(self.run_dir).released(self.rank) / f"{unique_name(sid)}.json"
+
+        def write() -> None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, to_json(result))
+
+        await asyncio.to_thread(write)
+        if not result.metadata["released"].get("draining"):
+            self._engine_gone(str(result.metadata["released"].get("reason", "")))
+
+    def _engine_gone(self, why: str) -> None:
+        if self.paused_since is not None or self._engine is None or self._closed:
+            return
+        self.paused_since = time.time()
+        log.warning("rank %d: pausing until an inference server answers again (%s)", self.rank, why)
+        self._prober = asyncio.create_task(self._await_engine(why), name=f"rank{self.rank}:engine-probe")
+
+    async def _await_engine(self, why: str) -> None:
+        """Say in ``waits/`` that the rank waits for its engine, until one of its servers is healthy again."""
+        assert self._engine is not None and self.paused_since is not None
+        me = component_name("gateway", self.rank)
+        try:
+            while True:
+                minutes = (time.time() - self.paused_since) / 60
+                servers = [component_name("inference", i) for i in range(self.config.inference.num_servers)]
+                record = WaitRecord(component=me, waiting_for=servers,
+                                    detail=f"paused, waiting for {', '.join(servers)} to answer again "
+                                           f"({why[:200]}), {minutes:.0f} min", since=self.paused_since,
+                                    updated=time.time())
+                await asyncio.to_thread(write_wait, self.run_dir, record)
+                if any((await self._engine.health(timeout_s=ENGINE_PROBE_S * 5)).values()):
+                    break
+                await asyncio.sleep(ENGINE_PROBE_S)
+        finally:
+            await asyncio.to_thread(clear_wait, self.run_dir, me)
+        log.info("rank %d: the inference servers answer again after %.0fs; taking sessions", self.rank,
+                 time.time() - self.paused_since)
+        self.paused_since = None
 
     def _committed(self, path: Path, keys: list[str]) -> None:
         if self.on_commit is not None:
@@ -255,9 +339,12 @@ class GatewayRank:
     async def _poll_shards(self) -> None:
         while True:
             await asyncio.sleep(SHARD_POLL_S)
-            if self._writer is not None and self._writer.due():
+            if self._writer is not None and (self._writer.due() or self.shards_failing is not None):
                 async with self._write_lock:
                     try:
-                        await asyncio.to_thread(self._writer.poll)
-                    except Exception:
-                        log.exception("rank %d: shard commit failed", self.rank)
+                        await asyncio.to_thread(self._writer.commit if self.shards_failing else self._writer.poll)
+                    except Exception as err:
+                        self._shards_failed(err)
+                    else:
+                        if self._writer.buffered_sessions == 0:
+                            self._shards_ok()

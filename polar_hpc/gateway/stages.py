@@ -21,6 +21,11 @@ class Stage(enum.StrEnum):
     POSTRUN = "postrun"
     DONE = "done"
     CANCELLED = "cancelled"
+    RELEASED = "released"
+    """Cut by the system (a drain, its engine gone) before it could finish: no outcome, it runs again."""
+
+
+FINAL_STAGES = frozenset({Stage.DONE, Stage.CANCELLED, Stage.RELEASED})
 
 
 class AgentOutcome(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -52,6 +57,11 @@ class SessionJob:
         self.failure: tuple[TraceStatus, str] | None = None
         """INIT/READY failure: no harness ran, POSTRUN reports it without building."""
         self.agent: AgentOutcome | None = None
+        self.own_deadline = math.inf
+        """When the session's own budget (agent or session) ends its RUN (loop time); a cut before it is the
+        system's."""
+        self.released: str | None = None
+        """Why the system cut the session (it is released, not reported); None: it ran to its own outcome."""
         self.state: object | None = None
         """The executor's per-session state (runtime, proxy key, ...): its own type, which the pools never read."""
         self.prewarm: asyncio.Task[None] | None = None

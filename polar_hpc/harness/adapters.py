@@ -1,8 +1,8 @@
-"""The seven adapters: config files, env and the non-interactive command of each harness.
+"""The adapters: config files, env and the non-interactive command of each harness.
 
 Settings follow reference/fixtures.md §3.2: with them each CLI ran against a local endpoint with no outside
-lookup (Codex 0.171.0, Claude Code 2.1.197 and 2.1.332, Gemini CLI 0.61.0, Qwen Code 0.15.10 and 0.24.4, opencode
-1.18.33, pi 0.73.1). Nothing is installed here: CLIs come with the image, ``RuntimeSpec.prepare`` or
+lookup at its pinned version (``harness/pins.py``; Claude Code also at 2.1.197 and Qwen Code at 0.15.10, their
+Node-20 fallbacks). Nothing is installed here: CLIs come with the image, ``RuntimeSpec.prepare`` or
 ``tools/install_harnesses.sh``; ``harness.toolchain`` resolves which binary and which Node run them.
 """
 

@@ -9,11 +9,12 @@ from typing import Any, ClassVar, Protocol
 import msgspec
 
 from polar_hpc.config.run import AgentSpec
+from polar_hpc.errors import PolarError
 from polar_hpc.wire.actions import TOOL_CALLS, ActionFormat
 from polar_hpc.wire.rundir import SESSION_HOME, SessionDir
 
 
-class HarnessError(ValueError):
+class HarnessError(PolarError, ValueError):
     """An agent spec an adapter cannot run (unknown harness, missing command, bad setting)."""
 
 

@@ -32,7 +32,7 @@ class EngineAdmin:
     api_key: str | None = None
     """Sent as ``Authorization: Bearer <key>`` on every call (SGLang's ``--api-key``)."""
 
-    def _headers(self, json_body: bool) -> dict[str, str]:
+    def request_headers(self, json_body: bool) -> dict[str, str]:
         headers = {"Content-Type": "application/json"} if json_body else {}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
@@ -43,7 +43,7 @@ class EngineAdmin:
 
     async def _call(self, method: str, url: str, body: msgspec.Struct | None, timeout_s: float) -> tuple[int, bytes]:
         data = msgspec.json.encode(body) if body is not None else None
-        headers = self._headers(data is not None)
+        headers = self.request_headers(data is not None)
         timeout = aiohttp.ClientTimeout(total=timeout_s)
         async with self.http().request(method, url, data=data, headers=headers, timeout=timeout) as resp:
             return resp.status, await resp.read()

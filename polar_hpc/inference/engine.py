@@ -64,6 +64,14 @@ class SGLangEngine(EngineAdmin):
     ``stream_interval``, ``stream_max_delay_s``: the cadence of streamed calls (``proxy.*`` of a recipe).
     """
 
+    @classmethod
+    def from_config(cls, endpoints: list[str], inference: InferenceConfig, proxy: ProxyConfig, *,
+                    api_key: str | None) -> SGLangEngine:
+        """The engine client of a proxy (a gateway rank's, ``polar-hpc proxy``'s) as the recipe's sections say."""
+        return cls(endpoints, request_timeout_s=inference.request_timeout_s, context_length=inference.context_length,
+                   default_max_new_tokens=inference.max_new_tokens, api_key=api_key,
+                   stream_interval=proxy.stream_interval, stream_max_delay_s=proxy.stream_max_delay_s)
+
     def __init__(
         self,
         endpoints: list[str],
@@ -101,8 +109,8 @@ class SGLangEngine(EngineAdmin):
         self._error_decoder = msgspec.json.Decoder(ErrorResponse)
         self._background: set[asyncio.Task[Any]] = set()
         self.max_connections = max_connections
-        self._fast = Http1Pool(max_connections)
-        self._gen_headers = self._headers(True)
+        self.http1 = Http1Pool(max_connections)
+        self._gen_headers = self.request_headers(True)
 
     @property
     def endpoints(self) -> list[str]:
@@ -121,7 +129,7 @@ class SGLangEngine(EngineAdmin):
     async def close(self) -> None:
         if self._background:
             await asyncio.wait(list(self._background), timeout=2.0)
-        self._fast.close()
+        self.http1.close()
         if self._http is not None:
             await self._http.close()
             self._http = None
@@ -175,7 +183,7 @@ class SGLangEngine(EngineAdmin):
         deadline: float | None = None,
     ) -> GenerateResult:
         request = self.build_request(input_ids, sampling, stop_token_ids=stop_token_ids)
-        attempts = self._attempts("generate", session_id, deadline)
+        attempts = self.attempts("generate", session_id, deadline)
         async for attempt, server, remaining in attempts:
             url = server.url
             request.rid = new_rid()
@@ -192,11 +200,11 @@ class SGLangEngine(EngineAdmin):
                 continue
             self.pool.mark_ok(server)
             if status != 200:
-                raise self._client_error(status, raw, url, request.rid, len(input_ids))
+                raise self.client_error(status, raw, url, request.rid, len(input_ids))
             return self._result(raw, url, request.rid, attempt)
         raise attempts.exhausted()
 
-    def _attempts(self, what: str, session_id: str | None, deadline: float | None) -> Attempts:
+    def attempts(self, what: str, session_id: str | None, deadline: float | None) -> Attempts:
         """The attempts of one call (routing, backoff, deadline; see ``inference.attempts``)."""
         return Attempts(self.pool, what, session_id=session_id,
                         deadline=deadline if deadline is not None else time.monotonic() + self.request_timeout_s,
@@ -220,7 +228,7 @@ class SGLangEngine(EngineAdmin):
                 f"prompt and forced tokens hold {n} tokens; the model's context length is {self.context_length}",
                 prompt_tokens=n, context_length=self.context_length,
             )
-        attempts = self._attempts("teacher forcing", session_id, deadline)
+        attempts = self.attempts("teacher forcing", session_id, deadline)
         async for attempt, server, remaining in attempts:
             request.rid = new_rid()
             body = self._encoder.encode(request)
@@ -237,7 +245,7 @@ class SGLangEngine(EngineAdmin):
             self.pool.mark_ok(server)
             where = f"{server.url} (rid {request.rid})"
             if status != 200:
-                raise self._client_error(status, raw, server.url, request.rid, n)
+                raise self.client_error(status, raw, server.url, request.rid, n)
             try:
                 resp = self._decoder.decode(raw)
             except msgspec.DecodeError as err:
@@ -270,25 +278,25 @@ class SGLangEngine(EngineAdmin):
             connect_s = min(self.connect_timeout_s, remaining)
             if Http1Pool.supports(url):
                 if self._gen_headers.get("Authorization") != (f"Bearer {self.api_key}" if self.api_key else None):
-                    self._gen_headers = self._headers(True)
-                return await self._fast.post(url, body, self._gen_headers, remaining, connect_s)
+                    self._gen_headers = self.request_headers(True)
+                return await self.http1.post(url, body, self._gen_headers, remaining, connect_s)
             timeout = aiohttp.ClientTimeout(total=remaining, sock_connect=connect_s)
-            async with self.http().post(url, data=body, headers=self._headers(True), timeout=timeout) as resp:
+            async with self.http().post(url, data=body, headers=self.request_headers(True), timeout=timeout) as resp:
                 return resp.status, await resp.read()
         except aiohttp.ConnectionTimeoutError:
             raise
         except TimeoutError:
-            self._abort_in_background(server.url, rid)
+            self.abort_in_background(server.url, rid)
             raise EngineTimeout(
                 f"generate at {server.url} (rid {rid}) passed its deadline after {remaining:.1f}s; request aborted"
             ) from None
         except asyncio.CancelledError:
-            self._abort_in_background(server.url, rid)
+            self.abort_in_background(server.url, rid)
             raise
         finally:
             server.inflight -= 1
 
-    def _client_error(self, status: int, raw: bytes, url: str, rid: str, n_prompt: int) -> EngineError:
+    def client_error(self, status: int, raw: bytes, url: str, rid: str, n_prompt: int) -> EngineError:
         try:
             err = self._error_decoder.decode(raw).error
             message = err if isinstance(err, str) else err.message
@@ -343,7 +351,7 @@ class SGLangEngine(EngineAdmin):
             attempts=attempts,
         )
 
-    def _abort_in_background(self, url: str, rid: str) -> None:
+    def abort_in_background(self, url: str, rid: str) -> None:
         try:
             task = asyncio.get_running_loop().create_task(self.abort(url, rid))
         except RuntimeError:

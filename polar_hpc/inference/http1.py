@@ -163,10 +163,11 @@ class Http1Pool:
         arrives. ``timeout_s`` bounds the wait for the head (the caller bounds the reads). The caller must
         :meth:`Http1Stream.close` it (the connection is reused only after a complete body)."""
         key, data = _request(url, body, headers)
-        if self._slots is not None:
-            await self._slots.acquire()
-        stream: Http1Stream | None = None
         deadline = time.monotonic() + timeout_s
+        if self._slots is not None:  # the wait for a slot counts against the deadline, as in :meth:`post`
+            async with asyncio.timeout(timeout_s):
+                await self._slots.acquire()
+        stream: Http1Stream | None = None
         try:
             stream = await self._open(key, data, connect_timeout_s)  # a connect is bounded by its own timeout
             stream.set_deadline(deadline)

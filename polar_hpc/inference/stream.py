@@ -57,18 +57,18 @@ class Engine(Protocol):
     stream_interval: int
     stream_max_delay_s: float
     request_hook: Callable[[bytes], None] | None
-    _fast: Http1Pool
+    http1: Http1Pool
 
     def build_request(self, input_ids: list[int], sampling: SamplingParams, *, stop_token_ids: list[int] | None = None,
                       rid: str | None = None) -> GenerateRequest: ...
 
-    def _attempts(self, what: str, session_id: str | None, deadline: float | None) -> Attempts: ...
+    def attempts(self, what: str, session_id: str | None, deadline: float | None) -> Attempts: ...
 
-    def _headers(self, json_body: bool) -> dict[str, str]: ...
+    def request_headers(self, json_body: bool) -> dict[str, str]: ...
 
-    def _abort_in_background(self, url: str, rid: str) -> None: ...
+    def abort_in_background(self, url: str, rid: str) -> None: ...
 
-    def _client_error(self, status: int, raw: bytes, url: str, rid: str, n_prompt: int) -> EngineError: ...
+    def client_error(self, status: int, raw: bytes, url: str, rid: str, n_prompt: int) -> EngineError: ...
 
 ABORT_GRACE_S = 1.0
 """After ``abort()``, how long the server has to send its abort chunk before the connection is closed."""
@@ -318,7 +318,7 @@ class EngineStream:
             self._send_abort()
 
     def _send_abort(self) -> None:
-        self._engine._abort_in_background(self.url, self.rid)
+        self._engine.abort_in_background(self.url, self.rid)
 
     async def close(self) -> None:
         """Release the connection; a stream that has not finished is aborted on the server first."""
@@ -351,7 +351,7 @@ async def open_stream(
     request = engine.build_request(input_ids, sampling, stop_token_ids=stop_token_ids)
     request.stream = True
     request.sampling_params.stream_interval = engine.stream_interval
-    attempts = engine._attempts("streamed generate", session_id, deadline)
+    attempts = engine.attempts("streamed generate", session_id, deadline)
     async for attempt, server, remaining in attempts:
         url = f"{server.url}/generate"
         if not Http1Pool.supports(url):
@@ -362,7 +362,7 @@ async def open_stream(
             engine.request_hook(body)
         server.inflight += 1
         try:
-            resp = await engine._fast.stream(url, body, engine._headers(True), remaining,
+            resp = await engine.http1.stream(url, body, engine.request_headers(True), remaining,
                                              min(engine.connect_timeout_s, remaining))
         except aiohttp.ClientError as err:
             server.inflight -= 1
@@ -370,14 +370,14 @@ async def open_stream(
             continue
         except TimeoutError:
             server.inflight -= 1
-            engine._abort_in_background(server.url, request.rid)
+            engine.abort_in_background(server.url, request.rid)
             raise EngineTimeout(
                 f"streamed generate at {server.url} (rid {request.rid}) sent no response head before its deadline; "
                 "request aborted"
             ) from None
         except asyncio.CancelledError:
             server.inflight -= 1
-            engine._abort_in_background(server.url, request.rid)
+            engine.abort_in_background(server.url, request.rid)
             raise
         if resp.status == 200:
             return EngineStream(engine, server, request.rid, resp, attempts.deadline, attempt)
@@ -388,7 +388,7 @@ async def open_stream(
             attempts.failed(attempt, server, request.rid, f"HTTP {resp.status}: {raw[:300].decode(errors='replace')}")
             continue
         engine.pool.mark_ok(server)
-        raise engine._client_error(resp.status, raw, server.url, request.rid, len(input_ids))
+        raise engine.client_error(resp.status, raw, server.url, request.rid, len(input_ids))
     raise attempts.exhausted()
 
 

@@ -92,7 +92,6 @@ def run_launch(args: argparse.Namespace) -> int:
         return 0
     from polar_hpc.launch.rundir import create_run_dir, default_run_dir
     from polar_hpc.launch.submit import submit_run
-
     preflight(cfg)
     try:
         run = create_run_dir(cfg, Path(args.run_dir or cfg.launch.run_dir or default_run_dir(cfg)))
@@ -212,7 +211,9 @@ def run_cancel(args: argparse.Namespace) -> int:
     run = _open_run(args.run_dir)
     if run.read_jobs() is None:
         raise ConfigError(f"{run.root}: nothing was launched here (no {JOBS})")
-    cancel_run(run, grace_s=args.grace)
+    if not cancel_run(run, grace_s=args.grace):
+        sys.stdout.write(f"{run.root} already finished; nothing to cancel ({_committed(run)})\n")
+        return 0
     sys.stdout.write(f"cancelled {run.root}: {_committed(run)}\n")
     return 0
 
@@ -220,14 +221,21 @@ def run_cancel(args: argparse.Namespace) -> int:
 def run_resume(args: argparse.Namespace) -> int:
     from polar_hpc.launch.monitor import dead_components, progress_line
     from polar_hpc.launch.submit import submit_run
+    from polar_hpc.store.resume import resume_index
 
     run = _open_run(args.run_dir)
     cfg = run.load_config()
     status = run.read_status()
-    if status is not None and status.finished:
+    broken = resume_index(run.shards).problems if run.shards.is_dir() else []
+    for problem in broken:
+        sys.stderr.write(f"unreadable shard (its sessions run again): {problem}\n")
+    if status is not None and status.finished and not broken:
         sys.stdout.write(f"{run.root} already finished ({progress_line(status)}); nothing submitted\n")
         return 0
     jobs = run.read_jobs()
+    if status is not None and status.finished:  # what it counted is not all in readable shards any more
+        _wait_ended(run, jobs)  # the finished run's components are ending: every one is submitted again
+        run.status_path.unlink(missing_ok=True)
     dead = dead_components(run) if jobs else None
     if dead is not None and not dead:
         sys.stdout.write(f"{run.root}: every component is still queued or running; nothing submitted\n")
@@ -240,6 +248,17 @@ def run_resume(args: argparse.Namespace) -> int:
         _print_summary(run)
         return code
     return 0
+
+
+def _wait_ended(run: Any, jobs: Any, timeout_s: float = 60.0) -> None:
+    """Wait (bounded) until no component of a finished run is alive any more."""
+    import time
+
+    from polar_hpc.launch.monitor import component_states
+
+    deadline = time.monotonic() + timeout_s
+    while jobs is not None and time.monotonic() < deadline and any(c.alive for c in component_states(run, jobs)):
+        time.sleep(0.5)
 
 
 def run_doctor(args: argparse.Namespace) -> int:

@@ -18,6 +18,7 @@ from pathlib import Path
 import submitit
 
 from polar_hpc.config import RunConfig
+from polar_hpc.log import get_logger
 from polar_hpc.util.proc import stop_tree, write_pid_file
 from polar_hpc.wire.rundir import Component, RunDir
 
@@ -31,6 +32,11 @@ COMMIT_MARGIN_S = 30.0
 REQUEUE_MARGIN_S = 30.0
 DEFAULT_STOP_GRACE_S = 90.0
 """For a job pickled without a grace (drain_grace_s default 60 + COMMIT_MARGIN_S)."""
+INFERENCE_RESTARTS = 3
+"""How often a job restarts its inference server when it dies on its own (killed, crashed) while the run goes on;
+the gateways pause meanwhile and their cut sessions run again."""
+
+log = get_logger("launch")
 
 
 def stop_grace_s(cfg: RunConfig) -> float:
@@ -74,10 +80,12 @@ class ComponentJob(submitit.helpers.Checkpointable):
         self.requeue = requeue
         """``launch.requeue``: after a preemption or timeout signal, come back (True) or end (False)."""
         self._child: subprocess.Popen[bytes] | None = None
+        self._stopping = False
 
     def __getstate__(self) -> dict[str, object]:
         state = dict(self.__dict__)
         state["_child"] = None
+        state["_stopping"] = False
         return state
 
     def __setstate__(self, state: dict[str, object]) -> None:
@@ -93,16 +101,16 @@ class ComponentJob(submitit.helpers.Checkpointable):
         env["POLAR_RUN_DIR"] = str(run.root)
         log_dir = run.logs(self.component)
         log_dir.mkdir(parents=True, exist_ok=True)
-        # Slurm delivers the preemption / time-limit signal (USR2) to every process of the step: it is the job
-        # body's (submitit's checkpoint hook, which drains the component with SIGTERM); USR2's default action
-        # would kill the component before it commits
-        self._child = subprocess.Popen(component_argv(run, self.component, self.index), env=env,
-                                       preexec_fn=_ignore_usr2)
-        write_pid_file(self.pid_file(), self._child.pid)  # pid + start time: `cancel` checks it is still ours
+        child = self._start_child(run, env)
         previous = signal.signal(signal.SIGTERM, lambda *_: self._stop_child())
+        restarts = 0
         try:
             while True:
-                code = self._child.poll()
+                code = child.poll()
+                if code is not None and self._restart(run, code, restarts):
+                    restarts += 1
+                    child = self._start_child(run, env)
+                    continue
                 if code is not None:
                     break
                 if self.component == "inference" and _run_finished(run):
@@ -116,8 +124,32 @@ class ComponentJob(submitit.helpers.Checkpointable):
             raise RuntimeError(f"{self.component}-{self.index} exited with status {code}; see {log_dir}")
         return code
 
+    def _start_child(self, run: RunDir, env: dict[str, str]) -> subprocess.Popen[bytes]:
+        # Slurm delivers the preemption / time-limit signal (USR2) to every process of the step: it is the job
+        # body's (submitit's checkpoint hook, which drains the component with SIGTERM); USR2's default action
+        # would kill the component before it commits
+        child = self._child = subprocess.Popen(component_argv(run, self.component, self.index), env=env,
+                                               preexec_fn=_ignore_usr2)
+        write_pid_file(self.pid_file(), child.pid)  # pid + start time: `cancel` checks it is still ours
+        return child
+
+    def _restart(self, run: RunDir, code: int, restarts: int) -> bool:
+        """Whether an inference server that ended on its own (not stopped, the run not over) is started again."""
+        if self.component != "inference" or code == 0 or self._stopping:
+            return False
+        if run.cancelled() is not None or _run_finished(run):
+            return False
+        if restarts >= INFERENCE_RESTARTS:
+            log.error("inference-%d exited with status %d, restarted %d times already; giving up", self.index,
+                      code, restarts)
+            return False
+        log.warning("inference-%d exited with status %d while the run goes on; restarting it (%d of %d)",
+                    self.index, code, restarts + 1, INFERENCE_RESTARTS)
+        return True
+
     def _stop_child(self) -> None:
         """SIGTERM the component (it drains and commits), then SIGKILL whatever is left of its tree."""
+        self._stopping = True
         child = self._child
         if child is None or child.poll() is not None:
             return

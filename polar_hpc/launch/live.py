@@ -18,7 +18,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from polar_hpc.launch.monitor import ComponentState, component_states
+from polar_hpc.launch.monitor import ComponentState, component_states, session_counts
 from polar_hpc.wire.control import RunStatus
 from polar_hpc.wire.rundir import RunDir
 from polar_hpc.wire.waits import WaitRecord, read_waits
@@ -80,13 +80,15 @@ def progress_table(status: RunStatus | None, tokens_per_s: float, now: float | N
         table.add_row("-", *["-"] * (len(STAGES) + 4))
         table.caption = "waiting for the coordinator's first status..."
         return table
-    s = {k.lower(): v for k, v in status.sessions.items()}
+    done, committed, total = session_counts(status)
     occupancy = {stage: sum(r.occupancy.get(stage, 0) for r in status.ranks if r.alive) for stage in STAGES}
     now = time.time() if now is None else now
     elapsed = now - status.started if status.started else None
-    table.add_row(f"{s.get('committed', 0)}/{sum(s.values())}", *(str(occupancy[st]) for st in STAGES),
+    table.add_row(f"{done}/{total}", *(str(occupancy[st]) for st in STAGES),
                   str(status.accepted), f"{tokens_per_s:.0f}", _clock(elapsed),
                   _clock(status.eta_s))
+    table.caption = (f"{committed} committed · failed {status.failed} · mean reward {status.reward_mean:.3f}"
+                     f"{' · finished' if status.finished else ''}")
     return table
 
 

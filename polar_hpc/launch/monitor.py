@@ -113,17 +113,22 @@ def recent_errors(jobs: JobsFile, limit: int = 5, tail_bytes: int = 65536) -> li
     return [text for _, text in sorted(found)[-limit:]]
 
 
+def session_counts(status: RunStatus) -> tuple[int, int, int]:
+    """(done, committed, total): done = evaluated (committed or still in a rank's open shard) or final (given up,
+    cancelled): every session neither pending nor running."""
+    s = {k.lower(): v for k, v in status.sessions.items()}
+    total = sum(s.values())
+    return total - s.get("pending", 0) - s.get("running", 0), s.get("committed", 0), total
+
+
 def progress_line(status: RunStatus | None) -> str:
     if status is None:
         return "waiting for the coordinator's first status..."
-    s = {k.lower(): v for k, v in status.sessions.items()}
-    done = s.get("committed", 0)
-    total = sum(s.values())
-    failed = s.get("error", 0)
+    done, committed, total = session_counts(status)
     eta = f"{status.eta_s:.0f}s" if status.eta_s is not None else "?"
-    return (f"sessions {done}/{total}  accepted {status.accepted}  failed {failed}  "
-            f"reward {status.reward_mean:.3f}  {status.throughput_per_min:.1f}/min  ETA {eta}  "
-            f"ranks alive {status.ranks_alive}")
+    return (f"sessions {done}/{total} done ({committed} committed)  accepted {status.accepted}  "
+            f"failed {status.failed}  reward {status.reward_mean:.3f}  {status.throughput_per_min:.1f}/min  "
+            f"ETA {eta}  ranks alive {status.ranks_alive}")
 
 
 DEAD_CONFIRM_S = 10.0
@@ -198,43 +203,67 @@ def wait_run(
         time.sleep(interval_s)
 
 
-def cancel_run(run: RunDir, grace_s: float | None = None) -> None:
-    """Drain then stop every component: SIGTERM lets gateways commit their shards; whatever remains is killed.
+STOP_ORDER: tuple[tuple[Component, ...], ...] = (("gateway",), ("coordinator", "inference"))
+"""Who ``cancel`` stops first: the gateways drain (their sessions finish or are released, their shards commit)
+while the coordinator and the inference servers still serve them; then the rest."""
+LATE_STOP_S = 30.0
+"""How long the coordinator and inference servers get after SIGTERM (they hold no session) before SIGKILL."""
 
-    ``cancelled.json`` is written first (components stopped by the cancel end without a failure; ``status`` and
-    ``--wait`` say "cancelled"). Slurm jobs still pending are cancelled at once (nothing of them to drain).
-    ``grace_s`` defaults to the run's stop budget (:func:`polar_hpc.launch.jobs.stop_grace_s` plus the requeue
-    margin). Local backend: only pids still verified as this run's processes are signalled."""
+
+def cancel_run(run: RunDir, grace_s: float | None = None) -> bool:
+    """Drain then stop every component, gateways first (:data:`STOP_ORDER`); whatever remains is killed.
+
+    Returns False, changing nothing, when the run already finished. ``cancelled.json`` is written first
+    (components stopped by the cancel end without a failure; ``status`` and ``--wait`` say "cancelled"). Slurm
+    jobs still pending are cancelled at once (nothing of them to drain). ``grace_s`` bounds the gateways' drain
+    and defaults to the run's stop budget (:func:`polar_hpc.launch.jobs.stop_grace_s` plus the requeue margin).
+    Local backend: only pids still verified as this run's processes are signalled."""
     from polar_hpc.launch.jobs import REQUEUE_MARGIN_S, stop_grace_s
 
     jobs = run.read_jobs()
     if jobs is None:
         raise FileNotFoundError(f"{run.root}: no {JOBS}; nothing was launched here")
+    status = run.read_status()
+    if status is not None and status.finished:
+        return False
     if grace_s is None:
         grace_s = stop_grace_s(run.load_config()) + REQUEUE_MARGIN_S
     run.mark_cancelled(grace_s)
-    states = [c for c in component_states(run, jobs) if c.alive]
     if jobs.backend == "slurm":
-        waiting = [c.job_id for c in states if c.state != "RUNNING"]
-        running = [c.job_id for c in states if c.state == "RUNNING"]
+        waiting = [c.job_id for c in component_states(run, jobs) if c.alive and c.state != "RUNNING"]
         if waiting:
             subprocess.run(["scancel", *waiting], check=False, timeout=30)
+    for stage, wait_s in zip(STOP_ORDER, (grace_s, LATE_STOP_S), strict=True):
+        _stop_components(run, jobs, set(stage), wait_s)
+    return True
+
+
+def _stop_components(run: RunDir, jobs: JobsFile, which: set[str], wait_s: float) -> None:
+    """SIGTERM the live components named in ``which``, wait until they end (at most ``wait_s``), kill the rest."""
+    mine = JobsFile(backend=jobs.backend, jobs=[j for j in jobs.jobs if j.component in which])
+    if not mine.jobs:
+        return
+    if jobs.backend == "slurm":
+        running = [c.job_id for c in component_states(run, mine) if c.alive]
         if running:
             subprocess.run(["scancel", "--signal=TERM", *running], check=False, timeout=30)
     else:
-        for job in jobs.jobs:
+        for job in mine.jobs:
             pid = _component_pid(run, job)
             if pid is not None:
                 proc.signal_all([pid], signal.SIGTERM)
-    deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline and any(c.alive for c in component_states(run, jobs)):
-        time.sleep(0.5)
-    left = [c for c in component_states(run, jobs) if c.alive]
-    if jobs.backend == "slurm":
-        if left:
-            subprocess.run(["scancel", *[c.job_id for c in left]], check=False, timeout=30)
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline and any(c.alive for c in component_states(run, mine)):
+        time.sleep(0.2)
+    left = [c for c in component_states(run, mine) if c.alive]
+    if not left:
         return
-    for job in jobs.jobs:
+    log.warning("cancel: %s still running after %.0fs; killing", ", ".join(f"{c.component}-{c.index}" for c in left),
+                wait_s)
+    if jobs.backend == "slurm":
+        subprocess.run(["scancel", *[c.job_id for c in left]], check=False, timeout=30)
+        return
+    for job in mine.jobs:
         for pid in (_controller_pid(run, job), _component_pid(run, job)):
             if pid is not None:
                 proc.signal_tree(pid, signal.SIGKILL)

@@ -24,6 +24,7 @@ from polar_hpc.config.run import (
     TaskSource,
     TaskTemplate,
 )
+from polar_hpc.errors import PolarError
 from polar_hpc.log import get_logger
 from polar_hpc.probe.report import ProbeRow, probe_row
 from polar_hpc.tasks.source import task_file
@@ -41,7 +42,7 @@ BUNDLED_TASKS = REPO_ROOT / "recipes" / "tasks" / "demo.jsonl"
 VERSION_TIMEOUT_S = 30.0
 
 
-class ProbeError(ValueError):
+class ProbeError(PolarError, ValueError):
     """Probe arguments that cannot run; the message says what was expected."""
 
 

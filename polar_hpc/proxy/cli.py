@@ -35,6 +35,9 @@ def register(subparsers: Any) -> None:
                    help="default: %(default)s, as inference.context_length")
     p.add_argument("--max-new-tokens", type=int, default=_INF.max_new_tokens,
                    help="most tokens one call samples (default: %(default)s, as inference.max_new_tokens)")
+    p.add_argument("--enable-thinking", action=argparse.BooleanOptionalAction, default=_INF.enable_thinking,
+                   help="the chat template's enable_thinking (default: the template's own, as "
+                        "inference.enable_thinking)")
     p.add_argument("--request-timeout", type=float, default=_INF.request_timeout_s, metavar="S",
                    help="default: %(default)s, as inference.request_timeout_s")
     p.add_argument("--oracle", default=None, metavar="SCRIPT",
@@ -64,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
     import os
     import signal
     import sys
+    from pathlib import Path
 
     from polar_hpc.assets import resolve_model
     from polar_hpc.inference.engine import SGLangEngine
@@ -86,18 +90,18 @@ def run(args: argparse.Namespace) -> int:
             sys.stderr.write(f"polar-hpc proxy: --oracle {args.oracle}: {err}\n")
             return 2
 
+    inference = InferenceConfig(model=args.model, served_model_name=args.model_name, tool_parser=args.tool_parser,
+                                context_length=args.context_length, max_new_tokens=args.max_new_tokens,
+                                request_timeout_s=args.request_timeout, enable_thinking=args.enable_thinking)
+    proxy = ProxyConfig(stream_upstream=args.stream_upstream, keepalive_s=args.keepalive,
+                        stream_interval=args.stream_interval, stream_max_delay_s=args.stream_max_delay)
+
     async def main() -> None:
-        template = ChatTemplate.from_model_dir(resolve_model(args.model))
-        engine = SGLangEngine(list(args.engine), request_timeout_s=args.request_timeout,
-                              context_length=args.context_length, stream_interval=args.stream_interval,
-                              stream_max_delay_s=args.stream_max_delay,
-                              api_key=args.engine_api_key or os.environ.get("POLAR_INFERENCE_API_KEY") or None)
-        server = ProxyServer(
-            template, engine, model_name=args.model_name, tool_parser=args.tool_parser, render_mode=args.render,
-            context_length=args.context_length, max_new_tokens=args.max_new_tokens, records_dir=args.records,
-            request_timeout_s=args.request_timeout, stream_upstream=args.stream_upstream,
-            sse_keepalive_s=args.keepalive,
-        )
+        template = ChatTemplate.from_model_dir(resolve_model(inference.model))
+        api_key = args.engine_api_key or os.environ.get("POLAR_INFERENCE_API_KEY") or None
+        engine = SGLangEngine.from_config(list(args.engine), inference, proxy, api_key=api_key)
+        server = ProxyServer.from_config(template, engine, inference=inference, proxy=proxy,
+                                         gateway=GatewayConfig(render=args.render), records_dir=Path(args.records))
         keys = ([server.open_session(k, api_key=k, oracle=oracle) for k in args.session_key]
                 or [server.open_session("session-0", oracle=oracle)])
         base = await server.start(args.host, args.port, args.unix)

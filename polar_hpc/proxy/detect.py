@@ -1,80 +1,64 @@
-"""Which provider API a request speaks and what it asks for: by path, then headers, then body."""
+"""Which provider API a request speaks and what it asks for: by path, then headers, then body (each provider's
+package says what is its own: ``ProviderAPI.route`` / ``claims_headers`` / ``claims_body``)."""
 
 from __future__ import annotations
 
-import re
+import functools
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
 
-import msgspec
-
+from polar_hpc.proxy.providers import PROVIDERS
+from polar_hpc.proxy.providers.base import Op, Route
 from polar_hpc.wire.records import Provider
 
-Op = Literal["generate", "count_tokens", "models", "health"]
+__all__ = ["UNDETECTED", "Op", "Route", "body_provider", "header_provider", "request_key", "route_by_path"]
 
-
-class Route(msgspec.Struct, frozen=True):
-    provider: Provider
-    op: Op
-    stream_path: bool = False
-    """Google ``:streamGenerateContent``: streaming is decided by the path, not the body."""
-    path_model: str | None = None
-
-
-_GOOGLE = re.compile(r"/(?:v1beta|v1|v1alpha)/models/([^/:]+):(generateContent|streamGenerateContent|countTokens)$")
-_GOOGLE_OPS: dict[str, Op] = {
-    "generateContent": "generate",
-    "streamGenerateContent": "generate",
-    "countTokens": "count_tokens",
+_NEUTRAL: dict[tuple[str, str], tuple[Op, Provider]] = {
+    ("GET", "/health"): ("health", "openai_chat"),
+    ("HEAD", "/health"): ("health", "openai_chat"),
+    ("HEAD", "/"): ("health", "anthropic"),
 }
+"""Paths no provider owns: the op, and whose answer it gets when the headers name no provider (a model list:
+``GET .../models``, OpenAI's by default)."""
+
+UNDETECTED: Provider = "openai_chat"
+"""Whose error envelope a request gets when it is refused before its provider is known (unreadable body, no such
+endpoint) and its headers name none: OpenAI's, the form most clients parse."""
 
 
 def route_by_path(method: str, path: str, headers: Mapping[str, str]) -> Route | None:
     """The route a path names, or None when only the body can tell."""
     p = path.rstrip("/") or "/"
-    if method == "POST":
-        if p.endswith("/v1/messages"):
-            return Route("anthropic", "generate")
-        if p.endswith("/v1/messages/count_tokens"):
-            return Route("anthropic", "count_tokens")
-        if p.endswith("/chat/completions"):
-            return Route("openai_chat", "generate")
-        if p.endswith("/responses"):
-            return Route("openai_responses", "generate")
-        m = _GOOGLE.search(p)
-        if m:
-            op = _GOOGLE_OPS[m.group(2)]
-            return Route("google", op, stream_path=m.group(2) == "streamGenerateContent", path_model=m.group(1))
+    route = _claimed(method, p)
+    if route is not None:
+        return route
+    neutral = _NEUTRAL.get((method, p))
+    if neutral is None and method == "GET" and p.endswith("/models"):
+        neutral = ("models", "openai_chat")
+    if neutral is None:
         return None
-    if method in ("GET", "HEAD") and p == "/health":
-        return Route(header_provider(headers) or "openai_chat", "health")
-    if method == "HEAD" and p == "/":
-        return Route(header_provider(headers) or "anthropic", "health")
-    if method == "GET" and p.endswith("/models"):
-        if "/v1beta/" in p or p.startswith("/v1beta"):
-            return Route("google", "models")
-        return Route(header_provider(headers) or "openai_chat", "models")
+    op, default = neutral
+    return Route(header_provider(headers) or default, op)
+
+
+@functools.lru_cache(maxsize=1024)
+def _claimed(method: str, path: str) -> Route | None:
+    """The route of the provider whose path this is (a harness calls one path over and over: kept)."""
+    for api in PROVIDERS.values():
+        route = api.route(method, path)
+        if route is not None:
+            return route
     return None
 
 
 def header_provider(headers: Mapping[str, str]) -> Provider | None:
-    if "anthropic-version" in headers or "x-api-key" in headers:
-        return "anthropic"
-    if "x-goog-api-key" in headers or "x-goog-api-client" in headers:
-        return "google"
-    return None
+    return next((name for name, api in PROVIDERS.items() if api.claims_headers(headers)), None)
 
 
 def body_provider(body: Any) -> Provider | None:
     if not isinstance(body, dict):
         return None
-    if "contents" in body:
-        return "google"
-    if "input" in body or "instructions" in body:
-        return "openai_responses"
-    if "messages" in body:
-        return "openai_chat"
-    return None
+    return next((name for name, api in PROVIDERS.items() if api.claims_body(body)), None)
 
 
 def request_key(headers: Mapping[str, str], query: Mapping[str, str]) -> list[str]:

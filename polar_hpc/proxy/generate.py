@@ -16,12 +16,13 @@ from polar_hpc.inference.result import GenerateResult
 from polar_hpc.inference.template import ChatTemplate
 from polar_hpc.proxy.errors import Failed, ProxyError, bad_request, context_overflow
 from polar_hpc.proxy.live.respond import LiveSink
-from polar_hpc.proxy.normalize.common import Normalized
 from polar_hpc.proxy.oracle.policy import OraclePolicy
 from polar_hpc.proxy.oracle.script import OracleError
 from polar_hpc.proxy.parse import ParsedReply, parse_reply
-from polar_hpc.proxy.prompt import PromptBuilder
-from polar_hpc.proxy.respond.common import Reply
+from polar_hpc.proxy.prompt import PromptBuild, PromptBuilder
+from polar_hpc.proxy.providers import provider_api
+from polar_hpc.proxy.providers.reply import Reply
+from polar_hpc.proxy.providers.request import Normalized
 from polar_hpc.proxy.side import is_side_request
 from polar_hpc.wire.records import (
     CanonicalRequest,
@@ -49,6 +50,48 @@ def _fill_prompt(record: CompletionRecord, ids: list[int], req: CanonicalRequest
     (or its failure), so that the engine request, and with it the first byte of a stream, waits for none of them."""
     record.prompt_ids = np.asarray(ids, dtype=np.int32)
     record.side_request = is_side_request(req)
+
+
+def _build_prompt(builder: PromptBuilder, req: CanonicalRequest) -> PromptBuild:
+    try:
+        return builder.build(req)
+    except (ValueError, TypeError) as err:  # TemplateError is a ValueError
+        raise bad_request(f"the model's chat template cannot render this conversation: {err}") from None
+
+
+def _new_record(prompt: PromptBuild, req: CanonicalRequest, *, provider: Provider, session_id: str, index: int,
+                raw_request: bytes, received: float) -> CompletionRecord:
+    """The call's record before the engine answers (an error from here on is kept with it)."""
+    return CompletionRecord(
+        completion_id=_uuid4_hex(),
+        session_id=session_id,
+        index=index,
+        provider=provider,
+        request=msgspec.Raw(raw_request),
+        canonical=req,
+        prompt_ids=_EMPTY_I,  # with side_request: _fill_prompt
+        output_ids=_EMPTY_I,
+        output_logprobs=_EMPTY_F,
+        finish_reason="error",
+        response=ChatMessage(role="assistant"),
+        render_mode=prompt.mode,
+        divergence_tokens=prompt.divergence_tokens,
+        held_tokens=prompt.held_tokens,
+        rendered_tokens=prompt.rendered_tokens,
+        timings=Timings(received=received),
+    )
+
+
+def _fill_reply(record: CompletionRecord, result: GenerateResult, out: np.ndarray, parsed: ParsedReply) -> None:
+    """The record's fields of the engine's answer."""
+    record.output_ids = out
+    record.output_logprobs = np.asarray(result.output_logprobs, dtype=np.float32)
+    record.finish_reason = result.finish_reason
+    record.response = ChatMessage(role="assistant", content=parsed.content, reasoning_content=parsed.reasoning,
+                                  tool_calls=parsed.tool_calls)
+    record.parse_error = parsed.parse_error
+    record.weight_version = result.weight_version
+    record.server = result.server or None
 
 
 class Engine(Protocol):
@@ -126,36 +169,48 @@ class Generator:
         oracle: OraclePolicy | None = None,
         sink: LiveSink | None = None,
     ) -> tuple[Reply, CompletionRecord]:
-        """``sink``: a streaming client's, which samples through a streamed engine call (same result)."""
+        """Prompt → record → (oracle) → limits → engine → parse → reply. ``sink``: a streaming client's, which
+        samples through a streamed engine call (same result)."""
         req = norm.canonical
-        try:
-            prompt = builder.build(req)
-        except (ValueError, TypeError) as err:  # TemplateError is a ValueError
-            raise bad_request(f"the model's chat template cannot render this conversation: {err}") from None
+        prompt = _build_prompt(builder, req)
         ids = prompt.ids
-        n = len(ids)
-        record = CompletionRecord(
-            completion_id=_uuid4_hex(),
-            session_id=session_id,
-            index=index,
-            provider=provider,
-            request=msgspec.Raw(raw_request),
-            canonical=req,
-            prompt_ids=_EMPTY_I,  # with side_request: _fill_prompt
-            output_ids=_EMPTY_I,
-            output_logprobs=_EMPTY_F,
-            finish_reason="error",
-            response=ChatMessage(role="assistant"),
-            render_mode=prompt.mode,
-            divergence_tokens=prompt.divergence_tokens,
-            held_tokens=prompt.held_tokens,
-            rendered_tokens=prompt.rendered_tokens,
-            timings=Timings(received=received),
-        )
+        record = _new_record(prompt, req, provider=provider, session_id=session_id, index=index,
+                             raw_request=raw_request, received=received)
         forced = self._oracle_ids(oracle, req, raw_request, provider, ids) if oracle is not None else None
         if forced is not None and oracle is not None:
             record.policy = "oracle"
             record.action_format = oracle.script.actions.name
+        sampling = self._limited(req, record, ids, forced)
+        record.timings.engine_start = time.time()
+        try:
+            result = await self._sample(ids, sampling, session_id, oracle, forced, record, sink)
+        except EngineError as e:
+            record.parse_error = str(e)
+            raise Failed(self._engine_failure(e, len(ids)), record) from None
+        finally:
+            _fill_prompt(record, ids, req)
+        record.timings.engine_end = time.time()
+        out = np.asarray(result.output_ids, dtype=np.int32)
+        parsed, stop_seq = self._parse(result, out, ids, req, provider, sink)
+        _fill_reply(record, result, out, parsed)
+        builder.observe(req, ids, out.tolist(), result.finish_reason, record.response)
+        reply = Reply(
+            id=record.completion_id,
+            model=norm.options.model or req.model,
+            created=int(record.timings.received),
+            parsed=parsed,
+            finish=result.finish_reason,
+            stop_sequence=stop_seq,
+            prompt_tokens=len(ids),
+            output_tokens=len(out),
+            options=norm.options,
+        )
+        return reply, record
+
+    def _limited(self, req: CanonicalRequest, record: CompletionRecord, ids: list[int],
+                 forced: list[int] | None) -> SamplingParams:
+        """The request's sampling with its new-token limit (a prompt over the context: ``Failed``)."""
+        n = len(ids)
         asked = req.sampling.max_new_tokens
         try:  # a forced reply's tokens but its last are prompt tokens of the scoring call
             limit = new_token_limit(n + len(forced or (0,)) - 1, self.context_length,
@@ -165,38 +220,34 @@ class Generator:
             record.parse_error = overflow.message
             _fill_prompt(record, ids, req)
             raise Failed(overflow, record) from None
-        sampling = msgspec.structs.replace(req.sampling, max_new_tokens=limit)
+        return msgspec.structs.replace(req.sampling, max_new_tokens=limit)
+
+    async def _sample(self, ids: list[int], sampling: SamplingParams, session_id: str, oracle: OraclePolicy | None,
+                      forced: list[int] | None, record: CompletionRecord, sink: LiveSink | None) -> GenerateResult:
+        """The engine call: the oracle's forced reply scored, or sampled (streamed through ``sink`` when given)."""
         deadline = time.monotonic() + self.request_timeout_s if self.request_timeout_s else None
-        record.timings.engine_start = time.time()
-        try:
-            if oracle is not None and forced is not None:
-                result = await oracle.score(self.engine, ids, forced, session_id=session_id, deadline=deadline)
-            elif sink is None:
-                result = await self.engine.generate(
-                    ids, sampling, session_id=session_id, stop_token_ids=list(self.stop_ids), deadline=deadline
-                )
-            else:
-                result = await sink.generate(ids, sampling, record, session_id=session_id,
-                                             stop_token_ids=list(self.stop_ids), deadline=deadline,
-                                             in_think=self._in_think(ids))
-        except ContextOverflow as e:
-            record.parse_error = str(e)
-            raise Failed(context_overflow(e.prompt_tokens or n, e.context_length or self.context_length),
-                         record) from None
-        except EngineTimeout as e:
-            record.parse_error = str(e)
-            raise Failed(ProxyError("engine_timeout", f"the model server did not answer in time: {e}"),
-                         record) from None
-        except EngineUnavailable as e:
-            record.parse_error = str(e)
-            raise Failed(ProxyError("engine_down", f"no model server is available: {e}"), record) from None
-        except EngineError as e:
-            record.parse_error = str(e)
-            raise Failed(ProxyError("engine_error", f"the model server failed: {e}"), record) from None
-        finally:
-            _fill_prompt(record, ids, req)
-        record.timings.engine_end = time.time()
-        out = np.asarray(result.output_ids, dtype=np.int32)
+        if oracle is not None and forced is not None:
+            return await oracle.score(self.engine, ids, forced, session_id=session_id, deadline=deadline)
+        if sink is None:
+            return await self.engine.generate(
+                ids, sampling, session_id=session_id, stop_token_ids=list(self.stop_ids), deadline=deadline
+            )
+        return await sink.generate(ids, sampling, record, session_id=session_id, stop_token_ids=list(self.stop_ids),
+                                   deadline=deadline, in_think=self._in_think(ids))
+
+    def _engine_failure(self, e: EngineError, prompt_tokens: int) -> ProxyError:
+        """The error the client gets for an engine call that failed."""
+        if isinstance(e, ContextOverflow):
+            return context_overflow(e.prompt_tokens or prompt_tokens, e.context_length or self.context_length)
+        if isinstance(e, EngineTimeout):
+            return ProxyError("engine_timeout", f"the model server did not answer in time: {e}")
+        if isinstance(e, EngineUnavailable):
+            return ProxyError("engine_down", f"no model server is available: {e}")
+        return ProxyError("engine_error", f"the model server failed: {e}")
+
+    def _parse(self, result: GenerateResult, out: np.ndarray, ids: list[int], req: CanonicalRequest,
+               provider: Provider, sink: LiveSink | None) -> tuple[ParsedReply, str | None]:
+        """The sampled text (without its stop token and matched stop string) parsed; the stop string."""
         text_ids = out[:-1] if len(out) and int(out[-1]) in self.stop_ids else out
         text = sink.reply_text(len(text_ids)) if sink is not None else None
         if text is None:
@@ -204,33 +255,9 @@ class Generator:
         stop_seq = result.matched_stop if isinstance(result.matched_stop, str) else None
         if stop_seq and text.endswith(stop_seq):
             text = text[: -len(stop_seq)]
-        prefix = "toolu_" if provider == "anthropic" else "call_"
-        parsed: ParsedReply = parse_reply(
-            text, self.tool_parser, req.tools, in_think=self._in_think(ids), id_prefix=prefix
-        )
-        response = ChatMessage(
-            role="assistant", content=parsed.content, reasoning_content=parsed.reasoning, tool_calls=parsed.tool_calls
-        )
-        builder.observe(req, ids, out.tolist(), result.finish_reason, response)
-        record.output_ids = out
-        record.output_logprobs = np.asarray(result.output_logprobs, dtype=np.float32)
-        record.finish_reason = result.finish_reason
-        record.response = response
-        record.parse_error = parsed.parse_error
-        record.weight_version = result.weight_version
-        record.server = result.server or None
-        reply = Reply(
-            id=record.completion_id,
-            model=norm.options.model or req.model,
-            created=int(record.timings.received),
-            parsed=parsed,
-            finish=result.finish_reason,
-            stop_sequence=stop_seq,
-            prompt_tokens=n,
-            output_tokens=len(out),
-            options=norm.options,
-        )
-        return reply, record
+        prefix = provider_api(provider).tool_call_prefix
+        parsed = parse_reply(text, self.tool_parser, req.tools, in_think=self._in_think(ids), id_prefix=prefix)
+        return parsed, stop_seq
 
     def _oracle_ids(self, oracle: OraclePolicy, req: CanonicalRequest, raw_request: bytes, provider: Provider,
                     ids: list[int]) -> list[int] | None:

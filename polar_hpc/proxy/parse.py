@@ -2,28 +2,28 @@
 
 Formats: ``<think>…</think>`` (also closed-only when the prompt opened it, and unclosed before a tool call),
 Qwen JSON ``<tool_call>{"name", "arguments"}</tool_call>``, Qwen3-coder XML
-``<tool_call><function=NAME><parameter=P>value</parameter></function></tool_call>``. A tool call that does
-not parse leaves the whole text as content and says why in ``parse_error``.
+``<tool_call><function=NAME><parameter=P>value</parameter></function></tool_call>`` (:mod:`.parse_xml`).
+Each call is parsed on its own: one that does not parse stays in the content as text, the good ones beside it are
+kept, and ``parse_error`` says what was left as text and why. Where this differs from SGLang's and vLLM's parsers,
+``docs/parsing.md`` says so (the cases are in ``tests/unit/proxy/conformance/``).
 """
 
 from __future__ import annotations
 
-import re
+import json
 import secrets
 from typing import Any
 
 import msgspec
 
 from polar_hpc.config.run import ToolParser
+from polar_hpc.proxy.parse_xml import CALL_CLOSE, CALL_OPEN, FUNCTION_OPEN, xml_calls
 from polar_hpc.wire.records import ToolCall, ToolSpec
 
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
-_CALL_BLOCK = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
-_FUNCTION = re.compile(r"<function=([^>\n]+)>(.*?)</function>", re.DOTALL)
-_PARAM = re.compile(r"<parameter=([^>\n]+)>(.*?)</parameter>", re.DOTALL)
 _DECODE = msgspec.json.Decoder()
-_ENCODE = msgspec.json.Encoder()
+_EXTENT = json.JSONDecoder()
 
 
 class ParsedReply(msgspec.Struct, kw_only=True):
@@ -31,6 +31,16 @@ class ParsedReply(msgspec.Struct, kw_only=True):
     reasoning: str | None = None
     tool_calls: list[ToolCall] = msgspec.field(default_factory=list)
     parse_error: str | None = None
+    """Tool-call syntax that did not parse (left in ``content`` as text) and why; None when all of it parsed."""
+
+
+class _JsonCall(msgspec.Struct):
+    name: str
+    arguments: msgspec.Raw = msgspec.Raw()
+    parameters: msgspec.Raw = msgspec.Raw()
+
+
+_CALL = msgspec.json.Decoder(_JsonCall)
 
 
 def new_call_id(prefix: str = "call_") -> str:
@@ -38,78 +48,87 @@ def new_call_id(prefix: str = "call_") -> str:
 
 
 def split_reasoning(text: str, *, in_think: bool = False) -> tuple[str | None, str]:
-    """(reasoning, rest). ``in_think``: the prompt ended inside an opened ``<think>``."""
+    """(reasoning, rest). ``in_think``: the prompt ended inside an opened ``<think>`` (a ``<think>`` the model
+    writes again there is not reasoning)."""
     body = text
-    if not in_think:
-        stripped = text.lstrip()
-        if stripped.startswith(THINK_OPEN):
-            body = stripped[len(THINK_OPEN) :]
-        elif THINK_CLOSE not in text:
-            return None, text
+    stripped = text.lstrip()
+    if stripped.startswith(THINK_OPEN):
+        body = stripped[len(THINK_OPEN) :]
+    elif not in_think and THINK_CLOSE not in text[: _first_call(text)]:  # a </think> inside a call is a value's
+        return None, text
     end = body.find(THINK_CLOSE)
     if end >= 0:
         reasoning, rest = body[:end], body[end + len(THINK_CLOSE) :]
     else:
-        starts = [k for k in (body.find("<tool_call>"), body.find("<function=")) if k >= 0]
-        cut = min(starts) if starts else len(body)
+        cut = _first_call(body)
         reasoning, rest = body[:cut], body[cut:]
     return reasoning.strip("\n"), rest.lstrip("\n")
 
 
-def _json_call(block: str, prefix: str) -> ToolCall:
-    obj = _DECODE.decode(block.strip())
-    if not isinstance(obj, dict) or not isinstance(obj.get("name"), str):
-        raise ValueError('expected {"name": ..., "arguments": {...}}')
-    args = obj.get("arguments", obj.get("parameters", {}))
-    if isinstance(args, str):
-        _DECODE.decode(args)
-        text = args
-    elif isinstance(args, dict):
-        text = _ENCODE.encode(args).decode()
-    else:
-        raise ValueError("arguments must be an object")
-    return ToolCall(id=new_call_id(prefix), name=obj["name"], arguments=text)
+def _first_call(text: str) -> int:
+    """Where tool-call syntax first begins (``len(text)`` when nowhere)."""
+    starts = [k for k in (text.find(CALL_OPEN), text.find(FUNCTION_OPEN)) if k >= 0]
+    return min(starts) if starts else len(text)
 
 
-def _convert(value: str, schema: Any) -> Any:
-    kind = schema.get("type") if isinstance(schema, dict) else None
-    if kind in (None, "string") or (isinstance(kind, list) and "string" in kind):
-        return value
-    if kind == "integer":
+def _arguments(call: _JsonCall) -> str:
+    raw = call.arguments if len(call.arguments) else call.parameters
+    if not len(raw):
+        return "{}"
+    text = bytes(raw).decode()
+    value: Any = _DECODE.decode(text)
+    if isinstance(value, str):  # arguments the model serialized itself
+        text, value = value, _DECODE.decode(value)
+    if not isinstance(value, dict):
+        raise ValueError(f"arguments must be a JSON object, got {type(value).__name__}")
+    return text
+
+
+def _array_calls(body: str, errors: list[str]) -> list[_JsonCall]:
+    """The call objects of a JSON array in one block (what SGLang's Qwen 2.5 detector takes); an entry that is
+    not one is reported in ``errors``."""
+    out = []
+    for k, item in enumerate(_DECODE.decode(body)):
         try:
-            return int(value.strip())
-        except ValueError:
-            return value
-    if kind == "number":
+            out.append(_CALL.decode(msgspec.json.encode(item)))
+        except msgspec.DecodeError as err:
+            errors.append(f"array entry {k}: {err}")
+    return out
+
+
+def _json_calls(text: str, prefix: str) -> tuple[list[tuple[int, int, ToolCall]], list[str]]:
+    """Each ``<tool_call>`` block: its JSON object extends as far as the JSON does (a string in it may hold
+    ``</tool_call>``); then ``</tool_call>``, or nothing when the text ends or the next block begins."""
+    calls: list[tuple[int, int, ToolCall]] = []
+    errors: list[str] = []
+    pos = 0
+    while (i := text.find(CALL_OPEN, pos)) >= 0:
+        start = i + len(CALL_OPEN)
+        body_at = len(text) - len(text[start:].lstrip())
+        close = text.find(CALL_CLOSE, start)
         try:
-            f = float(value.strip())
-        except ValueError:
-            return value
-        return int(f) if f.is_integer() and "." not in value else f
-    if kind == "boolean":
-        low = value.strip().lower()
-        return {"true": True, "false": False}.get(low, value)
-    try:
-        return _DECODE.decode(value.strip())
-    except msgspec.DecodeError:
-        return value
+            _, obj_end = _EXTENT.raw_decode(text, body_at)
+            after = text[obj_end:].lstrip()
+            if after and not after.startswith((CALL_CLOSE, CALL_OPEN)):
+                raise ValueError(f"text after the JSON object: {after[:40]!r}")
+            end = len(text) - len(after) + (len(CALL_CLOSE) if after.startswith(CALL_CLOSE) else 0)
+            body = text[body_at:obj_end]
+            found = _array_calls(body, errors) if body.startswith("[") else [_CALL.decode(body)]
+            if not found:
+                raise ValueError("a JSON array holding no call object")
+            calls += [(i, end, ToolCall(id=new_call_id(prefix), name=c.name, arguments=_arguments(c))) for c in found]
+            pos = end
+        except (ValueError, msgspec.DecodeError) as err:
+            errors.append(str(err).splitlines()[0][:200])
+            pos = close + len(CALL_CLOSE) if close >= 0 else len(text)
+    return calls, errors
 
 
-def _xml_calls(block: str, tools: dict[str, ToolSpec], prefix: str) -> list[ToolCall]:
-    calls = []
-    for name, body in _FUNCTION.findall(block):
-        name = name.strip()
-        props = tools[name].parameters.get("properties", {}) if name in tools else {}
-        args: dict[str, Any] = {}
-        for pname, raw in _PARAM.findall(body):
-            pname = pname.strip()
-            value = raw[1:] if raw.startswith("\n") else raw
-            value = value[:-1] if value.endswith("\n") else value
-            args[pname] = _convert(value, props.get(pname) if isinstance(props, dict) else None)
-        calls.append(ToolCall(id=new_call_id(prefix), name=name, arguments=_ENCODE.encode(args).decode()))
-    if not calls:
-        raise ValueError("expected <function=NAME>...</function>")
-    return calls
+def _error(parser: str, errors: list[str], parsed: int) -> str | None:
+    if not errors:
+        return None
+    kept = f"; {parsed} other call(s) parsed" if parsed else ""
+    return f"{parser} tool call did not parse ({len(errors)} left as text{kept}): " + "; ".join(errors)
 
 
 def parse_reply(
@@ -121,22 +140,20 @@ def parse_reply(
     id_prefix: str = "call_",
 ) -> ParsedReply:
     reasoning, rest = split_reasoning(text, in_think=in_think)
-    if parser == "none" or ("<tool_call>" not in rest and "<function=" not in rest):
+    if parser == "none" or (CALL_OPEN not in rest and FUNCTION_OPEN not in rest):
         return ParsedReply(content=rest, reasoning=reasoning)
-    calls: list[ToolCall] = []
-    try:
-        if parser == "qwen":
-            blocks = _CALL_BLOCK.findall(rest)
-            if not blocks or rest.count("<tool_call>") != len(blocks):
-                raise ValueError("unclosed or malformed <tool_call> block")
-            calls = [_json_call(b, id_prefix) for b in blocks]
-            content = _CALL_BLOCK.sub("", rest)
-        else:
-            by_name = {t.name: t for t in tools or []}
-            calls = _xml_calls(rest, by_name, id_prefix)
-            if rest.count("<function=") != len(calls):
-                raise ValueError("unclosed <function=...> block")
-            content = _FUNCTION.sub("", rest).replace("<tool_call>", "").replace("</tool_call>", "")
-    except (ValueError, msgspec.DecodeError) as err:
-        return ParsedReply(content=rest, reasoning=reasoning, parse_error=f"{parser} tool call did not parse: {err}")
-    return ParsedReply(content=content.strip(), reasoning=reasoning, tool_calls=calls)
+    spans: list[tuple[int, int, ToolCall]]
+    if parser == "qwen":
+        spans, errors = _json_calls(rest, id_prefix)
+    else:
+        found, errors = xml_calls(rest, {t.name: t for t in tools or []})
+        spans = [(c.start, c.end, ToolCall(id=new_call_id(id_prefix), name=c.name, arguments=c.arguments))
+                 for c in found]
+    pieces, pos = [], 0
+    for start, end, _ in spans:
+        pieces.append(rest[pos:start])
+        pos = end
+    pieces.append(rest[pos:])
+    content = "".join(pieces).strip() if spans else rest
+    return ParsedReply(content=content, reasoning=reasoning, tool_calls=[c for _, _, c in spans],
+                       parse_error=_error(parser, errors, len(spans)))

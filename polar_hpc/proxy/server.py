@@ -21,13 +21,12 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from aiohttp import web
 
-from polar_hpc.config.run import InferenceConfig, ProxyConfig, RenderMode, ToolParser
+from polar_hpc.config.run import GatewayConfig, InferenceConfig, ProxyConfig, RenderMode, ToolParser
 from polar_hpc.inference.template import ChatTemplate
 from polar_hpc.log import get_logger
-from polar_hpc.proxy import respond
 from polar_hpc.proxy.capture import SessionLog
-from polar_hpc.proxy.detect import Route, body_provider, header_provider, request_key, route_by_path
-from polar_hpc.proxy.errors import Failed, ProxyError, bad_request, error_body, error_bytes
+from polar_hpc.proxy.detect import UNDETECTED, Route, body_provider, header_provider, request_key, route_by_path
+from polar_hpc.proxy.errors import Failed, ProxyError, bad_request
 from polar_hpc.proxy.generate import Engine, Generator
 from polar_hpc.proxy.live.respond import (
     LiveSink,
@@ -35,12 +34,12 @@ from polar_hpc.proxy.live.respond import (
     answer_live,
     stream_refusal,
 )
-from polar_hpc.proxy.normalize import normalize
-from polar_hpc.proxy.normalize.common import Normalized
 from polar_hpc.proxy.oracle.policy import OraclePolicy
 from polar_hpc.proxy.oracle.script import OracleScript
 from polar_hpc.proxy.prompt import PromptBuilder
-from polar_hpc.proxy.respond.common import SSE_HEADERS, Reply, bare_keepalive
+from polar_hpc.proxy.providers import provider_api
+from polar_hpc.proxy.providers.reply import SSE_HEADERS, Reply
+from polar_hpc.proxy.providers.request import Normalized
 from polar_hpc.util.fs import safe_name
 from polar_hpc.wire.records import CompletionRecord, Provider
 
@@ -62,7 +61,7 @@ _ENC = msgspec.json.Encoder()
 
 
 class _Session:
-    __slots__ = ("session_id", "log", "builder", "oracle")
+    __slots__ = ("session_id", "log", "builder", "oracle", "engine_lost", "lost")
 
     def __init__(self, session_id: str, log: SessionLog, builder: PromptBuilder,
                  oracle: OraclePolicy | None = None) -> None:
@@ -70,6 +69,15 @@ class _Session:
         self.log = log
         self.builder = builder
         self.oracle = oracle
+        self.engine_lost: str | None = None
+        """Why a call found no model server (the first such call): the session was cut by the system."""
+        self.lost = asyncio.Event()
+
+    def note(self, err: BaseException) -> None:
+        perr = err.error if isinstance(err, Failed) else err
+        if isinstance(perr, ProxyError) and perr.kind == "engine_down" and self.engine_lost is None:
+            self.engine_lost = perr.message
+            self.lost.set()
 
 
 def _json(data: bytes, status: int = 200) -> web.Response:
@@ -77,19 +85,13 @@ def _json(data: bytes, status: int = 200) -> web.Response:
 
 
 def _error(provider: Provider, err: ProxyError) -> web.Response:
-    return web.Response(body=error_bytes(provider, err), status=err.status, content_type=_JSON_CT)
+    body = _ENC.encode(provider_api(provider).error_body(err))
+    return web.Response(body=body, status=err.status, content_type=_JSON_CT)
 
 
-def _stream_error(provider: Provider, err: ProxyError, completion_id: str, model: str) -> bytes:
-    body = error_body(provider, err)
-    if provider == "anthropic":
-        return b"event: error\ndata: " + _ENC.encode(body) + b"\n\n"
-    if provider == "openai_responses":
-        inner = body["error"]
-        return respond.openai_responses.failed_sse(
-            completion_id, model, int(time.time()), {"code": inner["code"] or inner["type"], "message": err.message}
-        )
-    return b"data: " + _ENC.encode(body) + b"\n\n"
+def _stream_error(provider: Provider, err: ProxyError, model: str) -> bytes:
+    """The in-stream error event of a call that has no completion id yet (a fresh one names it)."""
+    return provider_api(provider).stream_error(err, secrets.token_hex(8), model)
 
 
 class ProxyServer:
@@ -147,6 +149,18 @@ class ProxyServer:
         self._sessions: dict[str, _Session] = {}
         self._runner: web.ServerRunner | None = None
 
+    @classmethod
+    def from_config(cls, template: ChatTemplate, engine: Engine, *, inference: InferenceConfig, proxy: ProxyConfig,
+                    gateway: GatewayConfig, records_dir: Path | None = None) -> ProxyServer:
+        """The proxy as the recipe's sections say: the one mapping of config fields to this server's knobs, for
+        a gateway rank and ``polar-hpc proxy`` alike."""
+        return cls(template, engine, model_name=inference.served_model_name, tool_parser=inference.tool_parser,
+                   render_mode=gateway.render, context_length=inference.context_length,
+                   max_new_tokens=inference.max_new_tokens, enable_thinking=inference.enable_thinking,
+                   request_timeout_s=inference.request_timeout_s, records_dir=records_dir,
+                   measure_divergence=gateway.measure_divergence, stream_upstream=proxy.stream_upstream,
+                   sse_keepalive_s=proxy.keepalive_s)
+
     # -- sessions ----------------------------------------------------------------------------------
     def open_session(self, session_id: str, api_key: str | None = None, oracle: OracleScript | None = None) -> str:
         """Register a session; returns the API key its harness must send (unguessable unless given).
@@ -174,6 +188,17 @@ class ProxyServer:
             raise KeyError("no open session has this API key")
         self.gen.engine.forget_session(s.session_id)
         return s.log.close()
+
+    def engine_lost(self, api_key: str) -> str | None:
+        """Why a call of this open session found no model server (None: none did)."""
+        s = self._sessions.get(api_key)
+        return None if s is None else s.engine_lost
+
+    async def wait_engine_lost(self, api_key: str) -> str:
+        """Returns when a call of this open session finds no model server: why."""
+        s = self._sessions[api_key]
+        await s.lost.wait()
+        return s.engine_lost or ""
 
     def session_ids(self) -> list[str]:
         return [s.session_id for s in self._sessions.values()]
@@ -209,7 +234,7 @@ class ProxyServer:
     async def _handle(self, request: web.BaseRequest) -> web.StreamResponse:
         received = time.time()
         route = route_by_path(request.method, request.path, request.headers)
-        fallback: Provider = (route.provider if route else None) or header_provider(request.headers) or "openai_chat"
+        fallback: Provider = (route.provider if route else None) or header_provider(request.headers) or UNDETECTED
         if route is not None and route.op == "health":
             return web.Response(status=200) if request.method == "HEAD" else _json(b'{"status":"ok"}')
         try:
@@ -237,7 +262,7 @@ class ProxyServer:
             kind = "empty" if body is None else type(body).__name__
             return _error(route.provider, bad_request(f"expected a JSON object as the request body, got {kind}"))
         try:
-            norm = normalize(route, body)
+            norm = provider_api(route.provider).normalize(route, body)
             self._check_model(norm)
         except ProxyError as err:
             return _error(route.provider, err)
@@ -266,12 +291,13 @@ class ProxyServer:
             reply, rec = await call
         except BaseException as err:
             return self._fail(route.provider, session, index, err)
-        data = respond.json_body(route.provider, reply)
+        data = provider_api(route.provider).json_body(reply)
         rec.timings.responded = time.time()
         session.log.finish(index, rec)
         return web.Response(body=data, content_type=_JSON_CT)
 
     def _fail(self, provider: Provider, session: _Session, index: int, err: BaseException) -> web.Response:
+        session.note(err)
         if isinstance(err, Failed):
             session.log.finish(index, err.record)
             return _error(provider, err.error)
@@ -300,7 +326,7 @@ class ProxyServer:
                 if resp is None:
                     resp = web.StreamResponse(headers=SSE_HEADERS)
                     await resp.prepare(request)
-                await resp.write(bare_keepalive(provider))
+                await resp.write(provider_api(provider).bare_keepalive)
             err = task.exception()
             if err is not None:
                 finished = True
@@ -309,11 +335,11 @@ class ProxyServer:
                     return failed
                 perr = err.error if isinstance(err, Failed) else err if isinstance(err, ProxyError) else None
                 perr = perr or ProxyError("engine_error", str(err))
-                await resp.write(_stream_error(provider, perr, secrets.token_hex(8), norm.options.model))
+                await resp.write(_stream_error(provider, perr, norm.options.model))
                 await resp.write_eof()
                 return resp
             reply, rec = task.result()
-            data = respond.sse_body(provider, reply)
+            data = provider_api(provider).sse_body(reply)
             rec.timings.responded = time.time()
             finished = True
             session.log.finish(index, rec)
@@ -335,8 +361,9 @@ class ProxyServer:
                                      index=index, raw_request=raw, received=received, sink=s)
 
         def stream_error(err: BaseException, model: str) -> bytes:
+            session.note(err)
             perr = err.error if isinstance(err, Failed) else err if isinstance(err, ProxyError) else None
-            return _stream_error(provider, perr or ProxyError("engine_error", str(err)), secrets.token_hex(8), model)
+            return _stream_error(provider, perr or ProxyError("engine_error", str(err)), model)
 
         return await answer_live(
             request, sink, call, keepalive_s=self.sse_keepalive_s,
@@ -385,31 +412,8 @@ class ProxyServer:
             n = len(session.builder.canonical_ids(norm.canonical))
         except (ValueError, TypeError) as err:
             return _error(provider, bad_request(f"the model's chat template cannot render this conversation: {err}"))
-        if provider == "google":
-            return _json(_ENC.encode({"totalTokens": n}))
-        return _json(_ENC.encode({"input_tokens": n}))
+        return _json(_ENC.encode(provider_api(provider).token_count(n)))
 
     def _models(self, provider: Provider) -> web.Response:
-        name = self.model_name
-        if provider == "google":
-            data: dict[str, Any] = {
-                "models": [
-                    {
-                        "name": f"models/{name}",
-                        "displayName": name,
-                        "inputTokenLimit": self.gen.context_length,
-                        "outputTokenLimit": self.gen.max_new_tokens,
-                        "supportedGenerationMethods": ["generateContent", "streamGenerateContent", "countTokens"],
-                    }
-                ]
-            }
-        elif provider == "anthropic":
-            data = {
-                "data": [{"type": "model", "id": name, "display_name": name, "created_at": "1970-01-01T00:00:00Z"}],
-                "has_more": False,
-                "first_id": name,
-                "last_id": name,
-            }
-        else:
-            data = {"object": "list", "data": [{"id": name, "object": "model", "created": 0, "owned_by": "polar-hpc"}]}
+        data = provider_api(provider).models(self.model_name, self.gen.context_length, self.gen.max_new_tokens)
         return _json(_ENC.encode(data))

@@ -66,6 +66,10 @@ class SimulatedRank:
     def capacity(self) -> int:
         return self._capacity
 
+    @property
+    def paused(self) -> bool:
+        return False
+
     def occupancy(self) -> dict[str, int]:
         return {"run": len(self.running)}
 

@@ -1,4 +1,5 @@
-"""``polar-hpc shards inspect|validate|export``. Light module: h5py/numpy are imported inside ``run``."""
+"""``polar-hpc shards inspect|validate|export|show``; ``logprobs`` is ``polar_hpc.train.cli_logprobs``'s.
+Light module: h5py/numpy are imported inside ``run``."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 from typing import Any
+
+from polar_hpc.train.cli_logprobs import add_parser as add_logprobs_parser
 
 
 def register(subparsers: Any) -> None:
@@ -39,6 +42,8 @@ def register(subparsers: Any) -> None:
     _add_filters(exp)
     exp.add_argument("--allow-empty", action="store_true", help="exit 0 when no trace matches")
     exp.set_defaults(func=run)
+
+    add_logprobs_parser(sub, _add_filters)
 
 
 def _add_filters(p: argparse.ArgumentParser) -> None:

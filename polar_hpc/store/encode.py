@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import Any, get_args
 
 import msgspec
@@ -273,31 +274,28 @@ def build_columns(sessions: Sequence[EncodedSession], *, tokens: bool = True) ->
         ).astype(np.int64),
     }
     traces = [t for s in sessions for t in s.result.trajectory.traces]
-    cols[S.TRACE_REWARD] = np.array([t.reward for t in traces], dtype=np.float64)
-    _put(cols, S.FINISH_REASON, [t.finish_reason.encode() for t in traces])
-    _put(cols, S.POLICY, [t.policy.encode() for t in traces])
-    cols[S.TRAINABLE] = np.array([t.trainable for t in traces], dtype=np.uint8)
-    _put(cols, S.FILTER, [filter_text(t.filter).encode() for t in traces])
+    results = [s.result for s in sessions]
+    for c in _FIELD_COLUMNS:
+        rows: Sequence[Any] = traces if c.length == "traces" else results
+        values = list(map(attrgetter(c.field), rows))  # type: ignore[arg-type]  # _FIELD_COLUMNS have one
+        if c.encode is not None:
+            values = list(map(c.encode, values))
+        if c.kind == "text":
+            _put(cols, c.path, [v.encode() for v in values])
+        else:
+            cols[c.path] = np.array(values, dtype=c.dtype)
     tblobs = [b for s in sessions for b in s.trace_blobs]
     if tokens:
         _put(cols, S.TRACE_BLOB, tblobs)
     else:
         cols[offsets_name(S.TRACE_BLOB)] = _offsets([len(b) for b in tblobs])
-    results = [s.result for s in sessions]
-    _put(cols, S.SESSION_KEY, [r.key.encode() for r in results])
-    _put(cols, S.TASK_ID, [r.task_id.encode() for r in results])
-    cols[S.SAMPLE_INDEX] = np.array([r.sample_index for r in results], dtype=np.int64)
-    cols[S.ATTEMPT] = np.array([r.attempt for r in results], dtype=np.int64)
-    cols[S.STATUS] = np.array([int(r.trajectory.status) for r in results], dtype=np.uint8)
-    cols[S.SESSION_REWARD] = np.array([r.reward for r in results], dtype=np.float64)
-    cols[S.DURATION_S] = np.array([sum(r.timings.values()) for r in results], dtype=np.float64)
-    _put(cols, S.HARNESS, [r.harness.encode() for r in results])
-    _put(cols, S.MODEL, [r.model.encode() for r in results])
-    cols[S.POLICY_VERSION] = np.array([r.policy_version for r in results], dtype=np.int64)
-    cols[S.GATEWAY_RANK] = np.array([r.gateway_rank for r in results], dtype=np.int64)
     cols[S.TRACE_OFFSETS] = _offsets([len(s.prompts) for s in sessions])
     _put(cols, S.SESSION_BLOB, [s.session_blob for s in sessions])
     return cols
+
+
+_FIELD_COLUMNS = tuple(c for c in S.ALL_COLUMNS if c.field is not None and c.length in ("traces", "sessions"))
+"""The columns written from a ``Trace`` / ``SessionResult`` attribute (the schema's table), in its order."""
 
 
 def _put(cols: dict[str, np.ndarray], path: str, items: list[bytes]) -> None:
@@ -309,7 +307,7 @@ def filter_text(reasons: Sequence[str], where: str = "trace") -> str:
     for r in reasons:
         if not r or FILTER_SEP in r:
             raise ValueError(f"{where}.filter: expected reasons without {FILTER_SEP!r}, got {r!r}")
-    return FILTER_SEP.join(reasons)
+    return S.join_reasons(list(reasons))
 
 
 def filter_reasons(text: str) -> list[str]:

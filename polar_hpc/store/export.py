@@ -23,6 +23,8 @@ class ExportRow(msgspec.Struct, kw_only=True):
     session_reward: float
     reward: float
     finish_reason: str
+    policy: str
+    """``sample`` | ``oracle``: what produced the trace's tokens (``Trace.policy``)."""
     harness: str
     model: str
     policy_version: int
@@ -41,7 +43,7 @@ class ExportRow(msgspec.Struct, kw_only=True):
 
 
 _SCALARS = (
-    "key task_id sample_index attempt trace_index status session_reward reward finish_reason harness model "
+    "key task_id sample_index attempt trace_index status session_reward reward finish_reason policy harness model "
     "policy_version trainable filter"
 ).split()
 _JSON_FIELDS = ("prompt_messages", "response_messages", "tools", "metadata")
@@ -73,6 +75,7 @@ def _row(t: TraceView) -> ExportRow:
         session_reward=t.session_reward,
         reward=t.reward,
         finish_reason=t.finish_reason,
+        policy=t.policy,
         harness=t.harness,
         model=t.model,
         policy_version=t.policy_version,

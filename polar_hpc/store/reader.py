@@ -1,8 +1,9 @@
 """ShardReader: committed shards only, deduped by session key, filtered, token columns read whole.
 
 The first access scans every shard's session table (no token data) to validate the layout and decide
-duplicates: a key seen in an earlier shard (read order, see ``resolve_shards``) is skipped later and
-listed in ``duplicates``. A shard that fails is named in ``problems`` and skipped; files are never touched.
+duplicates: a key seen in an earlier shard of the same run (its shards folder; read order, see ``resolve_shards``)
+is skipped later and listed in ``duplicates``; runs read together keep each its own sessions (``runs`` counts
+them). A shard that fails is named in ``problems`` and skipped; files are never touched.
 """
 
 from __future__ import annotations
@@ -143,6 +144,15 @@ class ShardReader:
         self._duplicates: list[Duplicate] = []
 
     @property
+    def runs(self) -> dict[str, int]:
+        """Sessions read (first copies) per run, by its shards folder, in read order."""
+        out: dict[str, int] = {}
+        for s in self._scan():
+            run = str(s.path.parent)
+            out[run] = out.get(run, 0) + int(s.first.sum())
+        return out
+
+    @property
     def problems(self) -> list[str]:
         """``"<file>: <what is wrong>"`` for every shard skipped (scans session tables on first use)."""
         self._scan()
@@ -167,7 +177,8 @@ class ShardReader:
         if self._index is not None:
             return self._index
         index: list[_Indexed] = []
-        owner: dict[str, Path] = {}
+        owner: dict[tuple[Path, str], Path] = {}
+        """(run's shards folder, key) -> the shard read: keys repeat across runs, not within one."""
         for path in self.files:
             try:
                 with open_shard(path) as f:
@@ -179,16 +190,18 @@ class ShardReader:
                 self.report(f"{path}: unreadable session table: {err}")
                 continue
             first = np.ones(len(table), dtype=bool)
+            run = path.parent.resolve()
             for i, key in enumerate(table.keys):
-                prev = owner.get(key)
+                prev = owner.get((run, key))
                 if prev is None:
-                    owner[key] = path
+                    owner[(run, key)] = path
                 else:
                     first[i] = False
                     self._duplicates.append(Duplicate(key, str(prev), str(path)))
             index.append(_Indexed(path, table, first))
         if self._duplicates:
-            log.warning("%d duplicate sessions across shards; the first copy is read", len(self._duplicates))
+            log.warning("%d duplicate sessions across shards of one run; the first copy is read",
+                        len(self._duplicates))
         self._index = index
         return index
 

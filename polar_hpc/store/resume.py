@@ -19,6 +19,8 @@ log = get_logger("store")
 
 class ResumeIndex(msgspec.Struct, kw_only=True):
     keys: set[str]
+    outcomes: dict[str, tuple[int, float]] = msgspec.field(default_factory=dict)
+    """Key -> (``TraceStatus`` value, reward) of each committed session (the first shard's, for a duplicate)."""
     problems: list[str]
     """``"<file>: <what is wrong>"`` per shard skipped (its sessions count as not committed)."""
     shards: int
@@ -30,10 +32,12 @@ class ResumeIndex(msgspec.Struct, kw_only=True):
 def resume_index(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> ResumeIndex:
     files, problems = resolve_shards(paths)
     keys: set[str] = set()
+    outcomes: dict[str, tuple[int, float]] = {}
     shards = duplicates = 0
     for path in files:
+        found: list[tuple[int, float]] = []
         try:
-            ks = read_keys(path)
+            ks = read_keys(path, found)
         except ShardError as err:
             problems.append(str(err))
             continue
@@ -41,6 +45,8 @@ def resume_index(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]
         keys.update(ks)
         duplicates += len(ks) - (len(keys) - before)
         shards += 1
+        for k, o in zip(ks, found, strict=True):
+            outcomes.setdefault(k, o)
     for p in problems:
         log.warning("resume index skips shard: %s", p)
-    return ResumeIndex(keys=keys, problems=problems, shards=shards, duplicates=duplicates)
+    return ResumeIndex(keys=keys, outcomes=outcomes, problems=problems, shards=shards, duplicates=duplicates)

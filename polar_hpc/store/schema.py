@@ -36,6 +36,7 @@ no reasons). Readers get the same ``Trace`` from any version (the two keys leave
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal, Protocol
 
 import msgspec
@@ -78,10 +79,28 @@ class Column(msgspec.Struct, frozen=True):
     """Number of rows (text/blob: number of items; the data has its own length)."""
     since: int = 1
     """The schema version that added the column (older shards lack it)."""
+    field: str | None = None
+    """What it holds: the attribute (dotted when nested) of a ``Trace`` (``tokens/*``, ``traces/*``) or a
+    ``SessionResult`` (``sessions/*``); None for the shard's own structure (offsets, row links, blobs)."""
+    encode: Callable[[Any], Any] | None = None
+    """The attribute's value → the stored item (a number, or a str for text), where it is not stored as it is.
+    The writer (``encode.build_columns``) writes every ``traces`` / ``sessions`` column with a field from these
+    two; the token columns come from the builders' arrays as they are."""
 
 
-def _a(path: str, dtype: str, length: Length) -> Column:
-    return Column(path, "array", dtype, length)
+def _a(path: str, dtype: str, length: Length, field: str | None = None,
+       encode: Callable[[Any], Any] | None = None) -> Column:
+    return Column(path, "array", dtype, length, field=field, encode=encode)
+
+
+def _text(path: str, length: Length, field: str, since: int = 1,
+          encode: Callable[[Any], Any] | None = None) -> Column:
+    return Column(path, "text", "uint8", length, since=since, field=field, encode=encode)
+
+
+def join_reasons(reasons: list[str]) -> str:
+    """One ``traces/filter`` item (``encode.filter_text`` checks the reasons first)."""
+    return FILTER_SEP.join(reasons)
 
 
 GROUPS = ("tokens", "traces", "sessions")
@@ -114,34 +133,35 @@ TRACE_OFFSETS = "sessions/trace_offsets"
 SESSION_BLOB = "sessions/blob"
 
 TOKEN_COLUMNS = (
-    _a(PROMPT_IDS, "int32", "prompt"),
-    _a(RESPONSE_IDS, "int32", "response"),
-    _a(LOSS_MASK, "uint8", "response"),
-    _a(RESPONSE_LOGPROBS, "float32", "response"),
+    _a(PROMPT_IDS, "int32", "prompt", "prompt_ids"),
+    _a(RESPONSE_IDS, "int32", "response", "response_ids"),
+    _a(LOSS_MASK, "uint8", "response", "loss_mask"),
+    _a(RESPONSE_LOGPROBS, "float32", "response", "response_logprobs"),
 )
 TRACE_COLUMNS = (
     _a(PROMPT_OFFSETS, "int64", "traces+1"),
     _a(RESPONSE_OFFSETS, "int64", "traces+1"),
     _a(TRACE_SESSION, "int64", "traces"),
-    _a(TRACE_REWARD, "float64", "traces"),
-    Column(FINISH_REASON, "text", "uint8", "traces"),
-    Column(POLICY, "text", "uint8", "traces", since=2),
-    Column(TRAINABLE, "array", "uint8", "traces", since=3),
-    Column(FILTER, "text", "uint8", "traces", since=3),
+    _a(TRACE_REWARD, "float64", "traces", "reward"),
+    _text(FINISH_REASON, "traces", "finish_reason"),
+    _text(POLICY, "traces", "policy", since=2),
+    Column(TRAINABLE, "array", "uint8", "traces", since=3, field="trainable"),
+    _text(FILTER, "traces", "filter", since=3, encode=join_reasons),
     Column(TRACE_BLOB, "blob", "uint8", "traces"),
 )
+"""Every ``Trace`` field is a column's ``field`` or a field of ``TraceBlob`` (tests/unit/store/test_columns.py)."""
 SESSION_COLUMNS = (
-    Column(SESSION_KEY, "text", "uint8", "sessions"),
-    Column(TASK_ID, "text", "uint8", "sessions"),
-    _a(SAMPLE_INDEX, "int64", "sessions"),
-    _a(ATTEMPT, "int64", "sessions"),
-    _a(STATUS, "uint8", "sessions"),
-    _a(SESSION_REWARD, "float64", "sessions"),
-    _a(DURATION_S, "float64", "sessions"),
-    Column(HARNESS, "text", "uint8", "sessions"),
-    Column(MODEL, "text", "uint8", "sessions"),
-    _a(POLICY_VERSION, "int64", "sessions"),
-    _a(GATEWAY_RANK, "int64", "sessions"),
+    _text(SESSION_KEY, "sessions", "key"),
+    _text(TASK_ID, "sessions", "task_id"),
+    _a(SAMPLE_INDEX, "int64", "sessions", "sample_index"),
+    _a(ATTEMPT, "int64", "sessions", "attempt"),
+    _a(STATUS, "uint8", "sessions", "trajectory.status", encode=int),
+    _a(SESSION_REWARD, "float64", "sessions", "reward"),
+    _a(DURATION_S, "float64", "sessions", "duration_s"),
+    _text(HARNESS, "sessions", "harness"),
+    _text(MODEL, "sessions", "model"),
+    _a(POLICY_VERSION, "int64", "sessions", "policy_version"),
+    _a(GATEWAY_RANK, "int64", "sessions", "gateway_rank"),
     _a(TRACE_OFFSETS, "int64", "sessions+1"),
     Column(SESSION_BLOB, "blob", "uint8", "sessions"),
 )

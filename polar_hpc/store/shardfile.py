@@ -188,8 +188,9 @@ def open_shard(path: Path, *, check: bool = True) -> Iterator[Shard]:
         f.close()
 
 
-def read_keys(path: Path) -> list[str]:
-    """Session keys of one shard with the checks resume needs (schema, key column sound), nothing more.
+def read_keys(path: Path, outcomes: list[tuple[int, float]] | None = None) -> list[str]:
+    """Session keys of one shard with the checks resume needs (schema, key column sound), nothing more; with
+    ``outcomes``, each session's (status, reward) is appended to it, in key order.
 
     Raises ShardError naming the file.
     """
@@ -208,7 +209,14 @@ def read_keys(path: Path) -> list[str]:
                 ]
         if problems:
             raise ShardError(f"{path}: " + "; ".join(problems))
-        return text_items(data, off)
+        keys = text_items(data, off)
+        if outcomes is not None:
+            status, reward = shard.read(S.STATUS), shard.read(S.SESSION_REWARD)
+            if status.shape[0] != len(keys) or reward.shape[0] != len(keys):
+                raise ShardError(f"{path}: {S.STATUS} / {S.SESSION_REWARD} hold {status.shape[0]} / "
+                                 f"{reward.shape[0]} rows for {len(keys)} sessions")
+            outcomes.extend(zip(status.tolist(), reward.tolist(), strict=True))
+        return keys
     except (OSError, KeyError, ValueError, TypeError) as err:
         raise ShardError(f"{path}: unreadable session keys: {err}") from None
     finally:

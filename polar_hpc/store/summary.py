@@ -29,6 +29,21 @@ class Summary(msgspec.Struct, kw_only=True):
     reward_bins: list[float]
     reward_counts: list[int]
     reward_mean: float | None
+    runs: dict[str, int] = msgspec.field(default_factory=dict)
+    """Sessions per run read (its shards folder)."""
+
+
+def reward_histogram(rewards: np.ndarray, bins: int = 10) -> tuple[list[int], list[float]]:
+    """(counts, edges) over the finite rewards: ``bins`` equal bins from the lowest to the highest; one bin
+    centred on the value when every reward is the same (all 1.0: ``[0.5, 1.5)``)."""
+    finite = rewards[np.isfinite(rewards)]
+    if not finite.size:
+        return [], []
+    lo, hi = float(finite.min()), float(finite.max())
+    if hi == lo:
+        return [int(finite.size)], [lo - 0.5, lo + 0.5]
+    counts, edges = np.histogram(finite, bins=bins, range=(lo, hi))
+    return [int(c) for c in counts], [float(e) for e in edges]
 
 
 def summarize(reader: ShardReader, flt: TraceSelect | None = None, bins: int = 10) -> Summary:
@@ -61,11 +76,7 @@ def summarize(reader: ShardReader, flt: TraceSelect | None = None, bins: int = 1
         rewards.append(table.reward[rows])
     allr = np.concatenate(rewards) if rewards else np.zeros(0)
     finite = allr[np.isfinite(allr)]
-    if finite.size:
-        lo, hi = float(finite.min()), float(finite.max())
-        counts, edges = np.histogram(finite, bins=bins, range=(lo, hi if hi > lo else lo + 1.0))
-    else:
-        counts, edges = np.zeros(0, dtype=np.int64), np.zeros(0)
+    counts, edges = reward_histogram(allr, bins)
     return Summary(
         shards=len(reader.shards),
         problems=reader.problems,
@@ -78,9 +89,10 @@ def summarize(reader: ShardReader, flt: TraceSelect | None = None, bins: int = 1
         statuses=dict(statuses),
         harnesses=dict(harnesses.most_common()),
         models=dict(models.most_common()),
-        reward_bins=[float(e) for e in edges],
-        reward_counts=[int(c) for c in counts],
+        reward_bins=edges,
+        reward_counts=counts,
         reward_mean=float(finite.mean()) if finite.size else None,
+        runs=reader.runs,
     )
 
 
@@ -88,6 +100,8 @@ def format_summary(s: Summary) -> str:
     lines = [
         f"shards     {s.shards}" + (f"  ({len(s.problems)} skipped)" if s.problems else ""),
         f"sessions   {s.sessions}" + (f"  ({s.duplicates} duplicates skipped)" if s.duplicates else ""),
+        *([f"runs       {len(s.runs)}: " + "  ".join(f"{r} {n}" for r, n in s.runs.items())] if len(s.runs) > 1
+          else []),
         f"traces     {s.traces}",
         f"tokens     prompt {s.prompt_tokens}  response {s.response_tokens}  trainable {s.trainable_tokens}",
         "statuses   " + "  ".join(f"{k} {v}" for k, v in sorted(s.statuses.items())),

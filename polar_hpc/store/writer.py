@@ -20,6 +20,7 @@ which bounds memory to ``MAX_IN_FLIGHT + 1`` buffers.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import signal
@@ -45,10 +46,25 @@ log = get_logger("store")
 
 OnCommit = Callable[[Path, list[str]], None]
 MAX_IN_FLIGHT = 2
+SPACE_FACTOR = 2.0
+SPACE_MARGIN = 64 * 1024
+"""A shard is written only while its file system has ``SPACE_FACTOR`` × its encoded bytes + ``SPACE_MARGIN`` free
+(HDF5's own layout comes on top of the data): HDF5 that runs out of space mid-write can crash the process
+(measured: a segfault in h5py's object cleanup after ENOSPC), so a full disk is refused before HDF5 writes."""
 
 
 def shard_name(rank: int, seq: int) -> str:
     return f"rank-{rank:05d}-{seq:06d}{SHARD_SUFFIX}"
+
+
+def check_space(shards_dir: Path, nbytes: int) -> None:
+    """Raise ``OSError(ENOSPC)`` naming the folder when a shard of ``nbytes`` encoded bytes may not fit."""
+    st = os.statvfs(shards_dir)
+    free = st.f_bavail * st.f_frsize
+    need = int(SPACE_FACTOR * nbytes) + SPACE_MARGIN
+    if free < need:
+        raise OSError(errno.ENOSPC, f"No space left for a shard: {free} bytes free under {shards_dir}, "
+                                    f"a shard of {nbytes} encoded bytes needs {need}")
 
 
 def next_seq(shards_dir: Path, rank: int) -> int:
@@ -123,6 +139,11 @@ class ShardWriter:
     @property
     def buffered_bytes(self) -> int:
         return self._bytes
+
+    def holds(self, key: str) -> bool:
+        """Whether session ``key`` waits in the buffer (an ``add`` that raised a failed publish still buffered
+        it: its result is not lost, it goes out with the next shard)."""
+        return any(s.result.key == key for s in self._buffer)
 
     def add(self, result: SessionResult) -> Path | None:
         """Buffer one result; returns the shard path if this add handed a full buffer to the writer threads."""
@@ -287,6 +308,7 @@ class ShardWriter:
         t0 = time.perf_counter()
         nbytes = batch.nbytes + sum(f.result() for f in batch.compressions)
         tmp = batch.final.with_name(batch.final.name[: -len(SHARD_SUFFIX)] + TMP_SUFFIX)
+        check_space(self.shards_dir, nbytes)
         try:
             write_shard(
                 tmp,

@@ -14,6 +14,7 @@ from typing import Any, get_args
 
 import msgspec
 
+from polar_hpc.errors import PolarError
 from polar_hpc.evaluate.swe_spec import SPEC_KEY, GradingSpec, SpecError, swebench_spec, swegym_spec
 from polar_hpc.tasks import Dataset
 from polar_hpc.tasks.images import docker_uri, swebench_image, swegym_image
@@ -25,7 +26,7 @@ REQUIRED = ("instance_id", "repo", "base_commit", "patch", "test_patch", "proble
             "FAIL_TO_PASS", "PASS_TO_PASS")
 
 
-class TaskImportError(ValueError):
+class TaskImportError(PolarError, ValueError):
     """A row that cannot become a task; the message names the file and row."""
 
 

@@ -88,13 +88,6 @@ def task_problems(task: Task) -> list[str]:
     return problems
 
 
-def check_task(task: Task) -> None:
-    """Raise :class:`ConfigError` naming every problem of ``task``."""
-    problems = task_problems(task)
-    if problems:
-        raise ConfigError("; ".join(problems))
-
-
 def config_problems(cfg: RunConfig) -> list[str]:
     """The recipe's own names (the defaults every task of the run inherits)."""
     problems = _runtime_problems(cfg.runtime, "")

@@ -220,6 +220,10 @@ class AsyncRollouts:
         """``submit_groups`` for one task; returns its group id."""
         return (await self.submit_groups([task], rollout_step=rollout_step, num_samples=num_samples))[0]
 
+    def is_open(self, group_id: str) -> bool:
+        """Whether ``group_id`` was submitted and is neither yielded nor dropped yet."""
+        return group_id in self._open
+
     def accept(self, result: SessionResult) -> Group | None:
         """Add one result; the group when it is complete and usable (else None: waiting, stale or rejected)."""
         gid = str(result.metadata.get("group_id", result.task_id))
@@ -271,6 +275,7 @@ class AsyncRollouts:
             return
         queue: asyncio.Queue[SessionResult] = asyncio.Queue()
         pump = asyncio.create_task(self._pump(queue))
+        get: asyncio.Future[SessionResult] | None = None
         try:
             while True:
                 get = asyncio.ensure_future(queue.get())
@@ -288,8 +293,10 @@ class AsyncRollouts:
                 if until_idle and not self._open:
                     return
         finally:
+            if get is not None:
+                get.cancel()
             pump.cancel()
-            await asyncio.gather(pump, return_exceptions=True)
+            await asyncio.gather(pump, *([get] if get is not None else []), return_exceptions=True)
 
     async def _pump(self, queue: asyncio.Queue[SessionResult]) -> None:
         async for result in self.client.results():

@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from polar_hpc.config.run import ACCEPT_REWARD
+
 
 def register(subparsers: Any) -> None:
     exp = subparsers.add_parser("export", help="export a run's traces as a training corpus")
@@ -31,10 +33,16 @@ def register(subparsers: Any) -> None:
     sft.add_argument("--seed", type=int, default=0)
     sft.set_defaults(func=run)
 
+    train = subparsers.add_parser("train", help="train on a run's rollouts (GRPO with TRL)")
+    from polar_hpc.train.grpo.cli import register as register_grpo
+
+    register_grpo(train.add_subparsers(dest="train_kind", metavar="KIND", required=True))
+
     rep = subparsers.add_parser("report", help="acceptance, rewards, turns, tokens, durations of a run (md + PNG)")
     rep.add_argument("runs", nargs="+", metavar="RUN_DIR")
     rep.add_argument("--out", type=Path, help="output folder (default: RUN_DIR/report)")
-    rep.add_argument("--accept", type=float, default=1.0, help="a session is accepted when reward >= this")
+    rep.add_argument("--accept", type=float, default=ACCEPT_REWARD,
+                     help="a session is accepted when it completed with reward >= this")
     rep.add_argument("--no-plots", action="store_true")
     rep.add_argument("--allow-empty", action="store_true", help="exit 0 for runs without a session")
     rep.set_defaults(func=run)

@@ -38,6 +38,27 @@ from polar_hpc.train.split import split_tasks
 from polar_hpc.wire.records import TraceStatus, trace_status
 
 log = get_logger("train")
+
+TRACE_FIELDS: dict[str, tuple[str, str]] = {
+    "prompt_ids": ("tokens", "input_ids"),
+    "response_ids": ("tokens", "input_ids"),
+    "loss_mask": ("tokens", "loss_mask"),
+    "response_logprobs": ("tokens", "logprobs"),
+    "prompt_messages": ("chat", "messages"),
+    "response_messages": ("chat", "messages"),
+    "tools": ("chat", "tools"),
+    "reward": ("chat", "reward"),
+    "policy": ("chat", "policy"),
+}
+"""Each ``Trace`` field an SFT record carries: the variant and the key that hold it."""
+TRACE_FIELDS_LEFT_OUT: dict[str, str] = {
+    "finish_reason": "not a feature of an SFT record; `shards export` has it",
+    "metadata": "the builder's bookkeeping; `shards export` has it",
+    "trainable": "the selection decides which traces a corpus takes (trainable only unless --include-untrainable)",
+    "filter": "the reasons of `trainable`; `shards export` has them",
+}
+"""The ``Trace`` fields an SFT record leaves out, and why (tests/unit/store/test_columns.py: every field is in one
+of the two)."""
 __all__ = ["EmptySelection", "export_sft", "status_names"]
 
 

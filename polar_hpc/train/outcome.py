@@ -14,9 +14,10 @@ CUT_FINISH = "length"
 SHOWN_TESTS = 3
 
 
-def _first_line(text: str | None, limit: int = 100) -> str:
+def _first_line(text: str | None) -> str:
+    """The whole first line (a reason cut mid-word says less than a long one)."""
     lines = (text or "").strip().splitlines()
-    return lines[0][:limit] if lines else ""
+    return lines[0].strip() if lines else ""
 
 
 def _tests(names: Sequence[str]) -> str:
@@ -31,7 +32,7 @@ def _verdict(evaluation: EvalResult | None, reward: float, accept: float) -> str
     if d.get(GOLD_PATCH):
         return f"oracle: {d[GOLD_PATCH]}"
     if d.get("reason"):
-        extra = _first_line(str(d.get("stderr") or d.get("error") or ""), 60)
+        extra = _first_line(str(d.get("stderr") or d.get("error") or ""))
         return f"evaluator: {d['reason']}" + (f" ({extra})" if extra else "")
     report = d.get("report")
     if isinstance(report, Mapping):
@@ -61,7 +62,7 @@ def failure_reason(*, status: int, error: str | None, evaluation: EvalResult | N
         if (error or "").startswith("evaluation failed"):
             return f"evaluation error: {_first_line(error).removeprefix('evaluation failed: ')}"
         if agent and agent.get("returncode") not in (None, 0):
-            return f"harness exited {agent['returncode']}: {_first_line(str(agent.get('detail') or ''), 80)}"
+            return f"harness exited {agent['returncode']}: {_first_line(str(agent.get('detail') or ''))}"
         return f"error: {_first_line(error) or 'no error text'}"
     if reward >= accept:
         return None

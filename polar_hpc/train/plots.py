@@ -15,6 +15,7 @@ from matplotlib.ticker import FuncFormatter, MaxNLocator  # noqa: E402
 from polar_hpc.util.units import duration  # noqa: E402
 
 if TYPE_CHECKING:
+    from polar_hpc.train.grpo.metrics import StepMetrics
     from polar_hpc.train.report_types import RunReport, SessionRow
 
 
@@ -64,6 +65,26 @@ def plot_report(rep: RunReport, rows: Sequence[SessionRow], out: Path) -> list[s
         ax.tick_params(axis="x", labelrotation=30)
         written.append(_save(fig, out / "stage_durations.png"))
     return written
+
+
+def plot_grpo_steps(steps: Sequence[StepMetrics], out: Path) -> str:
+    """Reward and trainer-vs-rollout |Δ logp| per GRPO step (``run_dir/trainer/steps.jsonl``)."""
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
+    x = [m.step for m in steps]
+    axes[0].plot(x, [m.reward for m in steps], marker=".", color="tab:green")
+    axes[0].set_ylim(-0.05, 1.05)
+    axes[0].set_ylabel("mean session reward")
+    axes[0].set_title("Reward per step")
+    axes[1].plot(x, [m.logp_diff_mean for m in steps], marker=".", label="mean", color="tab:blue")
+    axes[1].plot(x, [m.logp_diff_max for m in steps], marker=".", label="max", color="tab:red")
+    axes[1].set_yscale("symlog", linthresh=1e-6)
+    axes[1].set_ylabel("|logp trainer - logp rollout| (nat)")
+    axes[1].set_title("Trainer vs rollout logprobs per step")
+    axes[1].legend()
+    for a in axes:
+        a.set_xlabel("optimizer step")
+        a.xaxis.set_major_locator(MaxNLocator(integer=True))
+    return _save(fig, out / "grpo_steps.png")
 
 
 def _save(fig: plt.Figure, path: Path) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 import msgspec
 import numpy as np
 
+from polar_hpc.config.run import ACCEPT_REWARD
 from polar_hpc.store.encode import decode_session_blob, decode_trace_blob
 from polar_hpc.store.reader import EmptySelection, ShardReader
 from polar_hpc.store.repo import repo_of
@@ -23,13 +24,18 @@ from polar_hpc.store.shardfile import (
     open_shard,
     read_finish_reasons,
     read_offsets,
+    read_policies,
     read_session_blobs,
     read_trace_blobs,
 )
+from polar_hpc.store.summary import reward_histogram
+from polar_hpc.train.agreement import AgreementReport, agreement_markdown
+from polar_hpc.train.grpo.metrics import StepMetrics, read_steps
 from polar_hpc.train.outcome import failure_reason
 from polar_hpc.train.report_types import Dist, GroupRow, HarnessRow, RunReport, SessionRow, stage_order
 from polar_hpc.util.units import count, duration
 from polar_hpc.wire.records import TraceStatus
+from polar_hpc.wire.rundir import RunDir
 
 
 def collect(runs: Sequence[str | os.PathLike[str]], accept: float) -> tuple[list[SessionRow], list[str]]:
@@ -43,6 +49,7 @@ def collect(runs: Sequence[str | os.PathLike[str]], accept: float) -> tuple[list
                     po, ro = read_offsets(f)
                     sblobs, tblobs = read_session_blobs(f), read_trace_blobs(f)
                     finish = read_finish_reasons(f)
+                    policies = read_policies(f)
             except (ShardError, OSError, KeyError, ValueError) as err:
                 problems.append(f"{path}: {err}")
                 continue
@@ -57,10 +64,10 @@ def collect(runs: Sequence[str | os.PathLike[str]], accept: float) -> tuple[list
                 rows.append(SessionRow(
                     key=table.keys[row], task_id=table.task_ids[row], repo=repo_of(table.task_ids[row], sb.metadata),
                     harness=table.harness[row], status=TraceStatus(status).name.lower(), reward=reward,
-                    duration_s=float(table.duration_s[row]), turns=sb.stats.completions,
+                    duration_s=sb.timings.get("total", float(table.duration_s[row])), turns=sb.stats.completions,
                     tokens=int(po[b] - po[a] + ro[b] - ro[a]), sampled_tokens=sb.stats.tokens_trainable,
                     timings=sb.timings, reason=reason,
-                    engine_time_s=_total(engine),
+                    engine_time_s=_total(engine), forced="oracle" in policies[a:b],
                 ))
         problems += reader.problems
     return rows, problems
@@ -113,12 +120,8 @@ def _harness_rows(rows: Sequence[SessionRow]) -> list[HarnessRow]:
 
 
 def summarize(rows: Sequence[SessionRow], runs: Sequence[str], accept: float, problems: list[str]) -> RunReport:
-    rewards = np.asarray([r.reward for r in rows if np.isfinite(r.reward)], dtype=np.float64)
-    if rewards.size:
-        lo, hi = float(rewards.min()), float(rewards.max())
-        counts, edges = np.histogram(rewards, bins=10, range=(lo, hi if hi > lo else lo + 1.0))
-    else:
-        counts, edges = np.zeros(0, dtype=np.int64), np.zeros(0)
+    counts, edges = reward_histogram(np.asarray([r.reward for r in rows], dtype=np.float64))
+    kinds = {r.forced for r in rows}
     stage_values: dict[str, list[float]] = defaultdict(list)
     for r in rows:
         for k, v in r.timings.items():
@@ -130,12 +133,13 @@ def summarize(rows: Sequence[SessionRow], runs: Sequence[str], accept: float, pr
         runs=list(runs), accept=accept, overall=_group("all", rows, accept), repos=_groups(rows, "repo", accept),
         harnesses=_groups(rows, "harness", accept), harness_stats=_harness_rows(rows),
         statuses=dict(Counter(r.status for r in rows)),
-        reward_bins=[float(e) for e in edges], reward_counts=[int(c) for c in counts],
+        reward_bins=edges, reward_counts=counts,
         turns=_dist([r.turns for r in rows]), tokens=_dist([r.tokens for r in rows]),
         sampled_tokens=_dist([r.sampled_tokens for r in rows]),
         stages={k: d for k in stage_order(stage_values) if (d := _dist(stage_values[k])) is not None},
         failures=dict(Counter(r.reason for r in rows if r.reason is not None).most_common()),
         engine_tokens_per_s=engine_tps, problems=problems,
+        token_kind="forced" if kinds == {True} else "sampled + forced" if len(kinds) > 1 else "sampled",
     )
 
 
@@ -169,7 +173,7 @@ def _fmt_s(d: Dist) -> str:
 def render_markdown(rep: RunReport, plots: Sequence[str] = ()) -> str:
     o = rep.overall
     tps = "n/a (no engine timings in trace metadata)" if rep.engine_tokens_per_s is None \
-        else f"{count(round(rep.engine_tokens_per_s, 1))} sampled tokens per second of engine time"
+        else f"{count(round(rep.engine_tokens_per_s, 1))} {rep.token_kind} tokens per second of engine time"
     lines = [
         f"# Run report: {', '.join(rep.runs)}", "",
         f"{o.sessions} sessions over {o.instances} instances; accepted (completed, reward >= {rep.accept:g}): "
@@ -179,7 +183,7 @@ def render_markdown(rep: RunReport, plots: Sequence[str] = ()) -> str:
         "## Per harness", "", *_harness_table(rep.harness_stats), "",
         "## Sessions", "", "| | mean | median | p95 |", "|---|---:|---:|---:|",
         f"| turns (model calls) | {_fmt(rep.turns)} |", f"| tokens (prompt + response) | {_fmt(rep.tokens)} |",
-        f"| sampled tokens | {_fmt(rep.sampled_tokens)} |", "",
+        f"| {rep.token_kind} tokens | {_fmt(rep.sampled_tokens)} |", "",
         "## Stages (pipeline order)", "", "| stage | mean | median | p95 |", "|---|---:|---:|---:|",
         *(f"| `{k}` | {_fmt_s(d)} |" for k, d in rep.stages.items()), "",
         f"Engine throughput: {tps}", "",
@@ -196,7 +200,33 @@ def render_markdown(rep: RunReport, plots: Sequence[str] = ()) -> str:
     return "\n".join(lines)
 
 
-def write_report(runs: Sequence[str | os.PathLike[str]], out: Path, *, accept: float = 1.0,
+def grpo_section(steps: Sequence[StepMetrics]) -> str:
+    """Markdown table of a GRPO trainer's steps (empty without any)."""
+    if not steps:
+        return ""
+    lines = ["", "## Training (GRPO)", "", "| step | reward | loss | mean abs Δlogp | max | clipped | rollout weights "
+             "| waited |", "|---:|---:|---:|---:|---:|---:|---|---:|"]
+    for m in steps:
+        wait = m.wait_s / m.step_s if m.step_s else 0.0
+        lines.append(f"| {m.step} | {m.reward:.3f} | {m.loss:+.4f} | {m.logp_diff_mean:.2e} | {m.logp_diff_max:.2e} "
+                     f"| {100 * m.clipped_share:.1f}% | {','.join(m.rollout_versions)} | {100 * wait:.0f}% |")
+    return "\n".join(lines) + "\n"
+
+
+def _agreements(runs: Sequence[str | os.PathLike[str]]) -> list[str]:
+    """The sections of the runs' ``polar-hpc shards logprobs`` results, where one was written."""
+    lines: list[str] = []
+    for run in runs:
+        path = RunDir(run).logprobs_path
+        if path.is_file():
+            try:
+                lines += agreement_markdown(msgspec.json.decode(path.read_bytes(), type=AgreementReport))
+            except msgspec.DecodeError as err:
+                lines += ["## Trainer-vs-rollout logprobs", "", f"{path}: unreadable ({err})", ""]
+    return lines
+
+
+def write_report(runs: Sequence[str | os.PathLike[str]], out: Path, *, accept: float = ACCEPT_REWARD,
                  plots: bool = True, allow_empty: bool = False) -> str:
     """Write ``report.md``, ``report.json`` and PNG plots under ``out``; returns the markdown.
 
@@ -213,7 +243,13 @@ def write_report(runs: Sequence[str | os.PathLike[str]], out: Path, *, accept: f
         from polar_hpc.train.plots import plot_report
 
         written = plot_report(rep, rows, out)
-    text = render_markdown(rep, written)
+    steps = next((s for s in (read_steps(r) for r in runs) if s), [])
+    if plots and steps:
+        from polar_hpc.train.plots import plot_grpo_steps
+
+        written.append(plot_grpo_steps(steps, out))
+    text = render_markdown(rep, written) + "".join("\n" + line for line in _agreements(runs))
+    text += grpo_section(steps)
     (out / "report.md").write_text(text)
     (out / "report.json").write_bytes(msgspec.json.format(msgspec.json.encode(rep)))
     return text

@@ -23,6 +23,8 @@ class SessionRow(msgspec.Struct, kw_only=True):
     timings: dict[str, float]
     reason: str | None
     engine_time_s: float | None
+    forced: bool = False
+    """The oracle wrote its output tokens (teacher forcing): they were forced, not sampled."""
 
 
 class Dist(msgspec.Struct):
@@ -72,6 +74,8 @@ class RunReport(msgspec.Struct, kw_only=True):
     failures: dict[str, int]
     engine_tokens_per_s: float | None
     problems: list[str]
+    token_kind: str = "sampled"
+    """What the model's output tokens were: ``sampled``, ``forced`` (oracle runs) or ``sampled + forced``."""
 
 
 def stage_order(names: Iterable[str]) -> list[str]:

@@ -1,1 +1,2 @@
-"""Messages and records shared across processes (no I/O here)."""
+"""What crosses processes: the msgspec Structs of messages and records, their codec, the run dir's layout, endpoint
+files, CURVE keys and waits."""

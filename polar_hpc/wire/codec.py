@@ -77,10 +77,6 @@ def to_msgpack(obj: Any) -> bytes:
     return _MP_ENC.encode(obj)
 
 
-def from_msgpack(data: bytes, tp: type[T]) -> T:
-    return msgpack_decoder(tp).decode(data)
-
-
 def to_json(obj: Any) -> bytes:
     return _JSON_ENC.encode(obj)
 

@@ -17,7 +17,7 @@ from polar_hpc.wire.records import Session, SessionResult, Task
 
 PROTOCOL_VERSION = 2
 
-ReleaseCause = Literal["cancelled", "drained", "failed"]
+ReleaseCause = Literal["cancelled", "drained", "interrupted", "failed"]
 """Why a rank released a session without a kept result (:class:`Released`)."""
 
 
@@ -82,7 +82,7 @@ class Heartbeat(Msg):
     shard_in_progress: str | None = None
     uncommitted: int = 0
     draining: bool = False
-    """The rank takes no new sessions (SIGTERM, drain)."""
+    """The rank takes no new sessions (SIGTERM, drain; or paused while its engine is gone)."""
 
 
 class SessionStatus(Msg):
@@ -120,8 +120,10 @@ class Rejected(Msg):
 
 class Released(Msg):
     """A session the rank held ended without a (kept) result: ``cancelled`` (the coordinator asked),
-    ``drained`` (cut by a drain before it could finish; queued again, no failure counted) or ``failed`` (the
-    rank lost it, e.g. the shard write failed after ``SessionDone``; queued again as a failed attempt)."""
+    ``drained`` (cut by a drain before it could finish; queued again, no failure counted), ``interrupted`` (cut by
+    the system while the rank is not draining: its engine went away; queued again, no failure counted) or
+    ``failed`` (the rank lost it, e.g. the shard write failed after ``SessionDone``; queued again as a failed
+    attempt)."""
 
     key: str
     attempt: int
@@ -250,12 +252,17 @@ class RunStatus(Msg):
     sessions: dict[str, int] = msgspec.field(default_factory=dict)
     """Sessions per state name."""
     accepted: int = 0
+    """Committed sessions accepted (``records.is_accepted``), resumed ones included; so are ``failed`` and the
+    rewards."""
+    failed: int = 0
+    """Committed sessions whose outcome is an ERROR, and sessions given up."""
     reward_sum: float = 0.0
     reward_mean: float = 0.0
     duplicates: int = 0
     ranks_alive: int = 0
     ranks: list[RankInfo] = msgspec.field(default_factory=list)
     throughput_per_min: float = 0.0
+    """Sessions done (evaluated; committed or not) per minute, over the last minutes."""
     eta_s: float | None = None
     subscribers: int = 0
     finished: bool = False

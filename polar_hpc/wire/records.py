@@ -13,7 +13,15 @@ from typing import Any, Literal
 import msgspec
 import numpy as np
 
-from polar_hpc.config.run import AgentSpec, BuilderSpec, EvaluatorSpec, RenderMode, RuntimeSpec, TokenPolicy
+from polar_hpc.config.run import (
+    ACCEPT_REWARD,
+    AgentSpec,
+    BuilderSpec,
+    EvaluatorSpec,
+    RenderMode,
+    RuntimeSpec,
+    TokenPolicy,
+)
 
 Provider = Literal["anthropic", "openai_chat", "openai_responses", "google"]
 
@@ -174,6 +182,10 @@ class TraceStatus(enum.IntEnum):
     ERROR = 2
 
 
+def is_accepted(status: int, reward: float, accept: float = ACCEPT_REWARD) -> bool:
+    return status == TraceStatus.COMPLETED and reward >= accept
+
+
 def trace_status(value: TraceStatus | int | str) -> TraceStatus:
     """A status from its enum, number, or name in any case (``"COMPLETED"``, ``"timeout"``)."""
     if isinstance(value, TraceStatus):
@@ -304,6 +316,11 @@ class SessionResult(msgspec.Struct, kw_only=True):
     @property
     def key(self) -> str:
         return session_key(self.task_id, self.sample_index)
+
+    @property
+    def duration_s(self) -> float:
+        """Wall time of the session: its ``total`` timing (older results without one: the stages summed)."""
+        return self.timings["total"] if "total" in self.timings else sum(self.timings.values())
 
     @property
     def reward(self) -> float:

@@ -14,8 +14,11 @@
     <run>/code/                         frozen copy of the polar_hpc package used by queued jobs
     <run>/coordinator/journal.jsonl     the coordinator's journal (coordinator/journal.py)
     <run>/records/<session>.jsonl       completion records (``gateway.keep_records``)
+    <run>/analysis/logprobs.json        trainer-vs-rollout logprob agreement (`polar-hpc shards logprobs`)
     <run>/sessions/rank-NNNNN/<session>/  one folder per session of a gateway rank (SessionDir: home/, work/, logs/)
     <run>/sessions/proxy-NNNNN.sock     a gateway rank's proxy socket
+    <run>/released/rank-NNNNN/<session>.json  partial result of an attempt the system cut (drain, engine gone):
+                                        kept aside with its provenance, never in a shard, never trained on
 
 Component names (``coordinator``, ``inference-<N>``, ``gateway-<N>``) name endpoint, wait and pid files.
 Making a run (modes, secrets, the frozen code) is the launcher's (launch/rundir.py).
@@ -54,7 +57,11 @@ CANCELLED = "cancelled.json"
 CODE = "code"
 JOURNAL = "coordinator/journal.jsonl"
 RECORDS = "records"
+ANALYSIS = "analysis"
+LOGPROBS = "logprobs.json"
+"""In ``analysis/``: ``train.agreement.AgreementReport``, read by ``polar-hpc report``."""
 SESSIONS = "sessions"
+RELEASED = "released"
 
 SESSION_HOME = "home"
 SESSION_WORK = "work"
@@ -151,6 +158,7 @@ class RunDir:
     cancelled_path = Below(CANCELLED)
     journal_path = Below(JOURNAL)
     records = Below(RECORDS)
+    logprobs_path = Below(ANALYSIS, LOGPROBS)
     launcher_log = Below(LOGS, LAUNCHER_LOG)
 
     def logs(self, component: str = "") -> Path:
@@ -167,6 +175,10 @@ class RunDir:
     def sessions(self, rank: int) -> Path:
         """The session folders of one gateway rank."""
         return self.root / SESSIONS / f"rank-{rank:05d}"
+
+    def released(self, rank: int) -> Path:
+        """Partial results of one gateway rank's released attempts (``<session>.json``, a ``SessionResult``)."""
+        return self.root / RELEASED / f"rank-{rank:05d}"
 
     def proxy_socket(self, rank: int) -> Path:
         return self.root / SESSIONS / f"proxy-{rank:05d}.sock"

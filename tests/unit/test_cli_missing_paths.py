@@ -12,7 +12,7 @@ from polar_hpc.cli import main
 @pytest.mark.parametrize("argv", [
     ["shards", "inspect", "{p}"], ["shards", "export", "{p}", "--out", "{t}/x.jsonl"], ["shards", "show", "k/0", "{p}"],
     ["export", "sft", "{p}", "--out", "{t}/sft"], ["report", "{p}"], ["view", "{p}"], ["status", "{p}"],
-    ["cancel", "{p}"], ["resume", "{p}"],
+    ["cancel", "{p}"], ["resume", "{p}"], ["shards", "logprobs", "{p}", "--model", "{t}"],
 ])
 def test_missing_path_exits_2(argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     missing = tmp_path / "no-such-run"

@@ -17,7 +17,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[2] / "polar_hpc"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("log",),
+    ("log", "errors"),
     ("config",),
     ("util",),
     ("wire",),

@@ -209,13 +209,12 @@ def stage_breakdown(sizes: list[int], reps: int, stub_url: str) -> list[dict[str
     """In-process CPU per stage (thread CPU time, median of ``reps``), on a history of ≈N prompt tokens."""
     from polar_hpc.assets import asset_path
     from polar_hpc.inference.template import ChatTemplate, to_template_messages
-    from polar_hpc.proxy import respond
     from polar_hpc.proxy.capture import SessionLog
     from polar_hpc.proxy.detect import Route
     from polar_hpc.proxy.generate import Generator
-    from polar_hpc.proxy.normalize import normalize
     from polar_hpc.proxy.parse import parse_reply
     from polar_hpc.proxy.prompt import PromptBuilder
+    from polar_hpc.proxy.providers import provider_api
 
     template = ChatTemplate.from_model_dir(asset_path("tiny-qwen3"))
     route = Route("openai_chat", "generate")
@@ -239,7 +238,7 @@ def stage_breakdown(sizes: list[int], reps: int, stub_url: str) -> list[dict[str
                 marks = [c()]
                 body = msgspec.json.decode(raw)
                 marks.append(c())
-                norm = normalize(route, body)
+                norm = provider_api(route.provider).normalize(route, body)
                 marks.append(c())
                 text = template.render(to_template_messages(norm.canonical.messages), None,
                                        **norm.canonical.template_kwargs)
@@ -252,7 +251,7 @@ def stage_breakdown(sizes: list[int], reps: int, stub_url: str) -> list[dict[str
                 reply, rec = await gen.complete(norm, builder, provider="openai_chat", session_id="s", index=0,
                                                 raw_request=raw, received=0.0)
                 marks.append(c())
-                data = respond.sse_body("openai_chat", reply)
+                data = provider_api("openai_chat").sse_body(reply)
                 marks.append(c())
                 slog.finish(slog.reserve(), rec)
                 marks.append(c())

@@ -62,6 +62,8 @@ REPLY = 1000
 TOKEN_BASE = 9707
 """The stub's tokens are 9707, 9708, ...: words ("Hello", ...), so the first token is visible text."""
 FIRST_CONTENT = {"engine": b"[9707", "chat": b'"content":"Hello'}
+SILENCE_S = 60.0
+"""A call that receives nothing for this long fails naming its target (a lost request is an error, not a hang)."""
 """What the first content byte arrives with: the engine's first token, the chat stream's first text delta."""
 
 
@@ -143,17 +145,24 @@ def gen_body() -> bytes:
 # ---------------------------------------------------------------------------------------------- measurements
 async def first_byte(http: Any, url: str, body: bytes, marker: bytes = b"", key: str = KEY) -> tuple[float, float]:
     """(seconds to the first body byte holding content, i.e. the body so far holds ``marker``; to the end)."""
+    import aiohttp
+
     hdr = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
     t0 = time.perf_counter()
     first = 0.0
     seen = b""
-    async with http.post(url, data=body, headers=hdr) as resp:
-        assert resp.status == 200, await resp.text()
-        async for data in resp.content.iter_any():
-            if not first:
-                seen += data
-                if marker in seen:
-                    first = time.perf_counter() - t0
+    timeout = aiohttp.ClientTimeout(total=None, sock_connect=SILENCE_S, sock_read=SILENCE_S)
+    try:
+        async with http.post(url, data=body, headers=hdr, timeout=timeout) as resp:
+            assert resp.status == 200, await resp.text()
+            async for data in resp.content.iter_any():
+                if not first:
+                    seen += data
+                    if marker in seen:
+                        first = time.perf_counter() - t0
+    except TimeoutError:
+        raise RuntimeError(f"{url}: nothing received for {SILENCE_S:.0f}s after {time.perf_counter() - t0:.1f}s "
+                           f"({len(seen)} bytes before); the request was lost (see the processes' logs)") from None
     assert first, f"{url}: the reply never held {marker!r}"
     return first, time.perf_counter() - t0
 

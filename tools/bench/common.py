@@ -18,6 +18,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Awaitable, Callable, Iterator
@@ -71,10 +72,31 @@ def raise_nofile() -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
+_LOGS: dict[int, str] = {}
+"""Spawned process's pid -> the file its stderr goes to."""
+
+
 def spawn(script: str, role: str, *args: str, cpu: int) -> subprocess.Popen[bytes]:
-    """``python script _role args...`` pinned to ``cpu``, stdout discarded, stderr kept for :func:`wait_up`."""
-    return subprocess.Popen([sys.executable, script, f"_{role}", *args], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, preexec_fn=lambda: (os.sched_setaffinity(0, {cpu}), raise_nofile()))
+    """``python script _role args...`` pinned to ``cpu``, stdout discarded, stderr to a log file (:func:`log_of`).
+
+    Not a pipe: nobody reads a pipe while the benchmark runs, and a child whose warnings fill one (64 KiB) blocks
+    in its next write and stops answering, a hang with every other process idle."""
+    with tempfile.NamedTemporaryFile(prefix=f"bench-{role}-", suffix=".log", delete=False) as log:
+        proc = subprocess.Popen([sys.executable, script, f"_{role}", *args], stdout=subprocess.DEVNULL, stderr=log,
+                                preexec_fn=lambda: (os.sched_setaffinity(0, {cpu}), raise_nofile()))
+    _LOGS[proc.pid] = log.name
+    return proc
+
+
+def log_of(proc: subprocess.Popen[bytes], nbytes: int = 2000) -> str:
+    """The tail of a spawned process's stderr, and where the whole of it is."""
+    path = _LOGS.get(proc.pid)
+    if path is None:
+        return ""
+    with open(path, "rb") as fh:
+        fh.seek(0, os.SEEK_END)
+        fh.seek(max(0, fh.tell() - nbytes))
+        return f"{fh.read().decode(errors='replace')}\n(whole log: {path})"
 
 
 def wait_up(url: str, proc: subprocess.Popen[bytes], timeout: float = 60) -> None:
@@ -85,8 +107,7 @@ def wait_up(url: str, proc: subprocess.Popen[bytes], timeout: float = 60) -> Non
             return
         except OSError as err:
             if proc.poll() is not None or time.monotonic() > deadline:
-                tail = proc.stderr.read().decode()[-2000:] if proc.stderr else ""
-                raise RuntimeError(f"{url} did not start ({err}): {tail}") from None
+                raise RuntimeError(f"{url} did not start ({err}): {log_of(proc)}") from None
             time.sleep(0.1)
 
 

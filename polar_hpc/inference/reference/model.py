@@ -57,6 +57,19 @@ def _as_ids(value: Any) -> set[int]:
     return {int(v) for v in value}
 
 
+def load_model(model_dir: str | Path) -> torch.nn.Module:
+    """The model of a transformers model dir as the reference server runs it: float32, eval mode. Also what
+    ``polar_hpc.train.agreement`` recomputes logprobs with, so both sides load a checkpoint the same way."""
+    from transformers import AutoModelForCausalLM
+
+    model_dir = Path(model_dir)
+    if not (model_dir / "config.json").is_file():
+        raise FileNotFoundError(f"no config.json in {model_dir}: expected a transformers model dir")
+    model = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=torch.float32)
+    model.eval()
+    return model
+
+
 class ModelRunner:
     """Loads a model dir (config.json + safetensors + tokenizer.json) and runs prefill/decode steps."""
 
@@ -65,7 +78,7 @@ class ModelRunner:
         self.logprob_mode = logprob_mode
         self.weight_version = "default"
         self.model_dir = Path(model_dir)
-        self.model = self._load(self.model_dir)
+        self.model = load_model(self.model_dir)
         tok_file = self.model_dir / "tokenizer.json"
         if not tok_file.is_file():
             raise FileNotFoundError(f"the reference server needs {tok_file} (a model dir with a tokenizer.json)")
@@ -85,19 +98,9 @@ class ModelRunner:
         self.context_length = context_length or max_pos
         self.vocab_size = int(config.get("vocab_size") or self.tokenizer.get_vocab_size())
 
-    @staticmethod
-    def _load(model_dir: Path) -> torch.nn.Module:
-        from transformers import AutoModelForCausalLM
-
-        if not (model_dir / "config.json").is_file():
-            raise FileNotFoundError(f"no config.json in {model_dir}: expected a transformers model dir")
-        model = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=torch.float32)
-        model.eval()
-        return model
-
     def load_weights(self, model_dir: str | Path) -> None:
         """Replace the model by the checkpoint in ``model_dir`` (same architecture and tokenizer)."""
-        new = self._load(Path(model_dir))
+        new = load_model(Path(model_dir))
         self.model = new
         self.model_dir = Path(model_dir)
 

@@ -16,7 +16,6 @@ wake-up to watch.
 from __future__ import annotations
 
 import asyncio
-import secrets
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -26,16 +25,17 @@ from aiohttp import web
 from polar_hpc.inference.http1 import Http1Pool
 from polar_hpc.log import get_logger
 from polar_hpc.proxy.live.text import Detokenizer, Shaper
-from polar_hpc.proxy.live.writers import Writer, make_writer
 from polar_hpc.proxy.parse import ToolParser
-from polar_hpc.proxy.respond.common import SSE_HEADERS, bare_keepalive
+from polar_hpc.proxy.providers import provider_api
+from polar_hpc.proxy.providers.reply import SSE_HEADERS
+from polar_hpc.proxy.providers.writer import Writer
 from polar_hpc.wire.records import CompletionRecord, Provider, SamplingParams
 
 if TYPE_CHECKING:
     from polar_hpc.inference.result import GenerateResult
     from polar_hpc.inference.stream import EngineStream
     from polar_hpc.inference.template import ChatTemplate
-    from polar_hpc.proxy.normalize.common import Normalized
+    from polar_hpc.proxy.providers.request import Normalized
 
 log = get_logger("proxy.live")
 
@@ -79,6 +79,7 @@ class LiveSink:
                  parser: ToolParser) -> None:
         self.engine = engine
         self.provider = provider
+        self.api = provider_api(provider)
         self.norm = norm
         self.template = template
         self.parser = parser
@@ -147,8 +148,8 @@ class LiveSink:
     def writer_for(self, record: CompletionRecord, prompt_tokens: int) -> Writer:
         """The provider's event writer for this call (also for a call the engine did not stream: the oracle's)."""
         opts = self.norm.options
-        return make_writer(self.provider, record.completion_id, opts.model or self.norm.canonical.model,
-                           int(record.timings.received), prompt_tokens, opts)
+        return self.api.writer(record.completion_id, opts.model or self.norm.canonical.model,
+                               int(record.timings.received), prompt_tokens, opts)
 
     def abort(self) -> None:
         """The client went away: stop the engine request (the call ends with what was sampled)."""
@@ -200,11 +201,11 @@ class LiveResponse:
                 if self.resp is None:
                     data = (w.start() if w is not None else b"") + data
                     if keepalive and not data:
-                        data = w.keepalive() if w is not None else bare_keepalive(self.sink.provider)
+                        data = w.keepalive() if w is not None else self.sink.api.bare_keepalive
                     self.resp = (_HeadWithBody if data else web.StreamResponse)(headers=SSE_HEADERS)
                     await self.resp.prepare(self.request)  # a head alone is sent at once (Google has no opening)
                 elif keepalive:
-                    data = w.keepalive() if w is not None else bare_keepalive(self.sink.provider)
+                    data = w.keepalive() if w is not None else self.sink.api.bare_keepalive
                 if data:
                     await self.resp.write(data)
             except (ConnectionError, RuntimeError):
@@ -355,7 +356,3 @@ async def answer_live(
         if not finished:
             finish(None)
             log.info("a streaming call ended before its answer (the handler was cancelled)")
-
-
-def new_error_id() -> str:
-    return secrets.token_hex(8)

@@ -118,7 +118,8 @@ class Shaper:
         """Tool-call syntax has begun: nothing more is released until the reply is parsed."""
         self._stop_hold = max((len(x) for x in stop), default=1) - 1
         self._markers = TOOL_MARKERS if parser != "none" else ()
-        self._mode = "reason" if in_think else "wait"
+        self._mode = "wait"
+        """Until the text shows whether it opens with ``<think>`` (written again by the model when in_think)."""
         self._r0 = 0
         """Where the reasoning body starts (after ``<think>``)."""
         self._c0 = 0
@@ -140,7 +141,7 @@ class Shaper:
             elif THINK_OPEN.startswith(stripped):
                 return "", None, ""
             else:
-                self._mode = "content"
+                self._mode = "reason" if self.in_think else "content"
         r_delta, done = "", None
         if self._mode == "reason":
             r_delta, done = self._reasoning(text)

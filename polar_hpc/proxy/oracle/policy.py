@@ -8,6 +8,7 @@ back as an ordinary :class:`GenerateResult`: the proxy parses, answers and recor
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -28,8 +29,10 @@ from polar_hpc.proxy.oracle.script import (
     summary,
     turns,
 )
-from polar_hpc.proxy.oracle.text_actions import action_text, text_turn
+from polar_hpc.proxy.oracle.text_actions import checked_action_text, text_turn
 from polar_hpc.proxy.oracle.tools import ShellTool, WriteTool, agent_tool, pick_tool
+from polar_hpc.proxy.parse import parse_reply
+from polar_hpc.proxy.providers import provider_api
 from polar_hpc.proxy.side import is_side_request
 from polar_hpc.wire.records import CanonicalRequest, ChatMessage, Provider, ToolSpec
 
@@ -72,8 +75,25 @@ def accepts_parallel(raw_request: bytes, provider: Provider) -> bool:
         return False
     if body.parallel_tool_calls is False:
         return False
-    choice = body.tool_choice
-    return not (provider == "anthropic" and isinstance(choice, dict) and choice.get("disable_parallel_tool_use"))
+    return not provider_api(provider).disables_parallel(body.tool_choice)
+
+
+def parses_back(text: str, calls: list[tuple[str, dict[str, Any]]], parser: ToolParser,
+                tools: list[ToolSpec]) -> str | None:
+    """None when ``text`` parses back to exactly ``calls`` (and nothing else); else what differs."""
+    parsed = parse_reply(text, parser, tools)
+    if parsed.parse_error:
+        return parsed.parse_error
+    if parsed.content:
+        return f"text outside the calls: {parsed.content[:80]!r}"
+    got = [(c.name, json.loads(c.arguments)) for c in parsed.tool_calls]
+    if len(got) != len(calls):
+        return f"{len(got)} calls parsed, {len(calls)} written"
+    for (name, args), (gname, gargs) in zip(calls, got, strict=True):
+        if (name, args) != (gname, gargs):
+            keys = sorted(k for k in set(args) | set(gargs) if args.get(k) != gargs.get(k))
+            return f"{name}: {gname} parsed back with {', '.join(keys) or 'the name'} changed"
+    return None
 
 
 def is_subagent(req: CanonicalRequest) -> bool:
@@ -102,6 +122,8 @@ class OraclePolicy:
         """Tool-call turns compacted away, per context (``is_subagent``)."""
         self.seen = {False: 0, True: 0}
         """Tool-call turns in the last history seen, per context."""
+        self.encoded = False
+        """The patch goes base64-encoded (the format could not carry it literally)."""
 
     def _step(self, req: CanonicalRequest) -> int:
         ctx, n = is_subagent(req), tool_turns_done(req)
@@ -133,7 +155,7 @@ class OraclePolicy:
         if isinstance(tool, WriteTool):
             raise OracleError(f"the request offers no shell tool, only the file-writing tool {tool.name!r}; the oracle "
                               "applies patches and commands through a shell")
-        plan = turns(self.script, parallel=accepts_parallel(raw_request, provider))
+        plan = turns(self.script, parallel=accepts_parallel(raw_request, provider), encoded=self.encoded)
         if self.script.delegate and not is_subagent(req) and agent_tool(req.tools) is not None:
             plan = delegate_turns()
         return plan[min(self._step(req), len(plan) - 1)], tool
@@ -161,18 +183,34 @@ class OraclePolicy:
             return None
         turn, tool = found
         if self.script.actions.kind == "text":  # only the final turn is the conversation's last
-            return action_text(turn, self.script.actions), turn.label == "answer"
+            text = checked_action_text(turn, self.script.actions, self.tool_parser, req.tools, self.script.task)
+            return text, turn.label == "answer"
         if turn.label == "delegate":
             sub = agent_tool(req.tools)
             assert sub is not None
             task = next((m.content for m in reversed(req.messages) if m.role == "user"), "")
             args = sub.arguments(f"{SUBAGENT_MARKER}\n{task}", "oracle: solve the task")
-            return tool_calls_text([(sub.name, args)], self.tool_parser), False
+            text = tool_calls_text([(sub.name, args)], self.tool_parser)
+            why = parses_back(text, [(sub.name, args)], self.tool_parser, req.tools)
+            if why is not None:
+                raise OracleError(f"task {self.script.task or '(unnamed)'}: the oracle's delegate tool call does not "
+                                  f"parse back ({why})")
+            return text, False
         if not turn.commands:
             return turn.answer, True
         assert isinstance(tool, ShellTool)
         calls = [(tool.name, tool.arguments(c, f"oracle: {turn.label}")) for c in turn.commands]
-        return tool_calls_text(calls, self.tool_parser), False
+        text = tool_calls_text(calls, self.tool_parser)
+        why = parses_back(text, calls, self.tool_parser, req.tools)
+        if why is None:
+            return text, False
+        if turn.label == "apply" and not self.encoded:
+            log.info("oracle: task %s: the %s format cannot carry the solution literally (%s); sending it base64",
+                     self.script.task, self.tool_parser, why)
+            self.encoded = True
+            return self._reply(req, raw_request, provider)
+        raise OracleError(f"task {self.script.task or '(unnamed)'}: the oracle's {turn.label} tool call does not parse "
+                          f"back as written in the {self.tool_parser} format ({why}); the session cannot go on")
 
     def answer_text(self, req: CanonicalRequest, text: str) -> str:
         """``text`` as the chat template writes it as an assistant's last turn after this request's messages, so that

@@ -3,10 +3,20 @@
 Turns: *look* (``git status``, the first file the patch touches), *apply* (the patch through ``git apply`` from a
 heredoc, or the solution commands), *verify* (the task's test command) and a plain final *answer* that ends the
 session. Where the harness accepts parallel tool calls, the look turn makes two calls at once.
+
+A solution goes literally (a patch in a heredoc) only when it is plain text a harness's shell tool takes as it is:
+no control characters but newlines and tabs (Claude Code refuses a command holding a carriage return, "control
+characters that would be hidden in the approval dialog"), no command-substitution syntax even quoted (Gemini CLI
+blocks ``$(``, backticks, ``<(``, ``>(`` anywhere in a command), no heredoc tag line, and when the model's
+tool-call format holds it (``policy`` parses its own call back). Otherwise it goes base64-encoded: a patch into
+``git apply``, commands into ``bash``. A patch longer than :data:`LITERAL_MAX` always does, in pieces of
+:data:`PIECE_MAX` characters, one turn each (a command line is one argument string, which Linux caps at 128 KiB),
+written to :data:`PIECES_PATH` and applied by the last.
 """
 
 from __future__ import annotations
 
+import base64
 import re
 import shlex
 from typing import Any
@@ -18,6 +28,12 @@ from polar_hpc.wire.actions import TOOL_CALLS, ActionFormat
 from polar_hpc.wire.records import SOLUTION_COMMANDS, SOLUTION_PATCH
 
 HEREDOC_TAG = "POLAR_ORACLE_PATCH"
+LITERAL_MAX = 60_000
+"""Patches up to this many characters go literally in a heredoc (when it can carry them)."""
+PIECE_MAX = 60_000
+"""Base64 characters per command of an encoded patch."""
+PIECES_PATH = "/tmp/polar-oracle-patch.b64"
+GIT_APPLY = "git apply --whitespace=nowarn -"
 DEFAULT_ANSWER = "I applied the fix and ran the tests; the task is done."
 NOOP_ANSWER = "I looked at the repository and ran the tests; I changed nothing."
 _DIFF_FILE = re.compile(r"^\+\+\+ (?:b/)?(\S+)", re.MULTILINE)
@@ -39,6 +55,8 @@ class OracleScript(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Take the turns without applying anything (a grader must then give reward 0)."""
     delegate: bool = False
     """Hand the task to the harness's sub-agent tool first; the sub-agent's session runs the script."""
+    task: str = ""
+    """The task's id (named in errors)."""
     actions: ActionFormat = TOOL_CALLS
     """How the harness reads actions (its adapter's ``action_format``): tool calls or text (``text_actions``)."""
 
@@ -46,8 +64,6 @@ class OracleScript(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
         if not self.noop and not self.solution_patch and not self.solution_commands:
             raise OracleError(f"an oracle script needs {SOLUTION_PATCH} (a unified diff) or {SOLUTION_COMMANDS} "
                               "(a list of shell commands); it has neither")
-        if self.solution_patch and HEREDOC_TAG in self.solution_patch:
-            raise OracleError(f"{SOLUTION_PATCH} contains the heredoc tag {HEREDOC_TAG}; it cannot be written safely")
 
     def patch_files(self) -> list[str]:
         return [f for f in _DIFF_FILE.findall(self.solution_patch or "") if f != "/dev/null"]
@@ -61,19 +77,45 @@ class Turn(msgspec.Struct, kw_only=True, frozen=True):
     answer: str = ""
 
 
-def apply_command(script: OracleScript) -> str:
-    if script.solution_patch:
-        patch = script.solution_patch if script.solution_patch.endswith("\n") else script.solution_patch + "\n"
-        return f"git apply --whitespace=nowarn - <<'{HEREDOC_TAG}'\n{patch}{HEREDOC_TAG}"
-    return "set -e\n" + "\n".join(script.solution_commands)
+SHELL_FILTERED = ("$(", "`", "<(", ">(")
+"""Command-substitution syntax a harness's shell tool may refuse even inside quotes (Gemini CLI)."""
 
 
-def turns(script: OracleScript, *, parallel: bool) -> list[Turn]:
+def plain_text(text: str) -> bool:
+    """Whether ``text`` goes literally into a harness's shell command (see the module's docstring)."""
+    return not any(s in text for s in SHELL_FILTERED) and all(c in "\n\t" or c.isprintable() for c in text)
+
+
+def _heredoc_fits(patch: str) -> bool:
+    return len(patch) <= LITERAL_MAX and HEREDOC_TAG not in patch.splitlines() and plain_text(patch)
+
+
+def apply_commands(script: OracleScript, *, encoded: bool = False) -> list[str]:
+    """The commands that apply the solution, one a turn: the patch in a heredoc, or base64-encoded (``encoded``,
+    or when the heredoc cannot carry it) in pieces; or the solution commands."""
+    if not script.solution_patch:
+        body = "set -e\n" + "\n".join(script.solution_commands)
+        if not encoded and plain_text(body):
+            return [body]
+        return [f"printf %s '{base64.b64encode(body.encode()).decode()}' | base64 -d | bash"]
+    patch = script.solution_patch if script.solution_patch.endswith("\n") else script.solution_patch + "\n"
+    if not encoded and _heredoc_fits(patch):
+        return [f"{GIT_APPLY} <<'{HEREDOC_TAG}'\n{patch}{HEREDOC_TAG}"]
+    b64 = base64.b64encode(patch.encode()).decode()
+    if len(b64) <= PIECE_MAX:
+        return [f"printf %s '{b64}' | base64 -d | {GIT_APPLY}"]
+    pieces = [b64[i : i + PIECE_MAX] for i in range(0, len(b64), PIECE_MAX)]
+    cmds = [f"printf %s '{p}' {'>' if i == 0 else '>>'} {PIECES_PATH}" for i, p in enumerate(pieces)]
+    cmds[-1] += f" && base64 -d {PIECES_PATH} | {GIT_APPLY} && rm -f {PIECES_PATH}"
+    return cmds
+
+
+def turns(script: OracleScript, *, parallel: bool, encoded: bool = False) -> list[Turn]:
     files = script.patch_files()
     look = ["git status --short", f"cat {shlex.quote(files[0])}" if files else "ls -la"]
     out = [Turn(label="look", commands=tuple(look) if parallel else (" && ".join(look),))]
     if not script.noop:
-        out.append(Turn(label="apply", commands=(apply_command(script),)))
+        out += [Turn(label="apply", commands=(c,)) for c in apply_commands(script, encoded=encoded)]
     if script.verify:
         out.append(Turn(label="verify", commands=(script.verify,)))
     answer = NOOP_ANSWER if script.noop else script.answer
@@ -116,7 +158,7 @@ def delegate_turns() -> list[Turn]:
     return [Turn(label="delegate"), Turn(label="answer", answer=DELEGATED_ANSWER)]
 
 
-def script_from_task(metadata: dict[str, Any], *, policy: Policy, verify: str | None,
+def script_from_task(metadata: dict[str, Any], *, policy: Policy, verify: str | None, task: str = "",
                      actions: ActionFormat = TOOL_CALLS) -> OracleScript:
     """The script of a task (its metadata holds ``solution_patch`` or ``solution_commands``)."""
     patch = metadata.get(SOLUTION_PATCH)
@@ -130,4 +172,5 @@ def script_from_task(metadata: dict[str, Any], *, policy: Policy, verify: str | 
         raise OracleError(f"task metadata {SOLUTION_COMMANDS}: expected a list of shell commands, "
                           f"got {commands!r:.200}")
     return OracleScript(solution_patch=patch or None, solution_commands=list(commands), verify=verify,
-                        noop=policy == "oracle_noop", delegate=policy == "oracle_subagent", actions=actions)
+                        noop=policy == "oracle_noop", delegate=policy == "oracle_subagent", task=task,
+                        actions=actions)

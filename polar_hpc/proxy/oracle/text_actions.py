@@ -17,9 +17,11 @@ from __future__ import annotations
 import base64
 import re
 
+from polar_hpc.config.run import ToolParser
 from polar_hpc.proxy.oracle.script import OracleError, OracleScript, Turn, turns
+from polar_hpc.proxy.parse import parse_reply
 from polar_hpc.wire.actions import ActionFormat
-from polar_hpc.wire.records import CanonicalRequest
+from polar_hpc.wire.records import CanonicalRequest, ToolSpec
 
 THOUGHTS = {
     "look": "I need to understand the repository first: its state and the file the fix touches.",
@@ -48,7 +50,7 @@ def join_commands(commands: tuple[str, ...]) -> str:
     return " && ".join(parts)
 
 
-def action_text(turn: Turn, fmt: ActionFormat) -> str:
+def action_text(turn: Turn, fmt: ActionFormat, *, encode: bool = False) -> str:
     """The reply for ``turn``: the thought line and one fenced block with the turn's command (its finishing
     command for the final answer, where the harness has one)."""
     if fmt.kind != "text":
@@ -59,7 +61,19 @@ def action_text(turn: Turn, fmt: ActionFormat) -> str:
         command = fmt.finish
     else:
         return turn.answer
-    if "\n" + FENCE in command:
+    if encode or "\n" + FENCE in command:
         command = f"printf %s {base64.b64encode(command.encode()).decode()} | base64 -d | sh"
     thought = THOUGHTS.get(turn.label, f"Next step: {turn.label}.")
     return f"{fmt.thought_prefix}{thought}\n\n{FENCE}{fmt.fence}\n{command}\n{FENCE}"
+
+
+def checked_action_text(turn: Turn, fmt: ActionFormat, parser: ToolParser, tools: list[ToolSpec], task: str) -> str:
+    """:func:`action_text`, parsed back as the proxy parses a reply: one whose command would read as tool calls
+    (a patch holding the model's tool-call markup) or not come back whole goes again with the command encoded."""
+    for encode in (False, True):
+        text = action_text(turn, fmt, encode=encode)
+        parsed = parse_reply(text, parser, tools)
+        if not parsed.tool_calls and parsed.parse_error is None and parsed.content.strip() == text.strip():
+            return text
+    raise OracleError(f"task {task or '(unnamed)'}: the oracle's {turn.label} text action does not parse back as "
+                      f"plain text in the {parser} format; the session cannot go on")

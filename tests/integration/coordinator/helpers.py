@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import signal
 import subprocess
 import sys
 import threading
-import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import zmq
@@ -70,27 +67,6 @@ def stop(proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM, timeout_s: fl
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait(5)
     return proc.returncode
-
-
-def wait_for(pred: Callable[[], bool], timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not pred():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
-        time.sleep(0.05)
-
-
-async def async_wait_for(pred: Callable[[], bool | Awaitable[bool]], timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        r = pred()
-        if not isinstance(r, bool):
-            r = await r
-        if r:
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
-        await asyncio.sleep(0.05)
 
 
 def shard_keys(run_dir: Path) -> tuple[list[str], int]:

@@ -10,13 +10,13 @@ import pytest
 
 from polar_hpc.wire.endpoints import endpoint_path
 from polar_hpc.wire.rundir import RunDir
+from tests.fixtures.waits import wait_for
 from tests.integration.coordinator.helpers import (
     make_config,
     shard_keys,
     spawn_coordinator,
     spawn_rank,
     stop,
-    wait_for,
     write_run,
 )
 

@@ -14,7 +14,8 @@ import pytest
 from polar_hpc.config import dump_config, load_recipe
 from polar_hpc.wire.endpoints import endpoint_path
 from polar_hpc.wire.rundir import RunDir
-from tests.integration.coordinator.helpers import _env, shard_keys, stop, wait_for
+from tests.fixtures.waits import wait_for
+from tests.integration.coordinator.helpers import _env, shard_keys, stop
 from tests.integration.gateway.test_rank_e2e import REPO, _server_url, make_recipe
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]

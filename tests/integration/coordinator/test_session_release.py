@@ -22,7 +22,8 @@ from polar_hpc.wire.control import SessionState
 from polar_hpc.wire.endpoints import read_endpoint
 from polar_hpc.wire.records import Task
 from polar_hpc.wire.security import configure_client, load_keys
-from tests.integration.coordinator.helpers import async_wait_for, make_config, shard_keys, term_with_deadline
+from tests.fixtures.waits import async_wait_for
+from tests.integration.coordinator.helpers import make_config, shard_keys, term_with_deadline
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -1,7 +1,9 @@
 """Every harness, for real and multi-turn: ``polar-hpc probe`` runs one oracle session of each CLI in a bwrap
 sandbox against the reference server (tiny Qwen3) on a demo task. Each must exit 0 after at least four
 main-agent calls (look, apply, verify, answer), be graded reward 1 by the task's own tests, and keep its whole
-session in the number of chains docs/harnesses.md states (one: all of them send append-only histories). The no-op
+session in the number of chains docs/harnesses.md states (one: all of them send append-only histories), and every
+trainable token's recorded logprob must be what transformers computes under the chain's assembled context
+(``polar_hpc.train.agreement``: float noise; a chain built from a context the engine did not see jumps). The no-op
 oracle takes the same turns without applying the fix and must be graded 0. mini-swe-agent runs in both its modes:
 tool calls (its default) and text actions (one fenced block per reply, no tools in the request)."""
 
@@ -19,6 +21,8 @@ import pytest
 from polar_hpc.harness import HarnessError
 from polar_hpc.harness.toolchain import resolve_harness
 from polar_hpc.probe.report import ProbeRow
+from polar_hpc.train.agreement import AgreementReport
+from polar_hpc.train.agreement_shards import measure
 from polar_hpc.wire.rundir import RunDir
 
 pytestmark = [pytest.mark.slow]
@@ -29,6 +33,8 @@ CLI = {"shell": None, "pi": "pi", "codex": "codex", "claude_code": "claude", "ge
 CHAINS = {h: 1 for h in CLI}
 """Chains per oracle session, as docs/harnesses.md's table says."""
 PROBE_TIMEOUT_S = 400
+FLOAT_NOISE = 1e-4
+"""|rollout - trainer| of a token: float32 on the CPU, the server's prefill against one forward pass (≤ 1e-6 seen)."""
 
 
 def probe(harness: str, url: str, out: Path, *extra: str) -> ProbeRow:
@@ -52,6 +58,16 @@ def validate(out: Path) -> None:
     assert done.returncode == 0, f"shards validate:\n{done.stdout}\n{done.stderr}"
 
 
+def agree(out: Path, model_dir: str, row: ProbeRow) -> AgreementReport:
+    """The probe's oracle chains scored by transformers: every trainable token within float noise."""
+    rep = measure(out / "run", model_dir)
+    why = msgspec.json.encode(rep).decode()
+    assert rep.within_tolerance and rep.chains == row.chains and rep.total.tokens == row.tokens_trainable, why
+    assert [(g.harness, g.policy) for g in rep.groups] == [(row.harness, "oracle")], why
+    assert rep.total.max_abs <= FLOAT_NOISE and rep.total.nonfinite == 0, why
+    return rep
+
+
 @pytest.mark.parametrize("harness", [h if CLI[h] is None else pytest.param(h, marks=pytest.mark.harness) for h in CLI])
 def test_harness_solves_the_task_under_the_oracle(harness: str, reference_server: Any, tmp_path: Path,
                                                   no_leaked_children: None) -> None:
@@ -63,6 +79,7 @@ def test_harness_solves_the_task_under_the_oracle(harness: str, reference_server
     assert row.chains == CHAINS[harness], why
     assert row.drift_prevented == 0 and row.tokens_held > row.tokens_rendered > 0, why
     validate(tmp_path / "probe")
+    agree(tmp_path / "probe", reference_server.model_dir, row)
 
 
 def test_noop_oracle_is_graded_zero(reference_server: Any, tmp_path: Path, no_leaked_children: None) -> None:
@@ -83,6 +100,7 @@ def test_codex_compaction_is_its_own_chain(reference_server: Any, tmp_path: Path
     assert row.calls >= 5 and row.chains == 3, why
     details = [b.detail for b in row.breaks]
     assert details[0].startswith("a request without the tools") and details[1].startswith("compaction:"), why
+    agree(tmp_path / "probe", reference_server.model_dir, row)
 
 
 @pytest.mark.harness
@@ -97,6 +115,7 @@ def test_claude_code_sub_agent_is_its_own_chain(reference_server: Any, tmp_path:
     assert row.calls in (6, 7) and row.chains == 2, why
     assert row.breaks[0].detail == "a sub-agent's own context, started by the parent's Agent tool call", why
     validate(tmp_path / "probe")
+    agree(tmp_path / "probe", reference_server.model_dir, row)
 
 
 @pytest.mark.harness

@@ -4,7 +4,7 @@ model's tool calls, so each run is a real multi-turn session in that wire format
 that must exit 0, leave the file the solution writes, and a complete session record (JSONL). No phone-home:
 settings from fixtures.md §3.2.
 
-Install: ``npm install -g @mariozechner/pi-coding-agent@0.73.1 @openai/codex@0.171.0``."""
+Install: ``bash tools/install_harnesses.sh`` (the pins: ``polar_hpc/harness/pins.py``)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from polar_hpc.harness.pins import pin
 from polar_hpc.wire import codec
 from polar_hpc.wire.records import CompletionRecord
 
@@ -42,8 +43,8 @@ def free_port() -> int:
 def need(binary: str) -> str:
     path = shutil.which(binary)
     if path is None:
-        pytest.fail(f"{binary} is not installed; run: npm install -g @mariozechner/pi-coding-agent@0.73.1 "
-                    "@openai/codex@0.171.0", pytrace=False)
+        specs = " ".join(pin(h).spec for h in ("pi", "codex"))
+        pytest.fail(f"{binary} is not installed; run: npm install -g {specs}", pytrace=False)
     return path
 
 

@@ -15,8 +15,8 @@ from polar_hpc.inference.reference.process import start_reference_server
 from polar_hpc.train.async_client import AsyncConfig, AsyncRollouts
 from polar_hpc.wire.endpoints import Endpoint, endpoint_path, write_endpoint
 from polar_hpc.wire.records import Task
+from tests.fixtures.waits import async_wait_for
 from tests.integration.coordinator.helpers import (
-    async_wait_for,
     make_config,
     spawn_coordinator,
     spawn_rank,

@@ -13,7 +13,8 @@ from polar_hpc.sim.rank import SimulatedRank
 from polar_hpc.train.async_client import AsyncConfig, AsyncRollouts
 from polar_hpc.wire.endpoints import read_endpoint
 from polar_hpc.wire.records import Task
-from tests.integration.coordinator.helpers import async_wait_for, make_config
+from tests.fixtures.waits import async_wait_for
+from tests.integration.coordinator.helpers import make_config
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -87,9 +87,11 @@ def test_first_result_wins_and_duplicates_counted() -> None:
 
 def test_restore_skips_committed_and_reregister_adopts() -> None:
     st = _state()
-    st.restore_committed(["t/0", "t/2"])
+    st.restore_committed({"t/0": (0, 1.0), "t/2": (2, 0.0)})
     st.add_task(Task(task_id="t", instruction="x", num_samples=4))
     assert list(st.pending) == ["t/1", "t/3"]
+    # the outcomes the shards hold count as if this coordinator had seen them: t/0 accepted, t/2 an ERROR
+    assert (st.accepted, st.failed, st.reward_sum) == (1, 1, 1.0)
     stale = st.register(b"a", 0, 4, now=0.0, active=[SessionRef("t/1", 0)], uncommitted=[SessionRef("t/0", 0)])
     assert stale == ["t/0"]
     assert st.sessions["t/1"].state == SessionState.RUNNING
@@ -124,7 +126,7 @@ def test_cancel_and_limits() -> None:
 
 def test_task_fully_restored_from_shards_counts_complete() -> None:
     st = _state()
-    st.restore_committed(["t/0", "t/1", "u/0"])
+    st.restore_committed(dict.fromkeys(["t/0", "t/1", "u/0"], (0, 0.0)))
     st.add_task(Task(task_id="t", instruction="x", num_samples=2))
     st.add_task(Task(task_id="u", instruction="x", num_samples=2))
     assert st.tasks["t"].open == 0 and st.tasks["u"].open == 1
@@ -191,7 +193,7 @@ def test_reregister_with_unacknowledged_commit_does_not_run_it_again() -> None:
 
 def test_task_complete_at_restore_is_marked() -> None:
     st = _state()
-    st.restore_committed(["t/0"])
+    st.restore_committed({"t/0": (0, 0.0)})
     st.add_task(Task(task_id="t", instruction="x", num_samples=1))
     st.add_task(Task(task_id="u", instruction="x", num_samples=1))
     assert st.tasks["t"].restored_complete and not st.tasks["u"].restored_complete
@@ -213,3 +215,16 @@ def test_returning_rank_with_a_result_takes_it_back_from_the_rerun() -> None:
     assert st.sessions[key].state == SessionState.DONE
     st.committed(b"a2", [key])
     assert st.finished
+
+
+def test_failed_counts_committed_errors_and_given_up_sessions() -> None:
+    st = _state()
+    st.add_task(Task(task_id="t", instruction="x", num_samples=3))
+    st.register(b"a", 0, 3, now=0.0)
+    keys = [s.key for s in st.dispatch()[0]]
+    assert st.done(b"a", keys[0], 0, reward=1.0, accepted=True)
+    assert st.done(b"a", keys[1], 0, failed=True, error="INIT failed")
+    assert st.failed == 0, "counted once committed"
+    st.committed(b"a", keys[:2])
+    st.give_up(keys[2], "lost 3 times")
+    assert (st.accepted, st.failed, st.reward_sum) == (1, 2, 1.0)

@@ -28,11 +28,17 @@ class Harness:
         self.statuses: list[tuple[str, Stage]] = []
         self.executor = executor
 
+        self.released: list[SessionResult] = []
+
         async def sink(result: SessionResult) -> None:
             self.results.append(result)
 
+        async def aside(result: SessionResult) -> None:
+            self.released.append(result)
+
         self.pools = StagePools(GatewayConfig(**config), executor, sink,
-                                on_status=lambda sid, st: self.statuses.append((sid, st)), rank=3)
+                                on_status=lambda sid, st: self.statuses.append((sid, st)), on_released=aside,
+                                rank=3)
 
     def submit(self, s: Session) -> SessionJob:
         """Submit as the rank does: the task resolved against a recipe with these pools' gateway config."""
@@ -277,12 +283,30 @@ def test_drain_cuts_running_and_cancels_waiting() -> None:
         assert h.pools.free_slots == 0
 
     sim(main)
-    (r,) = h.results
-    assert r.task_id == "t0" and r.trajectory.status is TraceStatus.TIMEOUT
-    assert "drain" in (r.trajectory.error or "")
+    assert h.results == [], "a session the drain cut has no outcome"
+    (aside,) = h.released
+    assert aside.task_id == "t0" and aside.attempt == 0 and "drain" in (aside.trajectory.error or "")
+    assert aside.metadata["released"]["rank"] == 3 and "drain" in aside.metadata["released"]["reason"]
+    assert [st for sid, st in h.statuses if sid == "t0/0#0"][-1] is Stage.RELEASED
     cancelled = {sid for sid, st in h.statuses if st is Stage.CANCELLED}
     assert cancelled == {f"t{i}/0#0" for i in range(1, 5)}
     assert sorted(ex.torn_down) == sorted(ex.started)
+
+
+def test_drain_keeps_the_outcome_of_a_session_whose_own_budget_ends_first() -> None:
+    ex = SimulatedExecutor({"run": 1000, "build": 1})
+    h = Harness(ex, agent_timeout_s=50)
+
+    async def main() -> None:
+        job = h.submit(session(0))
+        while job.stage is not Stage.RUN:
+            await asyncio.sleep(1)
+        await h.pools.drain(grace_s=400)
+
+    sim(main)
+    (r,) = h.results
+    assert r.trajectory.status is TraceStatus.TIMEOUT and "agent budget 50s" in (r.trajectory.error or "")
+    assert h.released == []
 
 
 def test_bad_pool_sizes_are_refused() -> None:

@@ -11,7 +11,9 @@ from polar_hpc.gateway.rank import GatewayRank
 from polar_hpc.gateway.stages import Stage
 from polar_hpc.sim.executor import SimulatedExecutor
 from polar_hpc.store.reader import ShardReader
+from polar_hpc.wire.codec import from_json
 from polar_hpc.wire.records import Session, SessionResult, Task, TraceStatus
+from polar_hpc.wire.rundir import RunDir
 
 
 def expand_sessions(tasks: Iterable[Task], done: set[str]) -> Iterator[Session]:
@@ -63,15 +65,20 @@ async def test_rank_runs_local_queue_commits_and_reports_in_order(tmp_path: Path
     assert Stage.DONE in statuses and Stage.RUN in statuses
 
 
-async def test_rank_drain_cuts_running_session_and_commits_it(tmp_path: Path) -> None:
+async def test_rank_drain_releases_a_cut_session_and_sets_its_attempt_aside(tmp_path: Path) -> None:
     results: list[SessionResult] = []
+    statuses: list[tuple[str, Stage]] = []
     rank = GatewayRank(config(agent_timeout_s=600), 0, tmp_path, executor=SimulatedExecutor({"run": 300}))
     rank.on_done = results.append
+    rank.on_status = lambda sid, st: statuses.append((sid, st))
     async with rank:
         await rank.submit(next(expand_sessions([Task(task_id="slow", instruction="x")], set())))
         while rank.occupancy()["run"] == 0:
             await asyncio.sleep(0.01)
         await asyncio.wait_for(rank.drain(0.4), 10)
-    (r,) = results
-    assert r.trajectory.status is TraceStatus.TIMEOUT and "drain" in (r.trajectory.error or "")
-    assert [x.key for x in ShardReader([tmp_path]).results(None)] == ["slow/0"]
+    assert results == [] and statuses[-1] == ("slow/0#0", Stage.RELEASED)
+    assert list(ShardReader([tmp_path]).results(None)) == []
+    (aside,) = RunDir(tmp_path).released(0).glob("*.json")
+    kept = from_json(aside.read_bytes(), SessionResult)
+    assert kept.key == "slow/0" and kept.attempt == 0 and kept.gateway_rank == 0
+    assert kept.metadata["released"]["host"] and "drain" in kept.metadata["released"]["reason"]

@@ -19,6 +19,7 @@ from polar_hpc.util.proc import start_time
 from polar_hpc.wire.endpoints import Endpoint, write_endpoint
 from polar_hpc.wire.rundir import JobRecord, JobsFile, RunDir
 from polar_hpc.wire.waits import read_waits
+from tests.fixtures.waits import async_wait_for
 
 ROOT = Path(__file__).parents[3]
 
@@ -40,10 +41,7 @@ async def test_waits_reporting_then_returns_when_published(tmp_path: Path) -> No
         _ledger(tmp_path, job.pid)
         waiting = asyncio.create_task(wait_for_endpoints(tmp_path, ["inference-0"], me="gateway-0", timeout_s=30,
                                                          watch=JobWatch(tmp_path, state_poll_s=0.05), poll_s=0.02))
-        for _ in range(200):
-            await asyncio.sleep(0.02)
-            if "gateway-0" in read_waits(tmp_path):
-                break
+        await async_wait_for(lambda: "gateway-0" in read_waits(tmp_path), 4.0, "the wait record of gateway-0")
         rec = read_waits(tmp_path)["gateway-0"]
         assert rec.waiting_for == ["inference-0"]
         assert rec.detail.startswith(f"waiting for inference-0: job {job.pid} RUNNING, ")

@@ -14,19 +14,9 @@ import pytest
 
 from polar_hpc.config.run import AgentSpec, RuntimeSpec
 from polar_hpc.harness import HarnessContext, HarnessError, get_adapter
+from polar_hpc.harness.pins import VERSIONS
 from polar_hpc.harness.toolchain import resolve_harness
 from polar_hpc.runtime import make_runtime
-
-VERSIONS = {
-    "codex": "0.171.0",
-    "claude_code": "2.1.332",
-    "gemini_cli": "0.61.0",
-    "qwen_code": "0.24.4",
-    "opencode": "1.18.33",
-    "pi": "0.73.1",
-    "mini_swe_agent": "2.4.6",
-    "cline": "3.0.65",
-}
 
 
 @pytest.mark.harness
@@ -54,7 +44,7 @@ async def test_version_in_bwrap(tmp_path: Path, name: str) -> None:
     finally:
         await rt.stop()
     assert res.ok, f"{name}: exit {res.returncode}\n{res.stdout}\n{res.stderr}"
-    assert adapter.version_of(res.stdout.strip() or res.stderr.strip()) == VERSIONS[name]  # pi: on stderr
+    assert VERSIONS[name] in adapter.version_of(res.stdout.strip() or res.stderr.strip())  # pi: on stderr
 
 
 @pytest.mark.harness

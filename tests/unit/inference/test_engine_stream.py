@@ -11,6 +11,7 @@ import numpy as np
 from polar_hpc.inference.engine import SGLangEngine
 from polar_hpc.sim.sglang_stub import StubServer, error_response
 from polar_hpc.wire.records import SamplingParams
+from tests.fixtures.waits import async_wait_for
 
 PROMPT = [5, 6, 7]
 
@@ -76,10 +77,7 @@ async def test_a_stream_past_its_deadline_ends_with_engine_timeout_and_an_abort(
                     got += len(ids)
         finally:
             await stream.close()
-        for _ in range(50):
-            if stub.aborted:
-                break
-            await asyncio.sleep(0.02)
+        await async_wait_for(lambda: bool(stub.aborted), 1.0, "the stub's abort")
     await stub.stop()
     assert 0 < got < 100 and stub.aborted == [stream.rid]
 

@@ -16,18 +16,11 @@ from polar_hpc.launch.jobs import ComponentJob
 from polar_hpc.launch.monitor import cancel_run, component_states, wait_run
 from polar_hpc.launch.rundir import create_run_dir
 from polar_hpc.util.proc import alive, start_time, write_pid_file
+from polar_hpc.wire.control import RunStatus
 from polar_hpc.wire.rundir import CONTROL_KEYS, JobRecord, JobsFile, RunDir
+from tests.fixtures.waits import wait_for
 
 ROOT = Path(__file__).parents[3]
-
-
-def _wait_for(pred, timeout_s: float = 10.0) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def test_run_dir_is_private_whatever_the_umask(tmp_path: Path) -> None:
@@ -104,10 +97,10 @@ def test_stop_child_kills_the_components_whole_tree(tmp_path: Path) -> None:
                     pass
         return out
 
-    assert _wait_for(lambda: bool(grandchildren()))
+    wait_for(lambda: bool(grandchildren()), 10, "the grandchildren to start")
     job._stop_child()
     assert job._child.poll() is not None
-    assert _wait_for(lambda: not grandchildren(), 5)
+    wait_for(lambda: not grandchildren(), 5, "the grandchildren to go")
 
 
 def test_wait_run_reports_through_the_callback_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -176,3 +169,43 @@ def test_status_after_cancel_says_cancelled_with_what_was_committed(tmp_path: Pa
     out = _polar("status", str(run.root))
     last = out.stdout.splitlines()[-1]
     assert last.startswith("cancelled at ") and last.endswith(": 0 sessions committed in 0 shard(s)"), out.stdout
+
+
+def _trapping(stamp: Path, delay_s: float) -> subprocess.Popen[bytes]:
+    """A component that, on SIGTERM, waits ``delay_s`` (its drain), writes when it ended to ``stamp`` and exits."""
+    script = f'trap "sleep {delay_s}; date +%s.%N > {stamp}; exit 0" TERM; while :; do sleep 0.05; done'
+    return subprocess.Popen(["sh", "-c", script])
+
+
+def test_cancel_stops_the_gateways_before_the_coordinator_and_inference(tmp_path: Path) -> None:
+    procs = {"gateway": _trapping(tmp_path / "gateway", 1.0), "coordinator": _trapping(tmp_path / "coordinator", 0),
+             "inference": _trapping(tmp_path / "inference", 0)}
+    try:
+        run = _local_run(tmp_path, [_job(c, 0, 2**22 + i, tmp_path) for i, c in enumerate(procs)])
+        run.logs("inference").mkdir(parents=True, exist_ok=True)
+        time.sleep(0.2)  # the shells set their traps
+        for component, p in procs.items():
+            write_pid_file(run.pid_file(component, 0), p.pid)
+        assert cancel_run(run, grace_s=20)
+        for p in procs.values():
+            assert p.wait(timeout=5) == 0, "each component ended by its own SIGTERM handler, none killed"
+        ended = {c: float((tmp_path / c).read_text()) for c in procs}
+        assert ended["gateway"] <= ended["coordinator"] and ended["gateway"] <= ended["inference"]
+        assert run.cancelled() is not None
+    finally:
+        for p in procs.values():
+            p.kill()
+            p.wait()
+
+
+def test_cancel_of_a_finished_run_changes_nothing(tmp_path: Path) -> None:
+    coordinator = _sleeper()
+    try:
+        run = _local_run(tmp_path, [_job("coordinator", 0, 2**22 + 9, tmp_path)])
+        write_pid_file(run.pid_file("coordinator", 0), coordinator.pid)
+        run.write_status(RunStatus(run_name="r", finished=True))
+        assert cancel_run(run, grace_s=5) is False
+        assert run.cancelled() is None and coordinator.poll() is None
+    finally:
+        coordinator.kill()
+        coordinator.wait()

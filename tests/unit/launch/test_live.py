@@ -15,8 +15,9 @@ def _status(updated: float, tokens: int) -> RunStatus:
                       occupancy={"queued": 1, "init": 1, "run": 2, "postrun": 1}),
              RankInfo(rank=1, host="n2", alive=False, capacity=4, in_flight=0, uncommitted=0,
                       occupancy={"run": 9})]
-    return RunStatus(sessions={"pending": 2, "running": 3, "committed": 5, "error": 1}, accepted=4,
-                     ranks=ranks, started=1000.0, updated=updated, tokens=tokens, eta_s=125.0)
+    return RunStatus(sessions={"pending": 2, "running": 3, "done": 1, "committed": 5, "error": 1}, accepted=4,
+                     failed=2, reward_mean=0.5, ranks=ranks, started=1000.0, updated=updated, tokens=tokens,
+                     eta_s=125.0)
 
 
 def test_table_shows_progress_stages_tokens_elapsed_and_eta() -> None:
@@ -29,9 +30,10 @@ def test_table_shows_progress_stages_tokens_elapsed_and_eta() -> None:
     header = [line for line in out.getvalue().splitlines() if "done" in line and "ETA" in line][0]
     assert header.split() == ["done", "queued", "init", "ready", "run", "postrun", "accepted", "tok/s",
                               "elapsed", "ETA"]  # nothing cut at 80 columns
-    row = [line for line in out.getvalue().splitlines() if "5/11" in line][0]
+    row = [line for line in out.getvalue().splitlines() if "7/12" in line][0]
     cells = row.split()
-    assert cells == ["5/11", "1", "1", "0", "2", "1", "4", "500", "0:12:05", "0:02:05"]
+    assert cells == ["7/12", "1", "1", "0", "2", "1", "4", "500", "0:12:05", "0:02:05"]
+    assert "5 committed · failed 2 · mean reward 0.500" in out.getvalue()
 
 
 def test_live_display_prints_messages_and_final_table() -> None:
@@ -41,7 +43,7 @@ def test_live_display_prints_messages_and_final_table() -> None:
         live.update(_status(1000.0, 10))
         live.say("every gateway rank ended (gateway-0 FAILED) before the run finished")
     text = out.getvalue()
-    assert "every gateway rank ended" in text and "5/11" in text
+    assert "every gateway rank ended" in text and "7/12" in text
 
 
 def test_notes_say_job_states_in_component_order_and_waits_count_to_now() -> None:

@@ -26,10 +26,11 @@ def test_recent_errors_names_component_and_keeps_the_last(tmp_path: Path) -> Non
 
 
 def test_progress_line_counts_committed_and_errors() -> None:
-    status = RunStatus(sessions={"pending": 3, "running": 1, "committed": 5, "error": 1}, accepted=2,
-                       reward_mean=0.4, ranks_alive=2, throughput_per_min=6.0, eta_s=30.0)
+    status = RunStatus(sessions={"pending": 3, "running": 1, "done": 2, "committed": 5, "error": 1}, accepted=2,
+                       failed=3, reward_mean=0.4, ranks_alive=2, throughput_per_min=6.0, eta_s=30.0)
     line = progress_line(status)
-    assert "sessions 5/10" in line and "accepted 2" in line and "failed 1" in line and "ranks alive 2" in line
+    assert "sessions 8/12 done (5 committed)" in line and "accepted 2" in line and "failed 3" in line
+    assert "ranks alive 2" in line
     assert "waiting" in progress_line(None)
 
 

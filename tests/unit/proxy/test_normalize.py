@@ -9,8 +9,13 @@ import pytest
 
 from polar_hpc.proxy.detect import Route, body_provider, header_provider, request_key, route_by_path
 from polar_hpc.proxy.errors import ProxyError
-from polar_hpc.proxy.normalize import normalize
+from polar_hpc.proxy.providers import provider_api
+from polar_hpc.proxy.providers.request import Normalized
 from polar_hpc.wire.records import ChatMessage, ToolCall
+
+
+def normalize(route: Route, body: dict[str, Any]) -> Normalized:
+    return provider_api(route.provider).normalize(route, body)
 
 A = Route("anthropic", "generate")
 C = Route("openai_chat", "generate")
@@ -158,7 +163,7 @@ def test_sampling_and_stop() -> None:
 
 
 def test_gemini_replays_our_thought_signature() -> None:
-    from polar_hpc.proxy.normalize.google import thought_signature
+    from polar_hpc.proxy.providers.google.normalize import thought_signature
 
     body = {"contents": [{"role": "user", "parts": [{"text": "q"}]},
                          {"role": "model", "parts": [{"text": "a", "thoughtSignature": thought_signature("why")}]}]}

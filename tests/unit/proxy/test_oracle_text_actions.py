@@ -17,7 +17,7 @@ from polar_hpc.harness.mini_swe_agent import FINISH, TEXT_FENCE
 from polar_hpc.harness.toolchain import venv_dir
 from polar_hpc.proxy.oracle.policy import OraclePolicy
 from polar_hpc.proxy.oracle.script import OracleScript, Turn, turns
-from polar_hpc.proxy.oracle.text_actions import action_text, join_commands
+from polar_hpc.proxy.oracle.text_actions import action_text, checked_action_text, join_commands
 from polar_hpc.wire.actions import ActionFormat
 from polar_hpc.wire.records import CanonicalRequest, ChatMessage
 
@@ -44,6 +44,7 @@ COMMANDS = {
     "heredoc": "cat <<'EOF' > out.txt\nline 1\n  `indented`\nEOF\ncat out.txt",
     "markdown heredoc": "cat <<'EOF' > README.md\n# Title\n```python\nprint(1)\n```\nEOF\ncat README.md",
     "fence as the last line": "cat <<'EOF'\n```\nEOF",
+    "tool-call markup": "cat <<'EOF'\n<tool_call>\n{\"name\": \"bash\", \"arguments\": {}}\n</tool_call>\nEOF",
 }
 
 
@@ -71,7 +72,8 @@ def test_each_reply_parses_back_through_mini_swe_agent(tmp_path: Path) -> None:
     plan = turns(script, parallel=True)  # parallel: the look turn's two commands are joined into one
     cases = {name: Turn(label="apply", commands=(cmd,)) for name, cmd in COMMANDS.items()}
     cases |= {f"script {t.label}": t for t in plan}
-    replies = {name: action_text(turn, TEXT) for name, turn in cases.items()}
+    replies = {name: checked_action_text(turn, TEXT, "qwen", [], "t") for name, turn in cases.items()}
+    assert "<tool_call>" not in replies["tool-call markup"]  # it would parse as a call: sent encoded
     for reply in replies.values():
         assert reply.startswith("THOUGHT: ") and reply.count(f"```{TEXT_FENCE}\n") == 1
     parsed = dict(zip(replies, mini_parse(list(replies.values())), strict=True))

@@ -38,7 +38,7 @@ def test_qwen(name: str, text: str, reasoning: str | None, content: str, calls: 
 
 @pytest.mark.parametrize("text", [
     '<tool_call>\n{"name": "a", "arguments": {"x": \n</tool_call>',
-    '<tool_call>\n{"name": "a", "arguments": {}}',
+    '<tool_call>\n{"name": "a", "arguments": {"x": 1}',
     '<tool_call>\n["a"]\n</tool_call>',
 ])
 def test_qwen_unparsed_is_text_and_flagged(text: str) -> None:

@@ -5,15 +5,21 @@ another entry, and a template that reads the clock is never cached."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
 from polar_hpc.inference.template import ChatTemplate
 from polar_hpc.proxy.detect import Route
-from polar_hpc.proxy.normalize import normalize
 from polar_hpc.proxy.prompt import PromptBuilder
+from polar_hpc.proxy.providers import provider_api
+from polar_hpc.proxy.providers.request import Normalized
 from polar_hpc.wire.records import CanonicalRequest, ChatMessage, ToolSpec
 from tests.fixtures.conversations import CORPUS
+
+
+def normalize(route: Route, body: dict[str, Any]) -> Normalized:
+    return provider_api(route.provider).normalize(route, body)
 
 
 def _req(messages: list[ChatMessage], tools: list[ToolSpec] | None = None, **kwargs: object) -> CanonicalRequest:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import msgspec
 
-from polar_hpc.proxy import respond
-from polar_hpc.proxy.normalize.common import ReplyOptions
 from polar_hpc.proxy.parse import ParsedReply
-from polar_hpc.proxy.respond.common import Reply
+from polar_hpc.proxy.providers import provider_api
+from polar_hpc.proxy.providers.reply import Reply
+from polar_hpc.proxy.providers.request import ReplyOptions
 from polar_hpc.wire.records import ToolCall
 
 
@@ -35,7 +35,7 @@ def events(data: bytes) -> list[tuple[str | None, object]]:
 
 
 def test_anthropic_sequence() -> None:
-    ev = events(respond.sse_body("anthropic", reply()))
+    ev = events(provider_api("anthropic").sse_body(reply()))
     names = [e[0] for e in ev]
     assert names == ["message_start", "ping",
                      "content_block_start", "content_block_delta", "content_block_delta", "content_block_stop",
@@ -49,13 +49,13 @@ def test_anthropic_sequence() -> None:
 
 def test_anthropic_empty_reply_has_one_text_block() -> None:
     r = reply(parsed=ParsedReply(content=""), finish="length")
-    ev = events(respond.sse_body("anthropic", r))
+    ev = events(provider_api("anthropic").sse_body(r))
     assert [e[1]["content_block"]["type"] for e in ev if e[0] == "content_block_start"] == ["text"]  # type: ignore[index]
     assert ev[-2][1]["delta"]["stop_reason"] == "max_tokens"  # type: ignore[index]
 
 
 def test_responses_sequence() -> None:
-    ev = events(respond.sse_body("openai_responses", reply()))
+    ev = events(provider_api("openai_responses").sse_body(reply()))
     names = [e[0] for e in ev]
     assert names[:2] == ["response.created", "response.in_progress"] and names[-1] == "response.completed"
     assert "response.reasoning_summary_text.delta" in names and "response.output_text.done" in names
@@ -65,20 +65,20 @@ def test_responses_sequence() -> None:
 
 
 def test_responses_length_is_incomplete() -> None:
-    ev = events(respond.sse_body("openai_responses", reply(parsed=ParsedReply(content="x"), finish="length")))
+    ev = events(provider_api("openai_responses").sse_body(reply(parsed=ParsedReply(content="x"), finish="length")))
     assert ev[-1][0] == "response.completed" and ev[-1][1]["response"]["status"] == "incomplete"  # type: ignore[index]
     assert ev[-1][1]["response"]["incomplete_details"] == {"reason": "max_output_tokens"}  # type: ignore[index]
 
 
 def test_chat_chunks_and_done() -> None:
-    ev = events(respond.sse_body("openai_chat", reply()))
+    ev = events(provider_api("openai_chat").sse_body(reply()))
     assert ev[-1][1] == "[DONE]"
     assert ev[1][1]["choices"][0]["finish_reason"] == "tool_calls"  # type: ignore[index]
     assert ev[2][1]["usage"]["total_tokens"] == 8  # type: ignore[index]
-    no_usage = events(respond.sse_body("openai_chat", reply(options=ReplyOptions(model="m"))))
+    no_usage = events(provider_api("openai_chat").sse_body(reply(options=ReplyOptions(model="m"))))
     assert len(no_usage) == 3
 
 
 def test_google_chunk() -> None:
-    (ev,) = events(respond.sse_body("google", reply(finish="length", parsed=ParsedReply(content="x"))))
+    (ev,) = events(provider_api("google").sse_body(reply(finish="length", parsed=ParsedReply(content="x"))))
     assert ev[1]["candidates"][0]["finishReason"] == "MAX_TOKENS"  # type: ignore[index]

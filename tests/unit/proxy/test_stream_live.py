@@ -17,6 +17,7 @@ from google.genai import types as gtypes
 
 from tests.fixtures.proxy import ProxyHandle
 from tests.fixtures.sdk_clients import SdkClients
+from tests.fixtures.waits import async_wait_for
 
 TOOL_TEXT = ('<think>\nI should list the files first.\n</think>\n\nLet me look at them.\n<tool_call>\n'
              '{"name": "bash", "arguments": {"command": "ls -la"}}\n</tool_call>')
@@ -43,10 +44,7 @@ def the_record(h: ProxyHandle):  # type: ignore[no-untyped-def]
 
 
 async def records(h: ProxyHandle, n: int) -> None:
-    for _ in range(100):
-        if h.server._sessions[h.api_key].log.count >= n:  # type: ignore[attr-defined]
-            return
-        await asyncio.sleep(0.05)
+    await async_wait_for(lambda: h.server._sessions[h.api_key].log.count >= n, 5.0, f"{n} record(s)")
 
 
 
@@ -211,10 +209,8 @@ async def test_client_gone_aborts_the_engine_request_and_records_abort(live_prox
     slow(h, "word " * 200, first=0.0, per_token=0.02)
     await _raw(h, RAW[0][1], RAW[0][2], stop_after=b"word")  # reads the first delta, then hangs up
     stream = h.engine.streams[0]  # type: ignore[attr-defined]
-    for _ in range(40):  # the abort lands within a second (the failed write of the next batch)
-        if stream.aborted:
-            break
-        await asyncio.sleep(0.05)
+    # the abort lands within a second (the failed write of the next batch)
+    await async_wait_for(lambda: bool(stream.aborted), 2.0, "the engine request aborted")
     assert stream.aborted and stream.sent < 150
     await records(h, 1)
     recs = h.server.close_session(h.api_key)  # type: ignore[attr-defined]
@@ -231,10 +227,8 @@ async def test_client_gone_while_the_engine_is_silent_aborts_within_a_second(liv
                                                           json={"model": "m", "messages": MSGS, "stream": True}):
         pass  # the response head came: the client hangs up before any token
     left = asyncio.get_running_loop().time()
-    for _ in range(60):
-        if h.engine.streams and h.engine.streams[0].aborted:  # type: ignore[attr-defined]
-            break
-        await asyncio.sleep(0.05)
+    await async_wait_for(lambda: bool(h.engine.streams and h.engine.streams[0].aborted),  # type: ignore[attr-defined]
+                         3.0, "the engine request aborted")
     assert h.engine.streams[0].aborted, "the engine request was not aborted"  # type: ignore[attr-defined]
     assert asyncio.get_running_loop().time() - left < 1.0
     await records(h, 1)

@@ -16,6 +16,7 @@ from polar_hpc.util.proc import (
     stop_tree,
     write_pid_file,
 )
+from tests.fixtures.waits import wait_for
 from tests.unit.runtime.conftest import pids_with
 
 
@@ -53,9 +54,7 @@ def test_pid_file_names_one_process_not_a_reused_pid(tmp_path: Path) -> None:
 def test_stop_tree_root_first_then_its_leftovers(marker: str) -> None:
     """term_all=False: only the root gets SIGTERM while it drains; what it leaves behind is killed after."""
     proc = subprocess.Popen(["sh", "-c", f"sleep {marker} & trap 'exit 0' TERM; while :; do sleep 0.05; done"])
-    deadline = time.monotonic() + 10
-    while not pids_with(marker) and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_for(lambda: bool(pids_with(marker)), 10, "the sleep to start")
     assert pids_with(marker)
     t0 = time.monotonic()
     assert stop_tree(proc.pid, grace_s=10, term_all=False)
@@ -66,12 +65,8 @@ def test_stop_tree_root_first_then_its_leftovers(marker: str) -> None:
 
 def test_stop_tree_kills_what_ignores_sigterm(marker: str) -> None:
     proc = subprocess.Popen(["sh", "-c", f"trap '' TERM; sleep {marker}"])
-    deadline = time.monotonic() + 10
-    while not pids_with(marker) and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_for(lambda: bool(pids_with(marker)), 10, "the sleep to start")
     assert not stop_tree(proc.pid, grace_s=0.3)
     proc.wait(timeout=5)
-    deadline = time.monotonic() + 5
-    while pids_with(marker) and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_for(lambda: not pids_with(marker), 5, "the killed sleep to go")
     assert pids_with(marker) == []

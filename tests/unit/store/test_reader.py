@@ -13,6 +13,7 @@ from polar_hpc.store.reader import ShardReader
 from polar_hpc.store.resume import resume_index
 from polar_hpc.store.schema import offsets_name
 from polar_hpc.store.select import TraceSelect
+from polar_hpc.store.summary import format_summary, summarize
 from polar_hpc.store.writer import ShardWriter
 from polar_hpc.wire.codec import to_msgpack
 from polar_hpc.wire.records import SessionResult, TraceStatus
@@ -119,6 +120,22 @@ def test_duplicate_session_is_read_once(tmp_path: Path, session_result_factory: 
     assert sum(1 for t in reader.traces() if t.key == a.key) == len(a.trajectory.traces)
     idx = resume_index(tmp_path)
     assert idx.keys == {a.key, b.key, c.key} and idx.duplicates == 1
+    assert idx.outcomes[a.key] == (int(a.trajectory.status), a.reward), "the copy read (the first) gives the outcome"
+
+
+def test_runs_read_together_keep_each_its_sessions(tmp_path: Path, session_result_factory: Any) -> None:
+    """The same task keys in two runs are two runs' sessions, not duplicates; within a run a key is read once."""
+    rs = [session_result_factory(task_id=f"t{i}", sample_index=0) for i in range(3)]
+    _write(tmp_path / "run-a" / "shards", 0, rs)
+    _write(tmp_path / "run-b" / "shards", 0, rs[:2])
+    _write(tmp_path / "run-b" / "shards", 1, rs[2:] + rs[:1])  # t0 again within run b: a duplicate
+    reader = ShardReader([tmp_path / "run-a", tmp_path / "run-b"])
+    keys = [r.key for r in reader.results()]
+    assert sorted(keys) == sorted([r.key for r in rs] * 2)
+    assert [d.key for d in reader.duplicates] == [rs[0].key]
+    assert reader.runs == {str(tmp_path / "run-a" / "shards"): 3, str(tmp_path / "run-b" / "shards"): 3}
+    text = format_summary(summarize(reader))
+    assert "sessions   6  (1 duplicates skipped)" in text and "runs       2: " in text
 
 
 def test_filters(tmp_path: Path, session_result_factory: Any) -> None:

@@ -62,3 +62,42 @@ def test_report_missing_or_empty_run_fails(tmp_path: Path, capsys: Any) -> None:
     RunDir(tmp_path / "run").shards.mkdir(parents=True)
     assert main(["report", str(tmp_path / "run")]) == 2
     assert "no committed shards" in capsys.readouterr().err
+
+
+def test_report_of_a_grpo_run_plots_reward_and_logprob_difference_per_step(tmp_path: Path,
+                                                                            session_result_factory: Any) -> None:
+    from polar_hpc.train.grpo.batch import GroupCounts
+    from polar_hpc.train.grpo.metrics import StepMetrics, append_step, read_steps
+
+    run = write_run(tmp_path / "run", [session_result_factory() for _ in range(4)])
+    written = [StepMetrics(step=i + 1, reward=0.25 * i, loss=-0.01 * i, logp_diff_mean=1e-6 * (i + 1),
+                           logp_diff_max=3e-6, clipped_share=0.5 * i, rollout_versions=[str(i) if i else "default"],
+                           pushed_version=i + 1, wait_s=1.0, step_s=4.0, counts=GroupCounts(sessions=8, trained=8),
+                           time=0.0) for i in range(3)]
+    for m in written:
+        append_step(run, m)
+    assert read_steps(run) == written  # read back as written
+    text = write_report([run], tmp_path / "rep")
+    assert "## Training (GRPO)" in text
+    assert "| 3 | 0.500 | -0.0200 | 3.00e-06 | 3.00e-06 | 100.0% | 2 | 25% |" in text
+    assert "![grpo_steps](grpo_steps.png)" in text
+    assert (tmp_path / "rep" / "grpo_steps.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_report_durations_histogram_reasons_and_forced_tokens(tmp_path: Path, session_result_factory: Any) -> None:
+    reason = "the sandbox's prepare step failed: " + "git init exited 128 because the workspace is read-only " * 3
+    rs = [session_result_factory(sample_index=i, status=TraceStatus.COMPLETED, reward=1.0) for i in range(3)]
+    rs.append(session_result_factory(sample_index=3, status=TraceStatus.ERROR, reward=1.0))
+    rs[3].trajectory.error = reason
+    for r in rs:
+        r.timings = {"init": 2.0, "run": 10.0, "evaluate": 1.0, "total": 13.5}
+        for t in r.trajectory.traces:
+            t.policy = "oracle"
+    run = write_run(tmp_path / "run", rs)
+    write_report([run], tmp_path / "rep", plots=False)
+    rep = json.loads((tmp_path / "rep/report.json").read_text())
+    assert {h["median_duration_s"] for h in rep["harness_stats"]} == {13.5}, "the total, not the stages summed"
+    assert rep["reward_counts"] == [4] and rep["reward_bins"] == [0.5, 1.5], "constant rewards: one bin around them"
+    assert rep["failures"] == {f"error: {reason.strip()}": 1}, "the whole reason"
+    text = (tmp_path / "rep/report.md").read_text()
+    assert "| forced tokens |" in text and "sampled tokens" not in text

@@ -1,0 +1,9 @@
+"""GRPO with TRL on polar-hpc rollouts: ``polar-hpc train grpo RECIPE`` (live) and replays of recorded shards.
+
+- ``batch``: evaluated groups -> TRL ``rollout_func`` rows (one per session; a group keeps its size).
+- ``tis``: ``TisGRPOTrainer``, truncated importance sampling against the recorded rollout logprobs.
+- ``live``: ``LiveRollouts`` (a ``rollout_func`` on ``AsyncRollouts``) and ``PushWeights`` (weights every step).
+- ``offline``: ``ShardRollouts``, a ``rollout_func`` replaying a finished run's groups from its shards.
+- ``metrics``: per-step metrics in ``run_dir/trainer/steps.jsonl`` (``polar-hpc report`` plots them).
+- ``run`` / ``cli``: the command.
+"""

@@ -1,0 +1,120 @@
+"""``polar-hpc train grpo RECIPE``: launch a run from the recipe (or attach to a running one) and train on it.
+
+Without ``--attach`` the command launches the recipe like ``polar-hpc launch`` (its tasks withheld from the
+coordinator: the trainer submits them as GRPO groups), trains ``trainer.steps`` steps, then cancels the run (its
+shards are committed) unless ``--keep-running``. With ``--attach RUN_DIR`` it trains against a run that is already
+up (e.g. a Slurm run launched from a recipe without ``[tasks] path``; the trainer then runs in the user's own job)
+and leaves it running. Light module: torch, TRL and transformers load inside ``run``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    g = sub.add_parser("grpo", help="GRPO with TRL on a live run: groups from the recipe's tasks, weights pushed "
+                                    "to the engines after every step")
+    g.add_argument("recipe", help="recipe TOML with [tasks], a task-checking [evaluator] and [trainer]")
+    g.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a recipe value, e.g. --set trainer.steps=5 (repeatable)")
+    g.add_argument("--run-dir", help="run directory to create (default: runs/<name>-<timestamp>)")
+    g.add_argument("--attach", metavar="RUN_DIR", help="train against this running run instead of launching one")
+    g.add_argument("--keep-running", action="store_true", help="leave the launched run up after training")
+    g.set_defaults(func=run)
+
+
+def launch_run(cfg: Any, run_dir: str | None) -> Any:
+    import msgspec
+
+    from polar_hpc.config import ConfigError
+    from polar_hpc.launch.preflight import preflight
+    from polar_hpc.launch.rundir import create_run_dir, default_run_dir
+    from polar_hpc.launch.submit import submit_run
+
+    run_cfg = msgspec.structs.replace(cfg, tasks=msgspec.structs.replace(cfg.tasks, path=None))
+    preflight(run_cfg)
+    try:
+        run = create_run_dir(run_cfg, Path(run_dir or cfg.launch.run_dir or default_run_dir(cfg)))
+    except FileExistsError as err:
+        raise ConfigError(str(err)) from None
+    submit_run(run.load_config(), run)
+    return run
+
+
+def wait_until_up(run_dir: Path, cfg: Any) -> None:
+    from polar_hpc.wire.endpoints import endpoint_path, wait_endpoints
+
+    timeout = cfg.inference.startup_timeout_s
+    wait_endpoints(run_dir, [f"inference-{i}" for i in range(cfg.inference.num_servers)], timeout_s=timeout)
+    deadline = time.monotonic() + timeout
+    while not endpoint_path(run_dir, "coordinator").exists():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{run_dir}: no coordinator endpoint after {timeout:.0f}s")
+        time.sleep(0.5)
+
+
+def run(args: argparse.Namespace) -> int:
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch loads (see polar_hpc.train.grpo.run)
+    import warnings
+
+    from transformers.utils import logging as hf_logging
+
+    from polar_hpc.config import ConfigError, load_recipe
+    from polar_hpc.tasks.source import iter_tasks
+    from polar_hpc.train.grpo.run import check_recipe, load_policy, train_grpo, trainer_model_dir
+    from polar_hpc.wire.rundir import RunDir
+
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()  # its warnings (deprecations, unused weights) are not the user's to act on
+    warnings.filterwarnings("ignore", category=FutureWarning, module="transformers")
+    cfg = load_recipe(args.recipe, args.overrides)
+    tasks = list(iter_tasks(cfg))
+    check_recipe(cfg, tasks)
+    model_dir = trainer_model_dir(cfg)
+    model, tok = load_policy(model_dir)
+    if args.attach:
+        run_dir = RunDir(args.attach)
+        if not run_dir.exists():
+            raise ConfigError(f"--attach {args.attach}: not a polar-hpc run directory")
+    else:
+        run_dir = launch_run(cfg, args.run_dir)
+    out = sys.stdout
+    t = cfg.trainer
+    out.write(f"run dir: {run_dir.root}\npolicy: {model_dir}  groups/step {t.groups_per_step} x "
+              f"{cfg.tasks.num_samples} sessions  steps {t.steps}  off-policy <= {t.max_off_policy_steps}\n")
+    out.flush()
+    from polar_hpc.train.grpo.live import WeightPushError
+    from polar_hpc.train.grpo.metrics import read_steps, step_line, steps_path
+
+    def report(m: Any) -> None:
+        out.write(step_line(m) + "\n")
+        out.flush()
+
+    rc = 0
+    t0 = time.monotonic()
+    try:
+        wait_until_up(run_dir.root, cfg)
+        train_grpo(cfg, run_dir.root, tasks, model=model, tokenizer=tok, model_dir=model_dir, report=report)
+    except (WeightPushError, TimeoutError, RuntimeError, ValueError) as err:
+        sys.stderr.write(f"polar-hpc train grpo: {err}\n")
+        rc = 1
+    finally:
+        if not args.attach and not args.keep_running:
+            from polar_hpc.launch.monitor import cancel_run
+
+            cancel_run(run_dir)
+    steps = read_steps(run_dir.root)
+    if steps:
+        k = min(5, len(steps))
+        first = sum(s.reward for s in steps[:k]) / k
+        last = sum(s.reward for s in steps[-k:]) / k
+        out.write(f"{len(steps)} steps in {time.monotonic() - t0:.0f}s: reward {first:.3f} (first {k}) -> "
+                  f"{last:.3f} (last {k}); metrics {steps_path(run_dir.root)}; plots: polar-hpc report "
+                  f"{run_dir.root}\n")
+    return rc

@@ -1,0 +1,71 @@
+"""Per-step GRPO metrics: one JSON line per optimizer step in ``run_dir/trainer/steps.jsonl``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import msgspec
+
+from polar_hpc.train.grpo.batch import GroupCounts
+
+TRAINER_DIR = "trainer"
+"""Under the run dir: the trainer's output (TRL's output_dir) and ``STEPS``."""
+STEPS = "steps.jsonl"
+CHECKPOINTS = "checkpoints"
+"""Under the run dir: ``step-N`` model dirs the engines load (the newest ``trainer.keep_checkpoints`` are kept)."""
+
+
+class StepMetrics(msgspec.Struct, kw_only=True):
+    step: int
+    """1-based optimizer step."""
+    reward: float
+    """Mean session reward of the step's sessions (placeholders left out)."""
+    loss: float
+    logp_diff_mean: float
+    """Trainer-vs-rollout |Δ logp| over trainable tokens, before the step's update (nat)."""
+    logp_diff_max: float
+    logp_share_above: float = 0.0
+    """Share of trainable tokens with |Δ logp| above ``polar_hpc.train.agreement.ABOVE_NAT``."""
+    clipped_share: float
+    rollout_versions: list[str]
+    """Weight versions the step's trained traces were sampled with."""
+    pushed_version: int
+    wait_s: float
+    """Time the trainer waited for this step's groups."""
+    step_s: float
+    push_s: float = 0.0
+    """Saving the checkpoint and loading it on every engine."""
+    counts: GroupCounts
+    time: float
+
+
+def steps_path(run_dir: str | os.PathLike[str]) -> Path:
+    return Path(run_dir) / TRAINER_DIR / STEPS
+
+
+def append_step(run_dir: str | Path, m: StepMetrics) -> None:
+    p = steps_path(run_dir)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with open(p, "ab") as f:
+        f.write(msgspec.json.encode(m) + b"\n")
+
+
+def read_steps(run_dir: str | os.PathLike[str]) -> list[StepMetrics]:
+    """The steps recorded in ``run_dir`` (empty when no trainer ran there)."""
+    p = steps_path(run_dir)
+    if not p.is_file():
+        return []
+    dec = msgspec.json.Decoder(StepMetrics)
+    return [dec.decode(line) for line in p.read_bytes().splitlines() if line.strip()]
+
+
+def step_line(m: StepMetrics) -> str:
+    """The line ``polar-hpc train grpo`` prints per step."""
+    wait = m.wait_s / m.step_s if m.step_s > 0 else 0.0
+    placeholders = m.counts.sessions - m.counts.trained
+    return (f"step {m.step:3d}  reward {m.reward:.3f}  loss {m.loss:+.4f}  |Δlogp| {m.logp_diff_mean:.2e} "
+            f"(max {m.logp_diff_max:.2e}, clipped {100 * m.clipped_share:.0f}%)  "
+            f"rollout v{','.join(m.rollout_versions) or '-'} -> pushed v{m.pushed_version}  "
+            f"waited {100 * wait:.0f}% of {m.step_s:.1f}s (push {m.push_s:.1f}s)"
+            + (f"  placeholders {placeholders}" if placeholders else ""))

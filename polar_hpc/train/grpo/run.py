@@ -1,0 +1,126 @@
+"""``polar-hpc train grpo``'s body: check the recipe, load the policy, train with TRL against a live run.
+
+Threads: the trainer runs ``trainer.threads`` torch threads with ``OMP_WAIT_POLICY=PASSIVE`` (set by the CLI
+before torch loads): on a shared CPU, OpenMP threads that spin between kernels starve the engine and the
+sandboxes (torch ran 8x slower on 2 shared cores without it).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from polar_hpc.assets import resolve_model
+from polar_hpc.config import ConfigError
+from polar_hpc.config.run import RunConfig
+from polar_hpc.log import get_logger
+from polar_hpc.wire.records import Task
+
+log = get_logger("train")
+FORMAT_ONLY_EVALUATORS = ("session_completed",)
+"""Evaluators that reward any finished session: GRPO against them learns nothing about the task."""
+
+
+def check_recipe(cfg: RunConfig, tasks: list[Task]) -> None:
+    """Raise ConfigError naming what a GRPO run needs and the recipe lacks."""
+    if cfg.evaluator.name in FORMAT_ONLY_EVALUATORS:
+        raise ConfigError(f"train grpo: [evaluator] must check the task (e.g. name = \"command\" with a command "
+                          f"that tests the answer); the recipe has evaluator.name = {cfg.evaluator.name!r}, "
+                          f"which rewards every finished session")
+    if not tasks:
+        raise ConfigError("train grpo: the recipe has no tasks ([tasks] path = a JSONL file of task rows); "
+                          "the trainer draws each step's groups from them")
+    if cfg.tasks.num_samples < 2:
+        raise ConfigError(f"train grpo: tasks.num_samples is the GRPO group size and must be >= 2, "
+                          f"got {cfg.tasks.num_samples}")
+    if cfg.trainer.groups_per_step > len(tasks):
+        raise ConfigError(f"train grpo: trainer.groups_per_step = {cfg.trainer.groups_per_step} exceeds the "
+                          f"{len(tasks)} tasks of {cfg.tasks.path}")
+
+
+def trainer_model_dir(cfg: RunConfig) -> Path:
+    spec = cfg.trainer.model or cfg.inference.model
+    try:
+        return resolve_model(spec)
+    except Exception as err:
+        raise ConfigError(f"trainer.model: cannot resolve {spec!r}: {err}") from None
+
+
+def load_policy(model_dir: Path) -> tuple[Any, Any]:
+    """The model (float32) and tokenizer the trainer trains; ConfigError naming the dir when they do not load."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    try:
+        model = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=torch.float32)
+        tok = AutoTokenizer.from_pretrained(str(model_dir))
+    except Exception as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise ConfigError(f"trainer.model: cannot load a causal LM and tokenizer from {model_dir}: {first}") from None
+    return model, tok
+
+
+def schedule(task_ids: list[str], n: int, seed: int) -> list[str]:
+    """``n`` task ids: the tasks shuffled with ``seed``, every task once before any repeats."""
+    rng = random.Random(seed)
+    out: list[str] = []
+    while len(out) < n:
+        perm = list(task_ids)
+        rng.shuffle(perm)
+        out += perm
+    return out[:n]
+
+
+def grpo_args(cfg: RunConfig, output_dir: Path) -> Any:
+    import torch
+    from trl import GRPOConfig
+
+    t = cfg.trainer
+    g = cfg.tasks.num_samples
+    return GRPOConfig(
+        output_dir=str(output_dir), per_device_train_batch_size=g * t.groups_per_step, num_generations=g,
+        gradient_accumulation_steps=1, steps_per_generation=1, num_iterations=1, max_steps=t.steps,
+        learning_rate=t.learning_rate, lr_scheduler_type=t.lr_scheduler, beta=t.beta, loss_type=t.loss_type,
+        seed=t.seed, shuffle_dataset=False,
+        max_completion_length=cfg.inference.max_new_tokens, logging_steps=1, save_strategy="no", report_to="none",
+        disable_tqdm=True,
+        dataloader_pin_memory=False, dataloader_num_workers=0, bf16=False, use_cpu=not torch.cuda.is_available(),
+    )
+
+
+def train_grpo(cfg: RunConfig, run_dir: Path, tasks: list[Task], *, model: Any, tokenizer: Any, model_dir: Path,
+               report: Callable[[Any], None] | None = None) -> Any:
+    """Train ``cfg.trainer.steps`` GRPO steps on the running run ``run_dir``; returns the TRL trainer."""
+    import torch
+    from datasets import Dataset
+    from transformers import PrinterCallback
+
+    from polar_hpc.train.grpo.batch import session_reward
+    from polar_hpc.train.grpo.live import LiveRollouts, PushWeights
+    from polar_hpc.train.grpo.metrics import TRAINER_DIR
+    from polar_hpc.train.grpo.tis import TisGRPOTrainer
+
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    t = cfg.trainer
+    torch.set_num_threads(t.threads)
+    order = schedule([x.task_id for x in tasks], t.steps * t.groups_per_step, t.seed)
+    filler = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    rollouts = LiveRollouts(run_dir, tasks, t, num_generations=cfg.tasks.num_samples, filler_id=int(filler),
+                            schedule=order).start()
+    try:
+        trainer = TisGRPOTrainer(
+            model=model, reward_funcs=[session_reward], args=grpo_args(cfg, run_dir / TRAINER_DIR),
+            train_dataset=Dataset.from_dict({"prompt": order}), processing_class=tokenizer,
+            rollout_func=rollouts, tis_clip=t.tis_clip, tis_level=t.tis_level,
+        )
+        trainer.remove_callback(PrinterCallback)  # the step line comes from ``report``
+        trainer.add_callback(PushWeights(run_dir, push=rollouts.update_policy, last=lambda: rollouts.last,
+                                         base_model=model_dir, keep=t.keep_checkpoints,
+                                         tis=lambda: trainer.last_tis, report=report))
+        trainer.train()
+        return trainer
+    finally:
+        rollouts.close()

@@ -1,0 +1,53 @@
+"""A shard column is one row of ``store/schema.py``: every ``Trace`` field has its place in a shard (a column's
+``field`` or the trace blob), and both exports carry it or say why not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from polar_hpc.store.export import ExportRow
+from polar_hpc.store.schema import ALL_COLUMNS, SESSION_COLUMNS, TOKEN_COLUMNS, TRACE_COLUMNS, TraceBlob
+from polar_hpc.train.export import TRACE_FIELDS, TRACE_FIELDS_LEFT_OUT, export_sft
+from polar_hpc.wire.records import SessionResult, Trace
+from tests.unit.train.runs import write_run
+
+
+def _fields(tp: type[msgspec.Struct]) -> set[str]:
+    return {f.name for f in msgspec.structs.fields(tp)}
+
+
+TRACE_COLUMN_FIELDS = [c.field for c in TOKEN_COLUMNS + TRACE_COLUMNS if c.field is not None]
+
+
+def test_every_trace_field_has_one_place_in_a_shard() -> None:
+    places = TRACE_COLUMN_FIELDS + sorted(_fields(TraceBlob))
+    assert sorted(places) == sorted(_fields(Trace)), "a Trace field has no column (or two places)"
+
+
+def test_session_columns_name_session_result_attributes(session_result_factory: Any) -> None:
+    r: SessionResult = session_result_factory(task_id="t", sample_index=0)
+    for c in SESSION_COLUMNS:
+        if c.field is not None:
+            value: Any = r
+            for part in c.field.split("."):
+                value = getattr(value, part)  # AttributeError names a column whose field is gone
+    assert len({c.path for c in ALL_COLUMNS}) == len(ALL_COLUMNS)
+
+
+def test_shards_export_carries_every_trace_field() -> None:
+    assert set(_fields(Trace)) <= _fields(ExportRow)
+
+
+def test_sft_export_carries_or_declares_every_trace_field(tmp_path: Path, session_result_factory: Any) -> None:
+    assert sorted([*TRACE_FIELDS, *TRACE_FIELDS_LEFT_OUT]) == sorted(_fields(Trace))
+    run = write_run(tmp_path / "run", [session_result_factory(task_id=f"t-{i}", sample_index=0) for i in range(4)],
+                    per_shard=4)
+    export_sft([run], tmp_path / "out", test_fraction=0.0)
+    keys = {variant: set(msgspec.json.decode(next((tmp_path / "out" / variant).glob("train-*.jsonl"))
+                                             .read_bytes().splitlines()[0]))
+            for variant in ("chat", "tokens")}
+    for field, (variant, key) in TRACE_FIELDS.items():
+        assert key in keys[variant], f"Trace.{field}: {variant} records have no {key!r}"

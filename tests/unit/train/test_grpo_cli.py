@@ -1,0 +1,43 @@
+"""``polar-hpc train grpo`` refuses bad input before launching anything: one line, exit 2, no run dir."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from polar_hpc.cli import main
+
+ROOT = Path(__file__).parents[3]
+RECIPE = str(ROOT / "recipes" / "local-grpo.toml")
+
+
+def _run(capsys: pytest.CaptureFixture[str], tmp_path: Path, *sets: str) -> tuple[int, str]:
+    args = ["train", "grpo", RECIPE, "--run-dir", str(tmp_path / "run")]
+    rc = main([*args, *[a for s in sets for a in ("--set", s)]])
+    err = capsys.readouterr().err.strip()
+    assert not (tmp_path / "run").exists(), "a run was launched despite the bad input"
+    return rc, err
+
+
+def test_a_recipe_whose_evaluator_checks_nothing_is_refused(capsys: pytest.CaptureFixture[str],
+                                                             tmp_path: Path) -> None:
+    rc, err = _run(capsys, tmp_path, "evaluator.name=session_completed")
+    assert rc == 2 and len(err.splitlines()) == 1
+    assert "[evaluator] must check the task" in err and "'session_completed'" in err
+
+
+def test_a_group_of_one_is_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    rc, err = _run(capsys, tmp_path, "tasks.num_samples=1")
+    assert rc == 2 and "tasks.num_samples is the GRPO group size and must be >= 2, got 1" in err
+
+
+def test_a_model_dir_the_trainer_cannot_load_is_refused(capsys: pytest.CaptureFixture[str],
+                                                         tmp_path: Path) -> None:
+    pytest.importorskip("transformers", reason="the train extra is not installed")
+    empty = tmp_path / "not-a-model"
+    empty.mkdir()
+    (empty / "config.json").write_text('{"model_type": "no-such-architecture"}')
+    rc, err = _run(capsys, tmp_path, f"trainer.model={empty}")
+    assert rc == 2 and len(err.splitlines()) == 1
+    assert f"trainer.model: cannot load a causal LM and tokenizer from {empty}" in err
