@@ -2,6 +2,7 @@
 
     python tools/harness_pins.py --specs system    # npm specs of the CLIs that run on the system Node
     python tools/harness_pins.py --specs node22    # those whose release needs Node >= 22
+    python tools/harness_pins.py --specs pypi      # the Python CLIs (pip specs)
     python tools/harness_pins.py --write           # rewrite the pin table of docs/harnesses.md
 """
 
@@ -30,12 +31,13 @@ def with_table(doc: str) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     group = ap.add_mutually_exclusive_group(required=True)
-    group.add_argument("--specs", choices=("system", "node22"))
+    group.add_argument("--specs", choices=("system", "node22", "pypi"))
     group.add_argument("--write", action="store_true")
     args = ap.parse_args()
     if args.specs:
         for p in PINS:
-            if p.node22 == (args.specs == "node22"):
+            if (p.pypi and args.specs == "pypi") or (not p.pypi and args.specs != "pypi"
+                                                      and p.node22 == (args.specs == "node22")):
                 sys.stdout.write(p.spec + "\n")
         return 0
     DOC.write_text(with_table(DOC.read_text()))

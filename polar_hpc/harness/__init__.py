@@ -12,13 +12,15 @@ from polar_hpc.harness.adapters import (
     ShellAdapter,
 )
 from polar_hpc.harness.base import BaseAdapter, HarnessAdapter, HarnessCommand, HarnessContext, HarnessError
+from polar_hpc.harness.cline import ClineAdapter
+from polar_hpc.harness.mini_swe_agent import MiniSweAgentAdapter
 
 __all__ = ["HarnessAdapter", "HarnessCommand", "HarnessContext", "HarnessError", "get_adapter", "ADAPTERS"]
 
 ADAPTERS: dict[str, type[BaseAdapter]] = {
     a.name: a
     for a in (ShellAdapter, CodexAdapter, ClaudeCodeAdapter, GeminiCliAdapter, QwenCodeAdapter, OpencodeAdapter,
-              PiAdapter)
+              PiAdapter, MiniSweAgentAdapter, ClineAdapter)
 }
 
 

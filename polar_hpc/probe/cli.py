@@ -16,7 +16,8 @@ from polar_hpc.config.run import InferenceConfig, Policy, RuntimeBackend, Runtim
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("probe", help="one oracle session of a harness, locally: calls, chains, breaks",
                               description=__doc__)
-    p.add_argument("harness", help="shell, codex, claude_code, gemini_cli, qwen_code, opencode or pi")
+    p.add_argument("harness", help="shell, codex, claude_code, gemini_cli, qwen_code, opencode, pi, mini_swe_agent "
+                                   "or cline")
     p.add_argument("--recipe", default=None, metavar="RECIPE",
                    help="take the task source (file and template), runtime and evaluator from this recipe, so "
                         "tasks of any layout probe as they run (default: the demo layout)")
@@ -39,6 +40,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--harness-arg", action="append", default=[], metavar="ARG",
                    help="extra argument for the harness CLI (agent.settings.extra_args), e.g. "
                         "-c model_auto_compact_token_limit=8000 for Codex; repeatable")
+    p.add_argument("--harness-setting", action="append", default=[], metavar="KEY=VALUE",
+                   help="agent.settings of the harness, e.g. mode=text for mini_swe_agent's text actions; repeatable")
     p.add_argument("--timeout", type=float, default=300.0, help="the harness's budget in seconds")
     p.add_argument("--out", default=None, metavar="DIR", help="where the run goes (default: ./probe-HARNESS-TIME)")
     p.add_argument("--json", action="store_true", help="print the row as JSON")
@@ -54,13 +57,19 @@ def run(args: argparse.Namespace) -> int:
     from polar_hpc.probe.report import format_row
     from polar_hpc.probe.run import ProbeError, ProbeSpec, run_probe
 
+    settings = [tuple(kv.split("=", 1)) for kv in args.harness_setting]
+    if any(len(kv) != 2 or not kv[0] for kv in settings):
+        bad = next(kv for kv in args.harness_setting if "=" not in kv or kv.startswith("="))
+        sys.stderr.write(f"polar-hpc probe: --harness-setting: expected KEY=VALUE, got {bad!r}\n")
+        return 2
     out = Path(args.out or f"probe-{args.harness}-{time.strftime('%Y%m%d-%H%M%S')}")
     spec = ProbeSpec(harness=args.harness, out=out.resolve(),
                      recipe=Path(args.recipe).resolve() if args.recipe else None, overrides=tuple(args.overrides),
                      tasks=Path(args.task).resolve() if args.task else None,
                      task_id=args.task_id, command=args.command, engine=args.engine, model=args.model,
                      runtime=args.runtime, policy=args.policy, agent_timeout_s=args.timeout,
-                     harness_args=tuple(args.harness_arg))
+                     harness_args=tuple(args.harness_arg),
+                     harness_settings=tuple((k, v) for k, v in settings))
     try:
         row = run_probe(spec)
     except ProbeError as err:

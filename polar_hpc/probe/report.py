@@ -157,7 +157,7 @@ def format_row(row: ProbeRow) -> str:
     lines += [
         f"tokens         {row.tokens_held} held, {row.tokens_rendered} rendered; {row.tokens_trainable} trainable",
         f"drift          a canonical re-render would have changed {drift}",
-        f"tools          {', '.join(row.tools)}",
+        f"tools          {', '.join(row.tools) or 'none offered'}",
         f"records        {row.records}",
         f"shard          {row.shard}",
     ]

@@ -68,6 +68,8 @@ class ProbeSpec(msgspec.Struct, kw_only=True, frozen=True):
     agent_timeout_s: float = 300.0
     context_length: int = 32768
     harness_args: tuple[str, ...] = ()
+    harness_settings: tuple[tuple[str, str], ...] = ()
+    """``agent.settings`` keys of the harness (``--harness-setting mode=text``), values as given."""
 
 
 def _demo_config(spec: ProbeSpec) -> RunConfig:
@@ -99,15 +101,7 @@ def _base_config(spec: ProbeSpec) -> RunConfig:
 def probe_config(spec: ProbeSpec, url: str) -> RunConfig:
     """The run of one probe session: the task source, runtime and evaluator of the recipe (or the demo layout);
     the harness, policy, engine and a one-session rank of the probe's own."""
-    from polar_hpc.harness import HarnessError, get_adapter
-    from polar_hpc.harness.toolchain import resolve_harness
-
-    try:
-        adapter = get_adapter(spec.harness)
-        if spec.harness != "shell":
-            resolve_harness(adapter.binary)
-    except HarnessError as err:
-        raise ProbeError(f"harness {spec.harness!r}: {err}") from None
+    check_harness(spec)
     base = _base_config(spec)
     path = task_file(base)
     if path is None or not path.is_file():
@@ -128,28 +122,53 @@ def probe_config(spec: ProbeSpec, url: str) -> RunConfig:
                               drain_grace_s=20, render="continuation", keep_records=True, measure_divergence=True),
         runtime=runtime,
         agent=AgentSpec(harness=spec.harness, command=command, policy=spec.policy,
-                        settings={"extra_args": list(spec.harness_args)} if spec.harness_args else {}),
+                        settings=_settings(spec, base.agent)),
         builder=BuilderSpec(name="prefix_merging"),
         tasks=msgspec.structs.replace(base.tasks, path=str(path), num_samples=1, limit=None),
     )
 
 
-def harness_version(harness: str) -> str:
+def check_harness(spec: ProbeSpec) -> None:
+    """A known harness whose CLI is installed; ProbeError naming both otherwise (before any server starts)."""
     from polar_hpc.harness import HarnessError, get_adapter
+    from polar_hpc.harness.toolchain import resolve_harness
+
+    try:
+        adapter = get_adapter(spec.harness)
+        if spec.harness != "shell":
+            resolve_harness(adapter.binary)
+    except HarnessError as err:
+        raise ProbeError(f"harness {spec.harness!r}: {err}") from None
+
+
+def _settings(spec: ProbeSpec, base: AgentSpec) -> dict[str, object]:
+    """The recipe's ``agent.settings`` when it runs the same harness, under the command line's."""
+    settings: dict[str, object] = dict(base.settings) if base.harness == spec.harness else {}
+    settings.update(spec.harness_settings)
+    if spec.harness_args:
+        settings["extra_args"] = list(spec.harness_args)
+    return settings
+
+
+def harness_version(harness: str) -> str:
+    from polar_hpc.harness import ADAPTERS, HarnessError
     from polar_hpc.harness.toolchain import resolve_harness
 
     if harness == "shell":
         return ""
+    adapter = ADAPTERS[harness]() if harness in ADAPTERS else None
+    if adapter is None:
+        return ""
     try:
-        launch = resolve_harness(get_adapter(harness).binary)
+        launch = resolve_harness(adapter.binary)
     except HarnessError:
         return ""
     try:
-        done = subprocess.run([*launch.argv, "--version"], capture_output=True, text=True, timeout=VERSION_TIMEOUT_S,
-                              stdin=subprocess.DEVNULL)
+        done = subprocess.run([*launch.argv, *adapter.version_args], capture_output=True, text=True,
+                              timeout=VERSION_TIMEOUT_S, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired):
         return ""
-    return ((done.stdout.strip() or done.stderr.strip()).splitlines() or [""])[-1]
+    return adapter.version_of(done.stdout.strip() or done.stderr.strip())
 
 
 @contextlib.contextmanager
@@ -205,6 +224,7 @@ def run_probe(spec: ProbeSpec) -> ProbeRow:
     run_dir = spec.out / "run"
     if run_dir.exists():
         raise ProbeError(f"--out: {run_dir} exists; give a fresh folder")
+    check_harness(spec)
     version = harness_version(spec.harness)
     with _engine(spec) as url:
         cfg = _only_task(probe_config(spec, url), spec)

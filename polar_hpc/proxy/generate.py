@@ -177,8 +177,9 @@ class Generator:
         record = _new_record(prompt, req, provider=provider, session_id=session_id, index=index,
                              raw_request=raw_request, received=received)
         forced = self._oracle_ids(oracle, req, raw_request, provider, ids) if oracle is not None else None
-        if forced is not None:
+        if forced is not None and oracle is not None:
             record.policy = "oracle"
+            record.action_format = oracle.script.actions.name
         sampling = self._limited(req, record, ids, forced)
         record.timings.engine_start = time.time()
         try:

@@ -171,6 +171,9 @@ class CompletionRecord(msgspec.Struct, kw_only=True):
     server: str | None = None
     policy: TokenPolicy = "sample"
     """``oracle``: the output ids were forced (the task's reference solution) and scored by the engine."""
+    action_format: str | None = None
+    """How the oracle wrote this reply's actions (``ActionFormat.name``: ``tool_calls`` or ``text:<fence>``);
+    None for a sampled reply."""
 
 
 class TraceStatus(enum.IntEnum):

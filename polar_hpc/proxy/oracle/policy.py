@@ -29,6 +29,7 @@ from polar_hpc.proxy.oracle.script import (
     summary,
     turns,
 )
+from polar_hpc.proxy.oracle.text_actions import checked_action_text, text_turn
 from polar_hpc.proxy.oracle.tools import ShellTool, WriteTool, agent_tool, pick_tool
 from polar_hpc.proxy.parse import parse_reply
 from polar_hpc.proxy.providers import provider_api
@@ -138,6 +139,8 @@ class OraclePolicy:
         compaction) gets a plain summary of the progress."""
         if is_side_request(req):
             return None
+        if self.script.actions.kind == "text":  # the harness reads actions from the reply's text
+            return text_turn(self.script, req), None
         if not req.tools:
             ctx = is_subagent(req)
             if not self.dropped[ctx] + self.seen[ctx]:
@@ -179,6 +182,9 @@ class OraclePolicy:
         if found is None:
             return None
         turn, tool = found
+        if self.script.actions.kind == "text":  # only the final turn is the conversation's last
+            text = checked_action_text(turn, self.script.actions, self.tool_parser, req.tools, self.script.task)
+            return text, turn.label == "answer"
         if turn.label == "delegate":
             sub = agent_tool(req.tools)
             assert sub is not None

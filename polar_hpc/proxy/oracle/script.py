@@ -24,6 +24,7 @@ from typing import Any
 import msgspec
 
 from polar_hpc.config.run import Policy
+from polar_hpc.wire.actions import TOOL_CALLS, ActionFormat
 from polar_hpc.wire.records import SOLUTION_COMMANDS, SOLUTION_PATCH
 
 HEREDOC_TAG = "POLAR_ORACLE_PATCH"
@@ -56,6 +57,8 @@ class OracleScript(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Hand the task to the harness's sub-agent tool first; the sub-agent's session runs the script."""
     task: str = ""
     """The task's id (named in errors)."""
+    actions: ActionFormat = TOOL_CALLS
+    """How the harness reads actions (its adapter's ``action_format``): tool calls or text (``text_actions``)."""
 
     def __post_init__(self) -> None:
         if not self.noop and not self.solution_patch and not self.solution_commands:
@@ -115,7 +118,9 @@ def turns(script: OracleScript, *, parallel: bool, encoded: bool = False) -> lis
         out += [Turn(label="apply", commands=(c,)) for c in apply_commands(script, encoded=encoded)]
     if script.verify:
         out.append(Turn(label="verify", commands=(script.verify,)))
-    out.append(Turn(label="answer", answer=NOOP_ANSWER if script.noop else script.answer))
+    answer = NOOP_ANSWER if script.noop else script.answer
+    finish = script.actions.finish
+    out.append(Turn(label="answer", answer=answer, commands=(finish,) if finish else ()))
     return out
 
 
@@ -153,7 +158,8 @@ def delegate_turns() -> list[Turn]:
     return [Turn(label="delegate"), Turn(label="answer", answer=DELEGATED_ANSWER)]
 
 
-def script_from_task(metadata: dict[str, Any], *, policy: Policy, verify: str | None, task: str = "") -> OracleScript:
+def script_from_task(metadata: dict[str, Any], *, policy: Policy, verify: str | None, task: str = "",
+                     actions: ActionFormat = TOOL_CALLS) -> OracleScript:
     """The script of a task (its metadata holds ``solution_patch`` or ``solution_commands``)."""
     patch = metadata.get(SOLUTION_PATCH)
     commands = metadata.get(SOLUTION_COMMANDS, [])
@@ -166,4 +172,5 @@ def script_from_task(metadata: dict[str, Any], *, policy: Policy, verify: str | 
         raise OracleError(f"task metadata {SOLUTION_COMMANDS}: expected a list of shell commands, "
                           f"got {commands!r:.200}")
     return OracleScript(solution_patch=patch or None, solution_commands=list(commands), verify=verify,
-                        noop=policy == "oracle_noop", delegate=policy == "oracle_subagent", task=task)
+                        noop=policy == "oracle_noop", delegate=policy == "oracle_subagent", task=task,
+                        actions=actions)

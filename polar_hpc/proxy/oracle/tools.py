@@ -2,8 +2,9 @@
 
 A *shell tool* takes the command line as a string or an array parameter named like a command (``command``,
 ``cmd``, ``script``): Codex ``exec_command {cmd}``, Claude Code ``Bash {command}``, Gemini CLI / Qwen Code
-``run_shell_command {command}``, opencode / pi ``bash {command}``. Other required parameters get neutral values
-(``false``, a short description). Without one, a *file-writing tool* (a path and a content string) is the fallback.
+``run_shell_command {command}``, opencode / pi ``bash {command}``, cline ``run_commands {commands: [...]}``.
+Other required parameters get neutral values (``false``, a short description). Without one, a *file-writing tool*
+(a path and a content string) is the fallback.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from polar_hpc.proxy.oracle.script import OracleError
 from polar_hpc.wire.records import ToolSpec
 
 COMMAND_PARAMS = ("command", "cmd", "script", "commands")
+LIST_PARAM = "commands"
+"""An array parameter of this name holds whole commands, one per item, not one command's argv."""
 PATH_PARAMS = ("file_path", "path", "filePath", "filename", "file")
 CONTENT_PARAMS = ("content", "contents", "text", "file_text")
 _SHELL_NAME = re.compile(r"bash|shell|exec|command|terminal|run", re.IGNORECASE)
@@ -27,11 +30,13 @@ class ShellTool(msgspec.Struct, kw_only=True, frozen=True):
     name: str
     param: str
     array: bool = False
-    """The command goes as ``["bash", "-lc", command]`` (Codex's older ``shell`` tool)."""
+    """The command goes as ``["bash", "-lc", command]`` (Codex's older ``shell`` tool: an argv)."""
+    listed: bool = False
+    """The parameter is a list of whole commands (cline's ``run_commands {commands}``): ``[command]``."""
     extra: dict[str, Any] = msgspec.field(default_factory=dict)
 
     def arguments(self, command: str, label: str) -> dict[str, Any]:
-        value: Any = ["bash", "-lc", command] if self.array else command
+        value: Any = ["bash", "-lc", command] if self.array else [command] if self.listed else command
         return {self.param: value, **{k: (label if v == "" else v) for k, v in self.extra.items()}}
 
 
@@ -86,7 +91,8 @@ def shell_tool(tools: list[ToolSpec]) -> ShellTool | None:
             if len(required) > 4 or any(_kind(props.get(r)) == "object" for r in required if r != param):
                 continue
             score = (2 if _SHELL_NAME.search(tool.name) else 0) + (1 if param in required else 0)
-            cand = ShellTool(name=tool.name, param=param, array=kind == "array",
+            listed = kind == "array" and param == LIST_PARAM
+            cand = ShellTool(name=tool.name, param=param, array=kind == "array" and not listed, listed=listed,
                              extra=_extra(props, required, {param}))
             if best is None or score > best[0]:
                 best = (score, cand)

@@ -1,10 +1,11 @@
 """Every harness, for real and multi-turn: ``polar-hpc probe`` runs one oracle session of each CLI in a bwrap
 sandbox against the reference server (tiny Qwen3) on a demo task. Each must exit 0 after at least four
 main-agent calls (look, apply, verify, answer), be graded reward 1 by the task's own tests, and keep its whole
-session in the number of chains docs/harnesses.md states (one: all seven send append-only histories), and every
+session in the number of chains docs/harnesses.md states (one: all of them send append-only histories), and every
 trainable token's recorded logprob must be what transformers computes under the chain's assembled context
 (``polar_hpc.train.agreement``: float noise; a chain built from a context the engine did not see jumps). The no-op
-oracle takes the same turns without applying the fix and must be graded 0."""
+oracle takes the same turns without applying the fix and must be graded 0. mini-swe-agent runs in both its modes:
+tool calls (its default) and text actions (one fenced block per reply, no tools in the request)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ from polar_hpc.wire.rundir import RunDir
 pytestmark = [pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[3]
 CLI = {"shell": None, "pi": "pi", "codex": "codex", "claude_code": "claude", "gemini_cli": "gemini",
-       "qwen_code": "qwen", "opencode": "opencode"}
+       "qwen_code": "qwen", "opencode": "opencode", "mini_swe_agent": "mini",
+       "cline": "cline"}
 CHAINS = {h: 1 for h in CLI}
 """Chains per oracle session, as docs/harnesses.md's table says."""
 PROBE_TIMEOUT_S = 400
@@ -114,3 +116,30 @@ def test_claude_code_sub_agent_is_its_own_chain(reference_server: Any, tmp_path:
     assert row.breaks[0].detail == "a sub-agent's own context, started by the parent's Agent tool call", why
     validate(tmp_path / "probe")
     agree(tmp_path / "probe", reference_server.model_dir, row)
+
+
+@pytest.mark.harness
+def test_mini_swe_agent_text_actions(reference_server: Any, tmp_path: Path, no_leaked_children: None) -> None:
+    """Text mode: the requests offer no tools; the oracle writes a THOUGHT and one ```mswea_bash_command block per
+    reply (the finishing command last), the records say so, and the task is solved in one chain."""
+    row = probe("mini_swe_agent", reference_server.url, tmp_path / "probe", "--harness-setting", "mode=text")
+    why = msgspec.json.encode(row).decode()
+    assert row.status == "completed" and row.returncode == 0 and row.reward == 1.0, why
+    assert row.calls >= 4 and row.tool_calls == 0 and row.chains == 1, why
+    records = [msgspec.json.decode(line) for p in (tmp_path / "probe" / "run" / "records").glob("*.jsonl")
+               for line in p.read_bytes().splitlines()]
+    assert {r["action_format"] for r in records} == {"text:mswea_bash_command"}, why
+    assert all(r["response"]["content"].startswith("THOUGHT: ") for r in records), why
+    validate(tmp_path / "probe")
+    sft = tmp_path / "sft"
+    done = subprocess.run([sys.executable, "-m", "polar_hpc", "export", "sft", str(tmp_path / "probe" / "run"), "--out",
+                           str(sft), "--test-fraction", "0"], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    (chat,) = (msgspec.json.decode(line) for line in (sft / "chat" / "train-00000-of-00001.jsonl").read_bytes()
+               .splitlines())
+    said = [m["content"] for m in chat["messages"] if m["role"] == "assistant"]
+    assert said == [r["response"]["content"] for r in sorted(records, key=lambda r: r["index"])]  # text as written
+    noop = probe("mini_swe_agent", reference_server.url, tmp_path / "noop", "--harness-setting", "mode=text",
+                 "--policy", "oracle_noop")
+    why = msgspec.json.encode(noop).decode()
+    assert noop.status == "completed" and noop.returncode == 0 and noop.calls >= 3 and noop.reward == 0.0, why

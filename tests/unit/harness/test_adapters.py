@@ -165,3 +165,41 @@ def test_pi(tmp_path: Path, api: str, base: str) -> None:
     assert read_json(tmp_path, ".pi/agent/models.json") == {"providers": {"polar": provider}}
     assert cmd.argv == ["pi", "-p", "--provider", "polar", "--model", "policy", "--no-session", INSTR]
     assert cmd.env["PI_OFFLINE"] == "1" and cmd.env["PI_CODING_AGENT_DIR"] == "/polar/session/home/.pi/agent"
+
+
+def test_mini_swe_agent(tmp_path: Path) -> None:
+    adapter = get_adapter("mini_swe_agent")
+    text = adapter.prepare(ctx_for(tmp_path, "mini_swe_agent", max_turns=7, settings={"mode": "text"}))
+    config = read_json(tmp_path, ".config/mini-swe-agent/polar.yaml")  # JSON, which YAML reads
+    assert config == {
+        "agent": {"step_limit": 7, "cost_limit": 0, "mode": "yolo", "confirm_exit": False},
+        "model": {"model_name": "openai/policy", "model_class": "litellm_textbased", "cost_tracking": "ignore_errors",
+                  "model_kwargs": {"api_base": f"{BASE}/v1", "drop_params": True}},
+        "environment": {"environment_class": "local", "timeout": 600},
+    }
+    home = "/polar/session/home"
+    assert text.argv == ["mini", "-c", "mini_textbased.yaml", "-c", f"{home}/.config/mini-swe-agent/polar.yaml",
+                         "--yolo", "--exit-immediately", "--cost-limit", "0",
+                         "-o", f"{home}/mini-swe-agent.traj.json", "-t", INSTR]  # fmt: skip
+    assert text.env["OPENAI_API_KEY"] == KEY and text.env["MSWEA_CONFIGURED"] == "true"
+    assert text.env["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"  # no cost-map fetch at import
+    tools = adapter.prepare(ctx_for(tmp_path, "mini_swe_agent"))  # upstream's default: tool calls
+    assert tools.argv[1:3] == ["-c", "mini.yaml"]
+    assert read_json(tmp_path, ".config/mini-swe-agent/polar.yaml")["model"]["model_class"] == "litellm"  # type: ignore[index]
+    fmt = adapter.action_format(AgentSpec(harness="mini_swe_agent"))
+    assert fmt.kind == "tool_calls" and fmt.finish == "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
+    assert get_adapter("pi").action_format(AgentSpec(harness="pi")).finish is None
+    with pytest.raises(HarnessError, match="expected 'tools' or 'text', got 'json'"):
+        adapter.prepare(ctx_for(tmp_path, "mini_swe_agent", settings={"mode": "json"}))
+
+
+def test_cline(tmp_path: Path) -> None:
+    cmd = get_adapter("cline").prepare(ctx_for(tmp_path, "cline"))
+    assert read_json(tmp_path, ".cline/data/settings/providers.json") == {
+        "version": 1, "lastUsedProvider": "openai-compatible", "modes": {},
+        "providers": {"openai-compatible": {
+            "settings": {"provider": "openai-compatible", "apiKey": KEY, "model": "policy", "baseUrl": f"{BASE}/v1"},
+            "updatedAt": "2026-01-01T00:00:00.000Z", "tokenSource": "manual"}},
+    }  # fmt: skip
+    assert cmd.argv == ["cline", "-P", "openai-compatible", "-m", "policy", "--json", "--auto-approve", "true", INSTR]
+    assert cmd.env["CLINE_NO_AUTO_UPDATE"] == "1"

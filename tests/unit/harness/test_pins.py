@@ -30,6 +30,7 @@ def test_install_script_reads_the_pins() -> None:
     assert not re.findall(r"@\d+\.\d+", script), "a version is written in tools/install_harnesses.sh"
     specs = [subprocess.run([sys.executable, str(ROOT / "tools" / "harness_pins.py"), "--specs", group],
                             capture_output=True, text=True, check=True).stdout.split()
-             for group in ("system", "node22")]
-    assert sorted(specs[0] + specs[1]) == sorted(p.spec for p in PINS)
+             for group in ("system", "node22", "pypi")]
+    assert sorted(specs[0] + specs[1] + specs[2]) == sorted(p.spec for p in PINS)
+    assert specs[2] == ["mini-swe-agent==2.4.6"] and not re.findall(r"==\d", script)
     assert specs[1] and all(p.node22 == (p.spec in specs[1]) for p in PINS)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from polar_hpc.harness import HarnessError
-from polar_hpc.harness.toolchain import prefix_node, resolve_harness
+from polar_hpc.harness.toolchain import prefix_node, resolve_harness, venv_dir
 
 
 def _script(prefix: Path, name: str, head: bytes) -> Path:
@@ -43,3 +43,15 @@ def test_outside_the_prefix_the_cli_on_path_is_used(tmp_path: Path) -> None:
     assert resolve_harness("sh", tmp_path).argv == ["sh"]
     with pytest.raises(HarnessError, match="`no-such-cli`: not in .* nor on PATH"):
         resolve_harness("no-such-cli", tmp_path)
+
+
+def test_a_python_cli_runs_from_its_venv_with_the_interpreter_it_links_to_bound(tmp_path: Path) -> None:
+    venv = venv_dir(tmp_path)
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "mini").write_text("#!/x/python\n")
+    (venv / "pyvenv.cfg").write_text("home = /opt/pyenv/versions/3.11.7/bin\ninclude-system-site-packages = false\n")
+    launch = resolve_harness("mini", tmp_path)
+    assert launch.argv == [str(venv / "bin" / "mini")]
+    assert launch.binds == [str(tmp_path), "/opt/pyenv/versions/3.11.7"]
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")  # the system's Python: already in the sandbox
+    assert resolve_harness("mini", tmp_path).binds == [str(tmp_path)]

@@ -39,6 +39,7 @@ SHELLS = {
     "pi": ToolSpec(name="bash", parameters=obj({"command": S, "timeout": {"type": "number"}}, ["command"])),
     "legacy_shell": ToolSpec(name="shell", parameters=obj({"command": {"type": "array", "items": S}, "workdir": S},
                                                           ["command"])),
+    "cline": ToolSpec(name="run_commands", parameters=obj({"commands": {"type": "array", "items": S}}, ["commands"])),
 }
 DISTRACTORS = [
     ToolSpec(name="write_stdin", parameters=obj({"session_id": {"type": "number"}, "chars": S}, ["session_id"])),
@@ -56,8 +57,10 @@ def test_shell_tool_is_found_among_the_harness_tools(harness: str) -> None:
     args = tool.arguments("git status", "oracle: look")  # type: ignore[union-attr]
     required = spec.parameters["required"]
     assert set(required) <= set(args)
-    if harness == "legacy_shell":
+    if harness == "legacy_shell":  # one command's argv
         assert args["command"] == ["bash", "-lc", "git status"]
+    elif harness == "cline":  # a list of whole commands
+        assert args["commands"] == ["git status"]
     else:
         assert "git status" in args.values()
     if harness == "qwen_code":

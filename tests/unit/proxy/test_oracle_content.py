@@ -93,7 +93,7 @@ def apply_calls(script: OracleScript, harness: str, parser: str) -> list[str]:
         assert parsed.parse_error is None and parsed.content == "" and len(parsed.tool_calls) == 1, parsed
         args = json.loads(parsed.tool_calls[0].arguments)
         value = args[pick_tool([spec]).param]  # type: ignore[union-attr]
-        out.append(value[2] if isinstance(value, list) else value)
+        out.append(value[-1] if isinstance(value, list) else value)  # an argv, or a list of one command
     return out
 
 
