@@ -1,7 +1,7 @@
 """The CPU learning curve through the whole stack, beside TRL's own GRPO on the same model, task and batch.
 
 1. Stack: ``polar-hpc train grpo recipes/local-grpo.toml`` (SmolLM2-135M-Instruct on the reference server, the
-   shell harness making one openai-SDK call per session in a bubblewrap sandbox, a command checking the sum;
+   shell harness making one chat call per session with curl in a bubblewrap sandbox, a command checking the sum;
    TRL with truncated IS against the recorded logprobs, one step off policy, weights pushed every step).
 2. TRL alone: ``GRPOTrainer`` with its built-in generation (no harness, no server) on the same tasks, prompt,
    group size, learning rate, loss, completion length and reward check, in this process.
