@@ -25,7 +25,7 @@ from tests.integration.gateway.test_swe_podman_e2e import harness_binds
 pytestmark = [pytest.mark.container, pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[3]
 TASKS = REPO / "tests" / "fixtures" / "harbor"
-NAMES = ["csv-total", "fix-sum", "hello-file"]
+NAMES = ["csv-total", "fix-sum", "hello-file", "word-count"]
 
 
 def polar(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
