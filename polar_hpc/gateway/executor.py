@@ -119,10 +119,11 @@ class SessionExecutor:
         return rt
 
     def _solution_dir(self, job: SessionJob) -> Path | None:
-        """The host folder of the task's solution files when its agent runs under the oracle policy, else None."""
+        """The host folder of the task's solution files when its agent applies the solution (``oracle``,
+        ``oracle_subagent``), else None: a sampled or no-op session never sees it."""
         task = job.session.task
         folder = task.metadata.get(SOLUTION_DIR)
-        if task.agent.policy != "oracle" or folder is None:
+        if task.agent.policy in ("sample", "oracle_noop") or folder is None:
             return None
         path = Path(str(folder))
         if not path.is_dir():
