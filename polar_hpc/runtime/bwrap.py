@@ -4,9 +4,9 @@ The sandbox is a mount recipe over host-backed dirs: system dirs read-only (the 
 folder's), the session dir writable at ``/polar/session``, a private ``/tmp`` backed by the session's scratch
 dir (so it survives between commands and goes with ``stop``), ``runtime.scratch_dirs`` (writable folders of the
 session's own on the read-only root, e.g. a Harbor task's ``/app``, ``/tests``, ``/logs``, backed the same way),
-its own pid/ipc/uts namespaces and, with
-``network = "none"``, its own network namespace where only ``lo`` exists; the proxy is then reached
-through its Unix socket bound in, behind an in-sandbox TCP forwarder on ``127.0.0.1:FORWARD_PORT``.
+its own pid/ipc/uts namespaces and, with ``network = "none"``, its own network namespace where only ``lo``
+exists; the proxy is then reached through its Unix socket bound in, behind an in-sandbox TCP forwarder on
+``127.0.0.1:FORWARD_PORT``.
 """
 
 from __future__ import annotations
