@@ -49,6 +49,7 @@ def run(tmp: Path, tasks: Path, policy: str, url: str, model_dir: Path) -> list[
         agent=AgentSpec(harness="pi", max_turns=8, policy=policy),  # type: ignore[arg-type]
         tasks=TaskSource(path=str(tasks), num_samples=1, template=cfg.tasks.template),
     )
+    tmp.mkdir()
     config = tmp / "config.toml"
     config.write_text(dump_config(cfg))
     done = run_gateway(config, tmp / "run", timeout_s=300)
