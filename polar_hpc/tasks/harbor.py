@@ -14,7 +14,8 @@ A Harbor task is a folder (facts from harbor 0.25: ``models/task/paths.py``, ``m
 Each task becomes one row of a task file: its instruction, the image built from its Dockerfile
 (``images prepare`` builds it: ``image_context`` / ``image_containerfile``), ``solve.sh`` as the oracle's
 ``solution_commands``, and under ``harbor`` what the ``harbor`` evaluator and the recipe need (the task folder,
-timeouts, resources, workdir). ``recipes/harbor-podman.toml`` runs such a file.
+timeouts, resources, workdir). ``recipes/harbor-podman.toml`` runs such a file (``harbor-bwrap.toml`` where
+the tasks allow bwrap).
 
 :func:`harbor_task` applies a row's task.toml to its task when the task file is read (``tasks/source.py``): the
 agent and verifier timeouts, cpus / memory (docker / podman), the workdir, and in bwrap the layout that stands in
