@@ -157,6 +157,13 @@ class RuntimeSpec(StrictStruct):
     """docker / podman: CPU limit of the session's container (``--cpus``)."""
     pids_limit: AtLeast1 | None = None
     """docker / podman: most processes in the session's container (``--pids-limit``); None: the engine's default."""
+    scratch_dirs: list[str] = msgspec.field(default_factory=list)
+    """bwrap: absolute sandbox paths that are writable folders of the session's own (empty at start, gone with
+    ``stop``, never shared), e.g. a Harbor task's ``/app``, ``/tests``, ``/logs``; the other backends' roots are
+    writable already, and they ignore it."""
+    uploads: list[str] = msgspec.field(default_factory=list)
+    """``SRC:DST``: host files or folders copied into the sandbox after it starts, before the task's workspace and
+    ``prepare`` (a Harbor task's ``COPY`` lines when it runs in bwrap)."""
     image_cache: str | None = None
     """Apptainer: the shared folder of ``.sif`` files that ``polar-hpc images prepare`` fills; a ``docker://`` image
     whose SIF is there runs from it."""

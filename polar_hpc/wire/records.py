@@ -29,6 +29,10 @@ SOLUTION_PATCH = "solution_patch"
 """Task metadata key: the reference solution as a unified diff (SWE-bench's ``patch``), for the oracle policy."""
 SOLUTION_COMMANDS = "solution_commands"
 """Task metadata key: the reference solution as a list of shell commands (run in the workdir, in order)."""
+SOLUTION_DIR = "solution_dir"
+"""Task metadata key: a host folder the solution commands need (a Harbor task's ``solution/``), copied to
+:data:`SANDBOX_SOLUTION_DIR` in the session's sandbox before the harness starts, under the ``oracle`` policy only."""
+SANDBOX_SOLUTION_DIR = "/solution"
 
 
 class Task(msgspec.Struct, kw_only=True):
@@ -40,6 +44,9 @@ class Task(msgspec.Struct, kw_only=True):
     builder: BuilderSpec | None = None
     evaluator: EvaluatorSpec | None = None
     timeout_s: float | None = None
+    agent_timeout_s: float | None = None
+    """The agent's budget in this task's sessions (a Harbor task's ``[agent] timeout_sec``); None:
+    ``gateway.agent_timeout_s``."""
     workspace: str | None = None
     """Host folder copied into the sandbox's workdir before the prepare actions run."""
     metadata: dict[str, Any] = msgspec.field(default_factory=dict)
