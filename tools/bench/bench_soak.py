@@ -8,9 +8,11 @@ the shard writers. The engine is the FAKE one (``sim.sglang_stub.StubServer`` in
 process boundary where SGLang would.
 
 Reports: sessions/min per ``--window`` seconds; every ``--interval`` s the RSS, open fds, threads and live
-descendants of each component (coordinator, each gateway rank, their local-backend controllers, the engine stub)
-and, after warm-up (the first ``--warmup`` share of the sessions), the least-squares slope of RSS and fds per
-1,000 sessions; then, from the shards, that every (task, sample) was committed exactly once.
+descendants of each component (coordinator, each gateway rank with the proxy it hosts, their local-backend
+controllers, the engine stub; with ``--network none`` each sandbox's forwarder to the proxy's Unix socket is a
+descendant of its rank) and, after warm-up (the first ``--warmup`` share of the sessions), the least-squares
+slope of each per 1,000 sessions; then, from the shards, that every (task, sample) was committed exactly once, and
+that nothing of the run is left running once it finished.
 
     nice -n 10 python tools/bench/bench_soak.py --sessions 2000 --ranks 4 --calls 8 --out soak.json
     python tools/bench/bench_soak.py --sessions 100 --ranks 2 --interval 1      # a minute or so
@@ -78,6 +80,7 @@ session_timeout_s = 240
 drain_grace_s = 10
 [runtime]
 backend = "bwrap"
+network = "{network}"
 [agent]
 harness = "shell"
 command = '''{agent}'''
@@ -109,6 +112,7 @@ def write_inputs(folder: Path, args: argparse.Namespace, url: str) -> tuple[Path
     (folder / "tasks.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     recipe = folder / "soak.toml"
     recipe.write_text(RECIPE.format(url=url, tokens=args.tokens, ranks=args.ranks, samples=args.samples,
+                                    network=args.network,
                                     agent=AGENT.format(calls=args.calls, tokens=args.tokens)))
     return recipe, {f"{r['task_id']}/{s}" for r in rows for s in range(args.samples)}
 
@@ -124,6 +128,23 @@ def component_pids(run: RunDir) -> dict[str, int]:
         ctl = _controller_pid(run, job)
         if ctl is not None:
             out[f"{job.name} controller"] = ctl
+    return out
+
+
+def processes_of(run_dir: Path) -> dict[int, str]:
+    """Processes whose command line names the run dir (components, sandboxes bound to its session dirs), but not
+    this one."""
+    out: dict[int, str] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as fh:
+                cmd = fh.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if str(run_dir) in cmd:
+            out[int(name)] = cmd[:200]
     return out
 
 
@@ -162,27 +183,33 @@ def follow(run: RunDir, stub_pid: int, args: argparse.Namespace, t0: float) -> t
                   f"{len(procs)} processes, {rss:.0f} MB  load {load_average()}", flush=True)
         if status is not None and status.finished:
             return samples, True
-        if now > args.timeout or (samples[-1].t_s > 30 and "coordinator-0" not in procs):
+        ranks = [n for n in procs if n.startswith("gateway-") and not n.endswith(" controller")]
+        if now > args.timeout or (now > 30 and ("coordinator-0" not in procs or not ranks)):
+            print(f"  stopped following at {now:.0f}s: {'timeout' if now > args.timeout else 'components gone'}; "
+                  f"logs under {run.root / 'logs'}", flush=True)
             return samples, False
         time.sleep(args.interval)
 
 
-def trends(samples: list[Sample], warmup: int) -> dict[str, dict[str, Any]]:
+def trends(samples: list[Sample], warmup: int, half: int) -> dict[str, dict[str, Any]]:
     """Per process: first/last/max after warm-up and the least-squares slope per 1,000 sessions of RSS, fds,
-    threads and descendants."""
-    after = [s for s in samples if s.done >= warmup]
+    threads and descendants, after warm-up and over the second half of the sessions (a bounded buffer filling
+    up flattens by then; a leak does not)."""
     names = sorted({n for s in samples for n in s.procs})
     out: dict[str, dict[str, Any]] = {}
     for name in names:
-        pts = [(s.done, s.procs[name]) for s in after if name in s.procs]
+        pts = [(s.done, s.procs[name]) for s in samples if s.done >= warmup and name in s.procs]
         row: dict[str, Any] = {"samples": len(pts)}
         for field in ("rss_mb", "fds", "threads", "children"):
             xs = [float(d) for d, _ in pts]
             ys = [float(getattr(f, field)) for _, f in pts]
             k = slope(xs, ys)
+            late = [(x, y) for x, y in zip(xs, ys, strict=True) if x >= half]
+            k2 = slope([x for x, _ in late], [y for _, y in late])
             row[field] = {"first": ys[0] if ys else None, "last": ys[-1] if ys else None,
                           "max": max(ys) if ys else None,
-                          "per_1000": None if k is None else round(k * 1000, 3)}
+                          "per_1000": None if k is None else round(k * 1000, 3),
+                          "per_1000_late": None if k2 is None else round(k2 * 1000, 3)}
         out[name] = row
     return out
 
@@ -210,7 +237,7 @@ def report(result: dict[str, Any]) -> None:
         print(f"  {w['start_s']:7.0f}–{w['end_s']:<7.0f} {w['sessions']:6d} sessions  {w['per_min']:8.1f}/min")
     print(f"  overall {result['sessions_per_min']:.1f}/min over {result['elapsed_s']:.0f} s")
     print(f"\n## per component after warm-up ({result['warmup_sessions']} sessions): first → last (max), "
-          "slope per 1,000 sessions")
+          "slope per 1,000 sessions after warm-up / over the second half")
     for name, row in result["components"].items():
         cells = []
         for field, unit in (("rss_mb", "MB"), ("fds", "fds"), ("threads", "threads"), ("children", "children")):
@@ -219,7 +246,8 @@ def report(result: dict[str, Any]) -> None:
                 cells.append(f"{field}: no sample")
                 continue
             k = "?" if f["per_1000"] is None else f"{f['per_1000']:+.2f}"
-            cells.append(f"{f['first']:.0f}→{f['last']:.0f} ({f['max']:.0f}) {unit} {k}")
+            k2 = "?" if f["per_1000_late"] is None else f"{f['per_1000_late']:+.2f}"
+            cells.append(f"{f['first']:.0f}→{f['last']:.0f} ({f['max']:.0f}) {unit} {k} / {k2}")
         print(f"  {name:28s} " + " | ".join(cells))
     s = result["shards"]
     print(f"\n## shards: {s['sessions']} sessions in {s['shards']} shards, {s['expected']} expected; "
@@ -236,6 +264,8 @@ def main() -> int:
     p.add_argument("--calls", type=int, default=8, help="model calls per session")
     p.add_argument("--samples", type=int, default=4, help="sessions per task")
     p.add_argument("--tokens", type=int, default=16, help="tokens the stub answers each call with")
+    p.add_argument("--network", choices=["shared", "none"], default="shared",
+                   help="runtime.network: none puts a forwarder in each sandbox, relaying to the proxy's Unix socket")
     p.add_argument("--interval", type=float, default=5.0, help="seconds between process samples")
     p.add_argument("--window", type=float, default=60.0, help="seconds per throughput window")
     p.add_argument("--warmup", type=float, default=0.2, help="share of the sessions before the slopes count")
@@ -259,7 +289,8 @@ def main() -> int:
         wait_up(url, stub)
         recipe, expected = write_inputs(folder, args, url)
         print(f"# bench_soak: {args.sessions} sessions ({args.calls} calls each), {args.ranks} gateway ranks, "
-              f"local backend, bwrap, shell harness + curl; engine: FAKE stub process ({args.tokens} tokens a call)")
+              f"local backend, bwrap (network {args.network}), shell harness + curl; engine: FAKE stub process "
+              f"({args.tokens} tokens a call)")
         print(f"host: {os.cpu_count()} cores, load average {load_average()}; run dir {run_dir}", flush=True)
         t0 = time.monotonic()
         launched = subprocess.run([sys.executable, "-m", "polar_hpc", "launch", str(recipe), "--run-dir",
@@ -270,11 +301,13 @@ def main() -> int:
         samples, finished = follow(run, stub.pid, args, t0)
         elapsed = samples[-1].t_s
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and any(" controller" not in n for n in component_pids(run)):
-            time.sleep(1)  # a finished run's components exit by themselves
-        left = stop_leftovers(run)
+        while time.monotonic() < deadline and (component_pids(run) or processes_of(run_dir)):
+            time.sleep(1)  # a finished run's components (and their sandboxes) exit by themselves
+        left = stop_leftovers(run) + [f"pid {pid}: {cmd}" for pid, cmd in processes_of(run_dir).items()]
     finally:
         stop_leftovers(run)
+        for pid in processes_of(run_dir):
+            signal_tree(pid, signal.SIGKILL)
         stub.terminate()
         stub.wait(timeout=30)
         log.close()
@@ -288,7 +321,7 @@ def main() -> int:
         "sessions_per_min": round(done[-1] * 60 / elapsed, 2) if elapsed else 0.0,
         "warmup_sessions": warmup,
         "windows": [msgspec.to_builtins(w) for w in windows(times, done, args.window)],
-        "components": trends(samples, warmup),
+        "components": trends(samples, warmup, args.sessions // 2),
         "shards": check_shards(run_dir, expected),
         "left_behind": left,
         "samples": [msgspec.to_builtins(s) for s in samples],
