@@ -184,21 +184,23 @@ def follow(run: RunDir, stub_pid: int, args: argparse.Namespace, t0: float) -> t
         if status is not None and status.finished:
             return samples, True
         ranks = [n for n in procs if n.startswith("gateway-") and not n.endswith(" controller")]
-        if now > args.timeout or (now > 30 and ("coordinator-0" not in procs or not ranks)):
+        if now > args.timeout or (now > 30 and ("coordinator" not in procs or not ranks)):
             print(f"  stopped following at {now:.0f}s: {'timeout' if now > args.timeout else 'components gone'}; "
                   f"logs under {run.root / 'logs'}", flush=True)
             return samples, False
         time.sleep(args.interval)
 
 
-def trends(samples: list[Sample], warmup: int, half: int) -> dict[str, dict[str, Any]]:
-    """Per process: first/last/max after warm-up and the least-squares slope per 1,000 sessions of RSS, fds,
-    threads and descendants, after warm-up and over the second half of the sessions (a bounded buffer filling
-    up flattens by then; a leak does not)."""
+def trends(samples: list[Sample], warmup: int, total: int) -> dict[str, dict[str, Any]]:
+    """Per process, while the load is held (after warm-up, before the last session is done: the run's end closes
+    sockets and threads): first/last/max and the least-squares slope per 1,000 sessions of RSS, fds, threads and
+    descendants, and the slope over the second half of the sessions alone (a bounded buffer filling up flattens
+    by then; a leak does not)."""
     names = sorted({n for s in samples for n in s.procs})
+    half = total // 2
     out: dict[str, dict[str, Any]] = {}
     for name in names:
-        pts = [(s.done, s.procs[name]) for s in samples if s.done >= warmup and name in s.procs]
+        pts = [(s.done, s.procs[name]) for s in samples if warmup <= s.done < total and name in s.procs]
         row: dict[str, Any] = {"samples": len(pts)}
         for field in ("rss_mb", "fds", "threads", "children"):
             xs = [float(d) for d, _ in pts]
@@ -236,8 +238,8 @@ def report(result: dict[str, Any]) -> None:
     for w in result["windows"]:
         print(f"  {w['start_s']:7.0f}–{w['end_s']:<7.0f} {w['sessions']:6d} sessions  {w['per_min']:8.1f}/min")
     print(f"  overall {result['sessions_per_min']:.1f}/min over {result['elapsed_s']:.0f} s")
-    print(f"\n## per component after warm-up ({result['warmup_sessions']} sessions): first → last (max), "
-          "slope per 1,000 sessions after warm-up / over the second half")
+    print(f"\n## per component, from {result['warmup_sessions']} sessions done (warm-up) to the last: first → last "
+          "(max), slope per 1,000 sessions after warm-up / over the second half")
     for name, row in result["components"].items():
         cells = []
         for field, unit in (("rss_mb", "MB"), ("fds", "fds"), ("threads", "threads"), ("children", "children")):
@@ -321,7 +323,7 @@ def main() -> int:
         "sessions_per_min": round(done[-1] * 60 / elapsed, 2) if elapsed else 0.0,
         "warmup_sessions": warmup,
         "windows": [msgspec.to_builtins(w) for w in windows(times, done, args.window)],
-        "components": trends(samples, warmup, args.sessions // 2),
+        "components": trends(samples, warmup, args.sessions),
         "shards": check_shards(run_dir, expected),
         "left_behind": left,
         "samples": [msgspec.to_builtins(s) for s in samples],

@@ -27,8 +27,9 @@ def runs(tmp_path: Path, session_result_factory: Any) -> tuple[Path, Path]:
     return tmp_path / "a", tmp_path / "b"
 
 
-def _line(out: str, a: Path, b: Path, na: int, nb: int) -> str:
-    line = f"runs       2: {a}/shards {na}  {b}/shards {nb}"
+def _line(out: str, a: Path, b: Path, na: int, nb: int, folder: str = "/shards") -> str:
+    """Readers of shards name a run by its shards folder; `export sft` and `report` by the run as given."""
+    line = f"runs       2: {a}{folder} {na}  {b}{folder} {nb}"
     assert line in out.splitlines(), out
     return line
 
@@ -58,7 +59,7 @@ def test_export_sft_counts_each_run(runs: tuple[Path, Path], tmp_path: Path,
     a, b = runs
     out = tmp_path / "sft"
     assert main(["export", "sft", str(a), str(b), "--min-reward", "1", "--out", str(out)]) == 0
-    _line(capsys.readouterr().out, a, b, 5, 3)
+    _line(capsys.readouterr().out, a, b, 5, 3, folder="")
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["sessions_per_run"] == {str(a): 5, str(b): 3}
     assert manifest["session_duplicates"] == 1
