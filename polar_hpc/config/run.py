@@ -97,6 +97,7 @@ class CoordinatorConfig(StrictStruct):
     heartbeat_timeout_s: Seconds = 30.0
     status_interval_s: Seconds = 5.0
     result_buffer: AtLeast1 = 1024
+    result_buffer_mb: AtLeast1 = 256
     http_facade: bool = False
     http_port: Port = 0
     resources: SlurmResources = msgspec.field(default_factory=lambda: SlurmResources(cpus_per_task=2))
