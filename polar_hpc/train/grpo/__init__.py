@@ -2,7 +2,8 @@
 
 - ``batch``: evaluated groups -> TRL ``rollout_func`` rows (one per session; a group keeps its size).
 - ``tis``: ``TisGRPOTrainer``, truncated importance sampling against the recorded rollout logprobs.
-- ``live``: ``LiveRollouts`` (a ``rollout_func`` on ``AsyncRollouts``) and ``PushWeights`` (weights every step).
+- ``live``: ``LiveRollouts`` (a ``rollout_func`` on ``AsyncRollouts``; it loads new weights when no group generates:
+  exact staleness) and ``PushWeights`` (saves the weights after every step).
 - ``offline``: ``ShardRollouts``, a ``rollout_func`` replaying a finished run's groups from its shards.
 - ``metrics``: per-step metrics in ``run_dir/trainer/steps.jsonl`` (``polar-hpc report`` plots them).
 - ``run`` / ``cli``: the command.
