@@ -127,6 +127,7 @@ def train_grpo(cfg: RunConfig, run_dir: Path, tasks: list[Task], *, model: Any, 
     from datasets import Dataset
     from transformers import PrinterCallback
 
+    from polar_hpc.inference.server import SGLANG_DETERMINISTIC, seeds_honoured
     from polar_hpc.train.grpo.batch import row_temperatures, session_reward
     from polar_hpc.train.grpo.live import LiveRollouts, PushWeights
     from polar_hpc.train.grpo.metrics import TRAINER_DIR
@@ -137,6 +138,9 @@ def train_grpo(cfg: RunConfig, run_dir: Path, tasks: list[Task], *, model: Any, 
     torch.set_num_threads(t.threads)
     if cfg.inference.random_seed is None:
         log.warning("inference.random_seed is not set: model calls are not seeded and the run is not reproducible")
+    elif seeds_honoured(cfg.inference) is False:
+        log.warning("SGLang ignores each call's sampling seed without %s (inference.extra_args): the run is not "
+                    "reproducible", SGLANG_DETERMINISTIC)
     started = time.monotonic()
     order = schedule([x.task_id for x in tasks], t.steps * t.groups_per_step, t.seed)
     filler = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
