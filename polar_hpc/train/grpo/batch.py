@@ -64,6 +64,17 @@ class GroupCounts(msgspec.Struct, kw_only=True):
             setattr(self, f, getattr(self, f) + getattr(other, f))
 
 
+class StepRollouts(msgspec.Struct, kw_only=True):
+    """What the last ``rollout_func`` call returned, for the step's metrics."""
+
+    rows: list[Completion]
+    counts: GroupCounts
+    wait_s: float
+    """From the call to its groups' return, pushes excluded."""
+    push_s: float = 0.0
+    """Loading the newest checkpoint on every engine during this call (0: none was new)."""
+
+
 def _usable(s: TrainSample) -> bool:
     return s.trainable and not s.masked and bool(s.loss_mask[s.prompt_length:].any())
 

@@ -20,8 +20,8 @@ from typing import Any
 from polar_hpc.config.run import TrainerConfig
 from polar_hpc.log import get_logger
 from polar_hpc.train.async_client import Group
-from polar_hpc.train.grpo.batch import Completion, GroupCounts, group_completions, rollout_output
-from polar_hpc.train.grpo.live import StepRollouts, unique_prompts
+from polar_hpc.train.grpo.batch import Completion, GroupCounts, StepRollouts, group_completions, rollout_output
+from polar_hpc.train.grpo.live import unique_prompts
 
 log = get_logger("train")
 

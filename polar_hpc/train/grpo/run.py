@@ -129,9 +129,10 @@ def train_grpo(cfg: RunConfig, run_dir: Path, tasks: list[Task], *, model: Any, 
 
     from polar_hpc.inference.server import SGLANG_DETERMINISTIC, seeds_honoured
     from polar_hpc.train.grpo.batch import row_temperatures, session_reward
-    from polar_hpc.train.grpo.live import LiveRollouts, PushWeights
+    from polar_hpc.train.grpo.live import LiveRollouts
     from polar_hpc.train.grpo.metrics import TRAINER_DIR
     from polar_hpc.train.grpo.tis import TisGRPOTrainer
+    from polar_hpc.train.grpo.weights import PushWeights
 
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     t = cfg.trainer

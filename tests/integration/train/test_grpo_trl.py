@@ -108,9 +108,9 @@ def test_an_engine_refusing_the_weight_update_stops_at_that_step_and_keeps_the_c
     from polar_hpc.assets import asset_path
     from polar_hpc.inference.reference.process import start_reference_server
     from polar_hpc.train.async_client import AsyncRollouts
-    from polar_hpc.train.grpo.live import PushWeights, StagedWeights, WeightPushError
     from polar_hpc.train.grpo.metrics import CHECKPOINTS
     from polar_hpc.train.grpo.run import load_policy
+    from polar_hpc.train.grpo.weights import PushWeights, StagedWeights, WeightPushError
     from polar_hpc.wire.endpoints import Endpoint, write_endpoint
 
     model, _ = load_policy(asset_path("tiny-qwen3"))
