@@ -73,7 +73,7 @@ def step_line(m: StepMetrics) -> str:
     placeholders = m.counts.sessions - m.counts.trained
     return (f"step {m.step:3d}  reward {m.reward:.3f}  loss {m.loss:+.4f}  |Δlogp| {m.logp_diff_mean:.2e} "
             f"(max {m.logp_diff_max:.2e}, clipped {100 * m.clipped_share:.0f}%)  "
-            f"rollout v{','.join(m.rollout_versions) or '-'} -> pushed v{m.pushed_version}  "
+            f"rollout v{','.join(m.rollout_versions) or '-'} -> pushed v{m.pushed_version or 'default'}  "
             f"waited {100 * wait:.0f}% of {m.step_s:.1f}s (push {m.push_s:.1f}s)"
             + (f"  placeholders {placeholders}" if placeholders else "")
             + (f"  MIXED temperatures {', '.join(f'{t:g}' for t in m.temperatures)}"
