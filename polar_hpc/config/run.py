@@ -73,6 +73,10 @@ class InferenceConfig(StrictStruct):
     context_length: AtLeast1 = 32768
     mem_fraction_static: Fraction | None = None
     random_seed: int | None = None
+    """The run's sampling seed: the engine's own (SGLang ``--random-seed``, the reference server's ``--seed``), and
+    the root of every model call's ``sampling_seed`` (``wire.records.call_seed``: task, sample, call index; a
+    harness's own ``seed`` wins). None: calls are not seeded. SGLang honours per-request seeds only with
+    ``--enable-deterministic-inference`` (in ``extra_args``)."""
     extra_args: list[str] = msgspec.field(default_factory=list)
     endpoints: list[str] = msgspec.field(default_factory=list)
     """For ``engine = "external"``: base URLs of servers that are already running."""
