@@ -5,7 +5,8 @@ from polar_hpc.wire.records import SessionResult, TraceStatus, Trajectory
 
 
 def result(i: int, payload: str = "") -> SessionResult:
-    return SessionResult(task_id=f"t{i}", sample_index=0, trajectory=Trajectory(status=TraceStatus.COMPLETED), metadata={"blob": payload})
+    return SessionResult(task_id=f"t{i}", sample_index=0, trajectory=Trajectory(status=TraceStatus.COMPLETED),
+                         metadata={"blob": payload})
 
 
 def test_count_bound_drops_oldest_and_reads_back_equal() -> None:
