@@ -15,17 +15,24 @@ only in the interactive splash screen; litellm reads its cost map locally and se
 
 from __future__ import annotations
 
+import re
+
 from polar_hpc.harness.base import BaseAdapter, HarnessContext
 from polar_hpc.log import get_logger
 
 log = get_logger("harness")
 PERSISTENCE = ".openhands"
 """Its settings and conversations, under the session's ``$HOME``."""
+_VERSION = re.compile(r"OpenHands CLI (\d[\w.+-]*\w)")
 
 
 class OpenHandsAdapter(BaseAdapter):
     name = "openhands"
     binary = "openhands"
+
+    def version_of(self, output: str) -> str:
+        found = _VERSION.search(output)
+        return found.group(1) if found else ""
 
     def build(self, ctx: HarnessContext, files: list[str]) -> tuple[list[str], dict[str, str]]:
         if ctx.agent.max_turns is not None:

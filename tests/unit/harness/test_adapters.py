@@ -214,3 +214,4 @@ def test_openhands(tmp_path: Path) -> None:
         "OPENHANDS_PERSISTENCE_DIR": f"{home}/.openhands"}  # fmt: skip
     assert cmd.env["LITELLM_LOCAL_MODEL_COST_MAP"] == "True" and cmd.env["LITELLM_TELEMETRY"] == "False"
     assert (tmp_path / "home" / ".openhands").is_dir() and cmd.files == []
+    assert get_adapter("openhands").version_of("OpenHands CLI 1.16.0") == "1.16.0"  # what `openhands --version` says
