@@ -177,7 +177,7 @@ class RuntimeSpec(StrictStruct):
 
 class AgentSpec(StrictStruct):
     harness: str = "shell"
-    """shell, codex, claude_code, gemini_cli, qwen_code, opencode, pi, mini_swe_agent, cline."""
+    """shell, codex, claude_code, gemini_cli, qwen_code, opencode, pi, mini_swe_agent, cline, openhands."""
     command: str | None = None
     """For ``shell``: the command, with ``{instruction}`` substituted."""
     max_turns: AtLeast1 | None = None
