@@ -138,10 +138,16 @@ job passes through states that a single sacct row may catch mid-way."""
 
 
 def _gone(states: list[ComponentState]) -> str | None:
-    """Why the run cannot finish any more: its coordinator ended, or every gateway rank did; ``None`` if neither."""
+    """Why the run cannot finish any more: its coordinator ended, or every gateway rank did, or every inference
+    server's job (a requeued one is alive: pending); ``None`` if none."""
     coord = [c for c in states if c.component == "coordinator"]
     if coord and not coord[0].alive:
         return f"coordinator ended ({coord[0].state}) before the run finished; logs: {coord[0].log_dir}"
+    servers = [c for c in states if c.component == "inference"]
+    if servers and not any(c.alive for c in servers):
+        ended = ", ".join(f"inference-{c.index} {c.state}" for c in servers)
+        return (f"every inference server ended ({ended}) before the run finished; logs: {run_logs(servers[0])} "
+                "(polar-hpc resume submits them again)")
     ranks = [c for c in states if c.component == "gateway"]
     if ranks and not any(c.alive for c in ranks):
         ended = ", ".join(f"gateway-{c.index} {c.state}" for c in ranks)

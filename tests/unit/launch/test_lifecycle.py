@@ -246,3 +246,21 @@ def test_an_inference_server_that_keeps_dying_stops_the_run_saying_why(tmp_path:
     finally:
         coordinator.kill()
         coordinator.wait()
+
+
+def test_wait_run_exits_1_when_every_inference_server_ended(tmp_path: Path) -> None:
+    coordinator, gateway = _sleeper(), _sleeper()
+    try:
+        run = _local_run(tmp_path, [_job("coordinator", 0, 2**22 + 9, tmp_path),
+                                    _job("gateway", 0, 2**22 + 11, tmp_path),
+                                    _job("inference", 0, 2**22 + 13, tmp_path)])
+        write_pid_file(run.pid_file("coordinator", 0), coordinator.pid)
+        write_pid_file(run.pid_file("gateway", 0), gateway.pid)
+        lines: list[str] = []
+        assert wait_run(run, timeout_s=30, interval_s=0.01, report=lines.append, confirm_s=0.05) == 1
+        assert lines[-1] == (f"every inference server ended (inference-0 ENDED) before the run finished; logs: "
+                             f"{tmp_path.parent} (polar-hpc resume submits them again)")
+    finally:
+        for p in (coordinator, gateway):
+            p.kill()
+            p.wait()
