@@ -336,7 +336,7 @@ class GatewayRank:
             info = watch.info(name)
             if info is not None:
                 said += f"{name}: {info.describe()}"
-                said += "; " if info.live else f", `polar-hpc resume {self.run_dir}` submits it again; "
+                said += "; " if info.live else f", polar-hpc resume {self.run_dir} submits it again; "
         return said
 
     def _committed(self, path: Path, keys: list[str]) -> None:
