@@ -99,7 +99,6 @@ def test_kill_9_of_the_inference_server_mid_session_restarts_it_in_its_job(run_d
     assert not read_waits(run_dir), "the rank's wait ended when the server answered again"
     cut = _assert_engine_cut(run)
     assert cut <= {r.key for r in assert_once_with_real_outcomes(run_dir)}
-    assert_views_agree(run_dir)
 
 
 @pytest.mark.timeout(600)
