@@ -17,7 +17,7 @@ from pathlib import Path
 import submitit
 
 from polar_hpc.launch.budget import DEFAULT_STOP_GRACE_S
-from polar_hpc.launch.monitor import cancel_run
+from polar_hpc.launch.monitor import SLURM_STOP_SIGNAL, cancel_run
 from polar_hpc.log import get_logger
 from polar_hpc.util.proc import stop_tree, write_pid_file
 from polar_hpc.wire.rundir import Component, RunDir
@@ -46,8 +46,12 @@ def _run_finished(run: RunDir) -> bool:
     return status is not None and status.finished
 
 
-def _ignore_usr2() -> None:
-    signal.signal(signal.SIGUSR2, signal.SIG_IGN)
+def _ignore_job_signals() -> None:
+    """Slurm signals every process of the step: the preemption / time-limit signal (USR2) and ``cancel``'s
+    :data:`SLURM_STOP_SIGNAL` are the job body's, to stop its component in order; ignored by the component, and
+    inherited so by its children (harnesses, sandboxes), whose default action would kill them."""
+    for sig in (signal.SIGUSR2, SLURM_STOP_SIGNAL):
+        signal.signal(sig, signal.SIG_IGN)
 
 
 class ComponentJob(submitit.helpers.Checkpointable):
@@ -86,7 +90,8 @@ class ComponentJob(submitit.helpers.Checkpointable):
         log_dir = run.logs(self.component)
         log_dir.mkdir(parents=True, exist_ok=True)
         child = self._start_child(run, env)
-        previous = signal.signal(signal.SIGTERM, lambda *_: self._stop_child())
+        previous = {sig: signal.signal(sig, lambda *_: self._stop_child()) for sig in (signal.SIGTERM,
+                                                                                       SLURM_STOP_SIGNAL)}
         restarts = 0
         try:
             while True:
@@ -103,7 +108,8 @@ class ComponentJob(submitit.helpers.Checkpointable):
                     break
                 time.sleep(1.0)
         finally:
-            signal.signal(signal.SIGTERM, previous)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
         if self._gave_up:
             self._stop_run(run, f"{self._gave_up}; see {log_dir}")
         if code != 0 and (self._gave_up or run.cancelled() is None):  # stopped by a cancel: not a failure
@@ -120,11 +126,8 @@ class ComponentJob(submitit.helpers.Checkpointable):
             log.exception("stopping the run after %s-%d gave up", self.component, self.index)
 
     def _start_child(self, run: RunDir, env: dict[str, str]) -> subprocess.Popen[bytes]:
-        # Slurm delivers the preemption / time-limit signal (USR2) to every process of the step: it is the job
-        # body's (submitit's checkpoint hook, which drains the component with SIGTERM); USR2's default action
-        # would kill the component before it commits
         child = self._child = subprocess.Popen(component_argv(run, self.component, self.index), env=env,
-                                               preexec_fn=_ignore_usr2)
+                                               preexec_fn=_ignore_job_signals)
         write_pid_file(self.pid_file(), child.pid)  # pid + start time: `cancel` checks it is still ours
         return child
 

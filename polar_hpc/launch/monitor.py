@@ -209,6 +209,10 @@ def wait_run(
         time.sleep(interval_s)
 
 
+SLURM_STOP_SIGNAL = signal.SIGUSR1
+"""What ``cancel`` sends a running Slurm job to stop its component. Slurm signals every process of the job's step,
+the harnesses and sandboxes of a gateway included: a SIGTERM would end their sessions as the harness's own
+failures. The job body (``launch/jobs.py``) SIGTERMs its component on it; the component's tree ignores it."""
 STOP_ORDER: tuple[tuple[Component, ...], ...] = (("gateway",), ("coordinator", "inference"))
 """Who ``cancel`` stops first: the gateways drain (their sessions finish or are released, their shards commit)
 while the coordinator and the inference servers still serve them; then the rest."""
@@ -260,7 +264,8 @@ def _stop_components(run: RunDir, jobs: JobsFile, which: set[str], wait_s: float
     if jobs.backend == "slurm":
         running = [c.job_id for c in component_states(run, mine) if c.alive]
         if running:
-            subprocess.run(["scancel", "--signal=TERM", *running], check=False, timeout=30)
+            subprocess.run(["scancel", f"--signal={SLURM_STOP_SIGNAL.name.removeprefix('SIG')}", *running],
+                           check=False, timeout=30)
     else:
         for job in mine.jobs:
             pid = _component_pid(run, job)

@@ -139,8 +139,9 @@ def test_preempted_inference_job_is_requeued_and_the_gateway_follows_its_new_end
 @pytest.mark.timeout(700)
 def test_cancel_mid_session_then_resume_on_slurm(run_dir: Path) -> None:
     run = RunDir(run_dir)
-    out = polar("launch", RECIPE, "--run-dir", str(run_dir), *ONE_RANK, "--set", "gateway.drain_grace_s=2",
-                "--set", "gateway.run_pool=3", "--set", "gateway.init_pool=3", "--set", agent_then_sleep(8))
+    # the cut comes at 3/4 of the drain grace; the rest sets the released attempts aside (slow on a busy machine)
+    out = polar("launch", RECIPE, "--run-dir", str(run_dir), *ONE_RANK, "--set", "gateway.drain_grace_s=6",
+                "--set", "gateway.run_pool=3", "--set", "gateway.init_pool=3", "--set", agent_then_sleep(12))
     assert out.returncode == 0, out.stdout + out.stderr
     wait_running(run)
     out = polar("cancel", str(run_dir), timeout=200)
