@@ -25,6 +25,7 @@ from polar_hpc.gateway.endpoints import engine_endpoints
 from polar_hpc.gateway.executor import SessionExecutor as RealExecutor
 from polar_hpc.gateway.pools import StagePools
 from polar_hpc.gateway.stages import SessionExecutor, Stage
+from polar_hpc.gateway.waits import JobWatch
 from polar_hpc.inference.engine import SGLangEngine
 from polar_hpc.inference.server import run_api_key
 from polar_hpc.inference.template import ChatTemplate
@@ -306,13 +307,15 @@ class GatewayRank:
         """Say in ``waits/`` that the rank waits for its engine, until one of its servers is healthy again."""
         assert self._engine is not None and self.paused_since is not None
         me = component_name("gateway", self.rank)
+        servers = [component_name("inference", i) for i in range(self.config.inference.num_servers)]
+        watch = JobWatch(self.run_dir)
         try:
             while True:
                 minutes = (time.time() - self.paused_since) / 60
-                servers = [component_name("inference", i) for i in range(self.config.inference.num_servers)]
+                jobs = await asyncio.to_thread(self._server_jobs, watch, servers)
                 record = WaitRecord(component=me, waiting_for=servers,
                                     detail=f"paused, waiting for {', '.join(servers)} to answer again "
-                                           f"({why[:200]}), {minutes:.0f} min", since=self.paused_since,
+                                           f"({jobs}{why[:200]}), {minutes:.0f} min", since=self.paused_since,
                                     updated=time.time())
                 await asyncio.to_thread(write_wait, self.run_dir, record)
                 if any((await self._engine.health(timeout_s=ENGINE_PROBE_S * 5)).values()):
@@ -323,6 +326,18 @@ class GatewayRank:
         log.info("rank %d: the inference servers answer again after %.0fs; taking sessions", self.rank,
                  time.time() - self.paused_since)
         self.paused_since = None
+
+    def _server_jobs(self, watch: JobWatch, servers: list[str]) -> str:
+        """``inference-0: job 12 PENDING (BeginTime); `` (a requeued job waits in the queue); a job that ended
+        for good says that ``polar-hpc resume`` submits it again."""
+        watch.refresh(servers)
+        said = ""
+        for name in servers:
+            info = watch.info(name)
+            if info is not None:
+                said += f"{name}: {info.describe()}"
+                said += "; " if info.live else f", polar-hpc resume {self.run_dir} submits it again; "
+        return said
 
     def _committed(self, path: Path, keys: list[str]) -> None:
         if self.on_commit is not None:

@@ -156,13 +156,13 @@ def _committed(run: Any) -> str:
 
 
 def _run_state(run: Any, status: Any) -> str:
-    import time
+    from polar_hpc.launch.monitor import stopped_line
 
     cancelled = run.cancelled()
     if status is not None and status.finished:
         return "finished"
     if cancelled is not None:
-        return f"cancelled at {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(cancelled.at))}: {_committed(run)}"
+        return f"{stopped_line(cancelled)}: {_committed(run)}"
     return "running"
 
 

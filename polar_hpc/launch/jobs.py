@@ -7,7 +7,6 @@ and commit its shard before the job is requeued.
 
 from __future__ import annotations
 
-import math
 import os
 import signal
 import subprocess
@@ -17,36 +16,19 @@ from pathlib import Path
 
 import submitit
 
-from polar_hpc.config import RunConfig
+from polar_hpc.launch.budget import DEFAULT_STOP_GRACE_S
+from polar_hpc.launch.monitor import SLURM_STOP_SIGNAL, cancel_run
 from polar_hpc.log import get_logger
 from polar_hpc.util.proc import stop_tree, write_pid_file
 from polar_hpc.wire.rundir import Component, RunDir
 
-# Stop budget, end to end (each step must fit in the one around it, or a SIGKILL lands before the shard commit):
-#   gateway drain (gateway.drain_grace_s: sessions finish or are cut)
-#   + COMMIT_MARGIN_S (shard write + fsync, Committed to the coordinator, sandbox teardown)
-#   = stop_grace_s(cfg): how long a job waits after SIGTERM to its component before killing its tree;
-#   + REQUEUE_MARGIN_S (submitit pickles the job and requeues it)
-#   = the Slurm --signal delay (submit.slurm_parameters), and the default grace of `polar-hpc cancel`.
-COMMIT_MARGIN_S = 30.0
-REQUEUE_MARGIN_S = 30.0
-DEFAULT_STOP_GRACE_S = 90.0
-"""For a job pickled without a grace (drain_grace_s default 60 + COMMIT_MARGIN_S)."""
 INFERENCE_RESTARTS = 3
-"""How often a job restarts its inference server when it dies on its own (killed, crashed) while the run goes on;
-the gateways pause meanwhile and their cut sessions run again."""
+"""How often a job restarts its inference server in place when it dies on its own (killed, crashed) while the run
+goes on (the gateways pause meanwhile and their cut sessions run again); once more, and the job stops the run,
+saying why (``polar-hpc resume`` goes on). A job that ends whole (walltime, preemption) is requeued instead, with
+a fresh count."""
 
 log = get_logger("launch")
-
-
-def stop_grace_s(cfg: RunConfig) -> float:
-    """Seconds between SIGTERM to a component and SIGKILL to its process tree."""
-    return cfg.gateway.drain_grace_s + COMMIT_MARGIN_S
-
-
-def signal_delay_s(cfg: RunConfig) -> int:
-    """Seconds before the time limit at which Slurm signals the job: the whole stop plus the requeue."""
-    return math.ceil(stop_grace_s(cfg) + REQUEUE_MARGIN_S)
 
 
 def component_argv(run: RunDir, component: Component, index: int) -> list[str]:
@@ -64,8 +46,12 @@ def _run_finished(run: RunDir) -> bool:
     return status is not None and status.finished
 
 
-def _ignore_usr2() -> None:
-    signal.signal(signal.SIGUSR2, signal.SIG_IGN)
+def _ignore_job_signals() -> None:
+    """Slurm signals every process of the step: the preemption / time-limit signal (USR2) and ``cancel``'s
+    :data:`SLURM_STOP_SIGNAL` are the job body's, to stop its component in order; ignored by the component, and
+    inherited so by its children (harnesses, sandboxes), whose default action would kill them."""
+    for sig in (signal.SIGUSR2, SLURM_STOP_SIGNAL):
+        signal.signal(sig, signal.SIG_IGN)
 
 
 class ComponentJob(submitit.helpers.Checkpointable):
@@ -81,15 +67,17 @@ class ComponentJob(submitit.helpers.Checkpointable):
         """``launch.requeue``: after a preemption or timeout signal, come back (True) or end (False)."""
         self._child: subprocess.Popen[bytes] | None = None
         self._stopping = False
+        self._gave_up = ""
 
     def __getstate__(self) -> dict[str, object]:
         state = dict(self.__dict__)
         state["_child"] = None
         state["_stopping"] = False
+        state["_gave_up"] = ""
         return state
 
     def __setstate__(self, state: dict[str, object]) -> None:
-        self.__dict__.update({"stop_grace_s": DEFAULT_STOP_GRACE_S, "requeue": True, **state})
+        self.__dict__.update({"stop_grace_s": DEFAULT_STOP_GRACE_S, "requeue": True, "_gave_up": "", **state})
 
     def pid_file(self) -> Path:
         return RunDir(self.run_dir).pid_file(self.component, self.index)
@@ -102,7 +90,8 @@ class ComponentJob(submitit.helpers.Checkpointable):
         log_dir = run.logs(self.component)
         log_dir.mkdir(parents=True, exist_ok=True)
         child = self._start_child(run, env)
-        previous = signal.signal(signal.SIGTERM, lambda *_: self._stop_child())
+        previous = {sig: signal.signal(sig, lambda *_: self._stop_child()) for sig in (signal.SIGTERM,
+                                                                                       SLURM_STOP_SIGNAL)}
         restarts = 0
         try:
             while True:
@@ -119,17 +108,26 @@ class ComponentJob(submitit.helpers.Checkpointable):
                     break
                 time.sleep(1.0)
         finally:
-            signal.signal(signal.SIGTERM, previous)
-        if code != 0 and run.cancelled() is None:  # stopped by `polar-hpc cancel`: not a failure
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+        if self._gave_up:
+            self._stop_run(run, f"{self._gave_up}; see {log_dir}")
+        if code != 0 and (self._gave_up or run.cancelled() is None):  # stopped by a cancel: not a failure
             raise RuntimeError(f"{self.component}-{self.index} exited with status {code}; see {log_dir}")
         return code
 
+    def _stop_run(self, run: RunDir, reason: str) -> None:
+        """The run cannot go on without this component: stop it as ``cancel`` does (gateways drain first, their
+        cut sessions released), with the reason for ``status`` and ``--wait``; this job itself is spared."""
+        log.error("%s; stopping the run (polar-hpc resume %s goes on)", reason, run.root)
+        try:
+            cancel_run(run, reason=reason, spare=(self.component, self.index))
+        except Exception:
+            log.exception("stopping the run after %s-%d gave up", self.component, self.index)
+
     def _start_child(self, run: RunDir, env: dict[str, str]) -> subprocess.Popen[bytes]:
-        # Slurm delivers the preemption / time-limit signal (USR2) to every process of the step: it is the job
-        # body's (submitit's checkpoint hook, which drains the component with SIGTERM); USR2's default action
-        # would kill the component before it commits
         child = self._child = subprocess.Popen(component_argv(run, self.component, self.index), env=env,
-                                               preexec_fn=_ignore_usr2)
+                                               preexec_fn=_ignore_job_signals)
         write_pid_file(self.pid_file(), child.pid)  # pid + start time: `cancel` checks it is still ours
         return child
 
@@ -140,8 +138,8 @@ class ComponentJob(submitit.helpers.Checkpointable):
         if run.cancelled() is not None or _run_finished(run):
             return False
         if restarts >= INFERENCE_RESTARTS:
-            log.error("inference-%d exited with status %d, restarted %d times already; giving up", self.index,
-                      code, restarts)
+            self._gave_up = (f"inference-{self.index} exited with status {code}, restarted {restarts} times "
+                             f"already (INFERENCE_RESTARTS); giving up")
             return False
         log.warning("inference-%d exited with status %d while the run goes on; restarting it (%d of %d)",
                     self.index, code, restarts + 1, INFERENCE_RESTARTS)

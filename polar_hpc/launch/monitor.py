@@ -10,12 +10,13 @@ from pathlib import Path
 
 import msgspec
 
+from polar_hpc.launch.budget import cancel_grace_s
 from polar_hpc.log import get_logger
 from polar_hpc.util import proc
 from polar_hpc.util.slurm import UNKNOWN, JobInfo, job_infos
 from polar_hpc.wire.control import RunStatus
 from polar_hpc.wire.endpoints import endpoint_path
-from polar_hpc.wire.rundir import JOBS, Component, JobRecord, JobsFile, RunDir
+from polar_hpc.wire.rundir import JOBS, CancelRecord, Component, JobRecord, JobsFile, RunDir
 
 log = get_logger("launch")
 
@@ -137,10 +138,16 @@ job passes through states that a single sacct row may catch mid-way."""
 
 
 def _gone(states: list[ComponentState]) -> str | None:
-    """Why the run cannot finish any more: its coordinator ended, or every gateway rank did; ``None`` if neither."""
+    """Why the run cannot finish any more: its coordinator ended, or every gateway rank did, or every inference
+    server's job (a requeued one is alive: pending); ``None`` if none."""
     coord = [c for c in states if c.component == "coordinator"]
     if coord and not coord[0].alive:
         return f"coordinator ended ({coord[0].state}) before the run finished; logs: {coord[0].log_dir}"
+    servers = [c for c in states if c.component == "inference"]
+    if servers and not any(c.alive for c in servers):
+        ended = ", ".join(f"inference-{c.index} {c.state}" for c in servers)
+        return (f"every inference server ended ({ended}) before the run finished; logs: {run_logs(servers[0])} "
+                "(polar-hpc resume submits them again)")
     ranks = [c for c in states if c.component == "gateway"]
     if ranks and not any(c.alive for c in ranks):
         ended = ", ".join(f"gateway-{c.index} {c.state}" for c in ranks)
@@ -182,8 +189,7 @@ def wait_run(
             return 0
         cancelled = run.cancelled()
         if cancelled is not None:
-            say(f"the run was cancelled at {time.strftime('%H:%M:%S', time.localtime(cancelled.at))} "
-                f"(polar-hpc resume {run.root} to go on)")
+            say(f"the run was {stopped_line(cancelled)} (polar-hpc resume {run.root} to go on)")
             return 1
         if jobs is not None:
             why = _gone(component_states(run, jobs))
@@ -203,6 +209,10 @@ def wait_run(
         time.sleep(interval_s)
 
 
+SLURM_STOP_SIGNAL = signal.SIGUSR1
+"""What ``cancel`` sends a running Slurm job to stop its component. Slurm signals every process of the job's step,
+the harnesses and sandboxes of a gateway included: a SIGTERM would end their sessions as the harness's own
+failures. The job body (``launch/jobs.py``) SIGTERMs its component on it; the component's tree ignores it."""
 STOP_ORDER: tuple[tuple[Component, ...], ...] = (("gateway",), ("coordinator", "inference"))
 """Who ``cancel`` stops first: the gateways drain (their sessions finish or are released, their shards commit)
 while the coordinator and the inference servers still serve them; then the rest."""
@@ -210,16 +220,16 @@ LATE_STOP_S = 30.0
 """How long the coordinator and inference servers get after SIGTERM (they hold no session) before SIGKILL."""
 
 
-def cancel_run(run: RunDir, grace_s: float | None = None) -> bool:
+def cancel_run(run: RunDir, grace_s: float | None = None, *, reason: str = "",
+               spare: tuple[Component, int] | None = None) -> bool:
     """Drain then stop every component, gateways first (:data:`STOP_ORDER`); whatever remains is killed.
 
-    Returns False, changing nothing, when the run already finished. ``cancelled.json`` is written first
-    (components stopped by the cancel end without a failure; ``status`` and ``--wait`` say "cancelled"). Slurm
-    jobs still pending are cancelled at once (nothing of them to drain). ``grace_s`` bounds the gateways' drain
-    and defaults to the run's stop budget (:func:`polar_hpc.launch.jobs.stop_grace_s` plus the requeue margin).
+    Returns False, changing nothing, when the run already finished. ``cancelled.json`` is written first, with
+    ``reason`` when the run is stopped by a fault rather than by ``polar-hpc cancel`` (components stopped so end
+    without a failure; ``status`` and ``--wait`` say "cancelled" or "stopped" and why). Slurm jobs still pending
+    are cancelled at once (nothing of them to drain). ``grace_s`` bounds the gateways' drain and defaults to the
+    run's :func:`polar_hpc.launch.budget.cancel_grace_s`. ``spare``: the component that stops the run, left alone.
     Local backend: only pids still verified as this run's processes are signalled."""
-    from polar_hpc.launch.jobs import REQUEUE_MARGIN_S, stop_grace_s
-
     jobs = run.read_jobs()
     if jobs is None:
         raise FileNotFoundError(f"{run.root}: no {JOBS}; nothing was launched here")
@@ -227,8 +237,10 @@ def cancel_run(run: RunDir, grace_s: float | None = None) -> bool:
     if status is not None and status.finished:
         return False
     if grace_s is None:
-        grace_s = stop_grace_s(run.load_config()) + REQUEUE_MARGIN_S
-    run.mark_cancelled(grace_s)
+        grace_s = cancel_grace_s(run.load_config())
+    run.mark_cancelled(grace_s, reason=reason)
+    if spare is not None:
+        jobs = JobsFile(backend=jobs.backend, jobs=[j for j in jobs.jobs if (j.component, j.index) != spare])
     if jobs.backend == "slurm":
         waiting = [c.job_id for c in component_states(run, jobs) if c.alive and c.state != "RUNNING"]
         if waiting:
@@ -236,6 +248,12 @@ def cancel_run(run: RunDir, grace_s: float | None = None) -> bool:
     for stage, wait_s in zip(STOP_ORDER, (grace_s, LATE_STOP_S), strict=True):
         _stop_components(run, jobs, set(stage), wait_s)
     return True
+
+
+def stopped_line(record: CancelRecord) -> str:
+    """``cancelled at <time>`` or ``stopped at <time>: <why>`` (a fault stopped the run)."""
+    at = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(record.at))
+    return f"stopped at {at}: {record.reason}" if record.reason else f"cancelled at {at}"
 
 
 def _stop_components(run: RunDir, jobs: JobsFile, which: set[str], wait_s: float) -> None:
@@ -246,7 +264,8 @@ def _stop_components(run: RunDir, jobs: JobsFile, which: set[str], wait_s: float
     if jobs.backend == "slurm":
         running = [c.job_id for c in component_states(run, mine) if c.alive]
         if running:
-            subprocess.run(["scancel", "--signal=TERM", *running], check=False, timeout=30)
+            subprocess.run(["scancel", f"--signal={SLURM_STOP_SIGNAL.name.removeprefix('SIG')}", *running],
+                           check=False, timeout=30)
     else:
         for job in mine.jobs:
             pid = _component_pid(run, job)

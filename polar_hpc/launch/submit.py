@@ -18,7 +18,8 @@ import submitit
 from submitit.slurm.slurm import _make_sbatch_string
 
 from polar_hpc.config import ConfigError, RunConfig, SlurmResources, decode
-from polar_hpc.launch.jobs import ComponentJob, signal_delay_s, stop_grace_s
+from polar_hpc.launch.budget import signal_delay_s, stop_grace_s
+from polar_hpc.launch.jobs import ComponentJob
 from polar_hpc.log import get_logger
 from polar_hpc.util.proc import start_time
 from polar_hpc.wire.endpoints import remove_endpoint

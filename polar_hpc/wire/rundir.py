@@ -10,7 +10,8 @@
     <run>/shards/                       committed HDF5 shards
     <run>/status.json                   progress written by the coordinator
     <run>/jobs.json                     what the launcher submitted (job ids or pids)
-    <run>/cancelled.json                written by `polar-hpc cancel` (removed by `resume`)
+    <run>/cancelled.json                written by `polar-hpc cancel`, or with a reason by a job that stops the
+                                        run (an inference server that kept dying); removed by `resume`
     <run>/code/                         frozen copy of the polar_hpc package used by queued jobs
     <run>/coordinator/journal.jsonl     the coordinator's journal (coordinator/journal.py)
     <run>/records/<session>.jsonl       completion records (``gateway.keep_records``)
@@ -124,6 +125,8 @@ class CancelRecord(msgspec.Struct, kw_only=True):
     at: float
     """Wall-clock time of the cancel."""
     grace_s: float
+    reason: str = ""
+    """Why the run was stopped, when a fault stopped it (an inference server that kept dying); empty: a cancel."""
 
 
 class _Rooted(Protocol):
@@ -209,8 +212,9 @@ class RunDir:
     def write_jobs(self, jobs: JobsFile) -> None:
         write_atomic(self.jobs_path, msgspec.json.format(msgspec.json.encode(jobs)))
 
-    def mark_cancelled(self, grace_s: float) -> None:
-        write_atomic(self.cancelled_path, msgspec.json.encode(CancelRecord(at=time.time(), grace_s=grace_s)))
+    def mark_cancelled(self, grace_s: float, reason: str = "") -> None:
+        record = CancelRecord(at=time.time(), grace_s=grace_s, reason=reason)
+        write_atomic(self.cancelled_path, msgspec.json.encode(record))
 
     def cancelled(self) -> CancelRecord | None:
         try:

@@ -1,8 +1,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from polar_hpc.launch.monitor import _component_pid, _controller_pid
@@ -11,6 +13,39 @@ from polar_hpc.util.proc import signal_tree
 from polar_hpc.wire.rundir import RunDir
 
 ROOT = Path(__file__).parents[3]
+
+SLURM_SETS = [
+    "--backend", "slurm",
+    "--set", "gateway.num_ranks=2",
+    "--set", "inference.resources.gpus_per_node=0",
+    "--set", "inference.resources.cpus_per_task=1",
+    "--set", "gateway.resources.cpus_per_task=1",
+    "--set", "coordinator.resources.cpus_per_task=1",
+    "--set", "gateway.resources.time_min=20",
+]
+"""A run on the single-node CI cluster (.ci/slurm.sh): no GPU, one CPU per component, two gateway ranks."""
+
+
+def require_slurm() -> None:
+    """The slurm tier runs on the cluster from `bash .ci/slurm.sh up` with SLURM_CONF set (tools/test.sh)."""
+    import pytest
+
+    if shutil.which("sbatch") is None or not os.environ.get("SLURM_CONF"):
+        pytest.fail("the slurm tier needs the cluster from `bash .ci/slurm.sh up` and SLURM_CONF "
+                    "(tools/test.sh does both)")
+    out = subprocess.run(["sinfo", "-h", "-o", "%t"], capture_output=True, text=True, timeout=10)
+    assert out.returncode == 0 and out.stdout.strip(), f"sinfo: {out.stderr}"
+
+
+def start_if_held(job_id: str, last: list[float]) -> None:
+    """A requeued job waits ~2 min in the queue (BeginTime): start it now, at most every 15 s. Not at once: a
+    requeued job restarted within the second its old credential was revoked is refused by slurmd ("Job
+    credential revoked") and ends FAILED, never to come back; ``last[0]``: when we last tried (or the requeue)."""
+    from polar_hpc.launch.monitor import sacct_states
+
+    if time.monotonic() - last[0] > 15 and sacct_states([job_id]).get(job_id) == "PENDING":
+        subprocess.run(["scontrol", "update", f"JobId={job_id}", "StartTime=now"], check=False, timeout=30)
+        last[0] = time.monotonic()
 
 
 def polar(*args: str, timeout: float = 600, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -17,86 +17,28 @@ from pathlib import Path
 
 import pytest
 
-from polar_hpc.config.run import ACCEPT_REWARD
 from polar_hpc.launch.monitor import _component_pid, wait_run
 from polar_hpc.store import ShardReader
-from polar_hpc.store.summary import summarize as summarize_shards
-from polar_hpc.train.report import collect
-from polar_hpc.train.report import summarize as summarize_report
 from polar_hpc.util.proc import signal_tree
-from polar_hpc.wire.codec import from_json
-from polar_hpc.wire.records import SessionResult, TraceStatus
+from polar_hpc.wire.records import TraceStatus
 from polar_hpc.wire.rundir import RunDir
 from polar_hpc.wire.waits import read_waits
-from tests.integration.launch.helpers import ROOT, polar, stop_run
+from tests.integration.launch.fault_checks import (
+    LATE_CALL,
+    RECIPE,
+    agent_then_sleep,
+    assert_once_with_real_outcomes,
+    assert_views_agree,
+    committed,
+    finished,
+    parent,
+    released_attempts,
+    wait_paused,
+    wait_running,
+)
+from tests.integration.launch.helpers import polar, stop_run
 
 pytestmark = pytest.mark.slow
-
-RECIPE = str(ROOT / "recipes" / "local-shell.toml")
-TASKS = ("calc-add", "fizzbuzz-15", "words-reverse")
-SYSTEM_CUTS = ("drain", "released", "cancel", "connection", "engine")
-"""Words of a cut by the system: no committed session's error may name one."""
-
-
-def _agent(sleep_s: float) -> str:
-    return f"agent.command=python3 -m polar_hpc.harness.mini_agent --max-turns 1 {{instruction}}; sleep {sleep_s}"
-
-
-def _wait_running(run: RunDir, timeout_s: float = 300) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        status = run.read_status()
-        if status is not None and any(r.occupancy.get("run", 0) for r in status.ranks):
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"no session reached RUN in {timeout_s:.0f}s; status {run.read_status()}")
-
-
-def _committed(run_dir: Path) -> list[SessionResult]:
-    reader = ShardReader(run_dir)
-    results = list(reader.results())
-    assert not reader.duplicates, f"sessions committed twice: {reader.duplicates}"
-    return results
-
-
-def _assert_once_with_real_outcomes(run_dir: Path, samples: int = 1) -> list[SessionResult]:
-    results = _committed(run_dir)
-    assert sorted(r.key for r in results) == sorted(f"{t}/{i}" for t in TASKS for i in range(samples))
-    for r in results:
-        error = (r.trajectory.error or "").lower()
-        assert not any(w in error for w in SYSTEM_CUTS), f"{r.key} committed with a system cut: {error}"
-    return results
-
-
-def _finished(run: RunDir) -> bool:
-    status = run.read_status()
-    return status is not None and status.finished
-
-
-def _assert_views_agree(run_dir: Path) -> None:
-    """status.json (what `status` and the live display show), `report` and `shards inspect` count the same run
-    alike; the coordinator's counts include the sessions an earlier life of the run committed."""
-    status = RunDir(run_dir).read_status()
-    assert status is not None and status.finished and status.ranks_alive == 0
-    rows, _ = collect([run_dir], ACCEPT_REWARD)
-    report = summarize_report(rows, [str(run_dir)], ACCEPT_REWARD, [])
-    inspect = summarize_shards(ShardReader(run_dir))
-    assert status.sessions.get("committed") == report.overall.sessions == inspect.sessions
-    assert status.accepted == report.overall.accepted
-    assert status.failed == report.statuses.get("ERROR", 0) == inspect.statuses.get("ERROR", 0)
-    assert inspect.reward_mean is not None
-    assert status.reward_mean == pytest.approx(inspect.reward_mean, abs=1e-9)  # the same stored rewards, summed
-    line = polar("status", str(run_dir)).stdout
-    done = report.overall.sessions
-    assert f"sessions {done}/{done} done ({done} committed)  accepted {report.overall.accepted}" in line, line
-
-
-def _parent(pid: int) -> int:
-    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-
-
-def _released(run: RunDir) -> list[SessionResult]:
-    return [from_json(p.read_bytes(), SessionResult) for p in sorted(run.root.glob("released/rank-*/*.json"))]
 
 
 @pytest.mark.timeout(900)
@@ -104,27 +46,27 @@ def test_cancel_mid_session_then_resume_runs_every_session_once(run_dir: Path) -
     run = RunDir(run_dir)
     out = polar("launch", RECIPE, "--run-dir", str(run_dir), "--set", "tasks.num_samples=1",
                 "--set", "gateway.drain_grace_s=2", "--set", "gateway.run_pool=3", "--set", "gateway.init_pool=3",
-                "--set", _agent(8))
+                "--set", agent_then_sleep(8))
     assert out.returncode == 0, out.stdout + out.stderr
-    _wait_running(run)
+    wait_running(run)
     t0 = time.monotonic()
     out = polar("cancel", str(run_dir), timeout=120)
     cancel_s = time.monotonic() - t0
     assert out.returncode == 0, out.stdout + out.stderr
     assert cancel_s < 30, f"cancel took {cancel_s:.1f}s with a 2s drain"
-    released = _released(run)
+    released = released_attempts(run)
     assert released, "a session in RUN at the cancel was cut: its attempt is set aside"
     for r in released:
         assert "drain" in r.metadata["released"]["reason"] and r.metadata["released"]["host"]
     cut = {r.key for r in released}
-    assert not cut & {r.key for r in _committed(run_dir)}, "a released session was committed"
+    assert not cut & {r.key for r in committed(run_dir)}, "a released session was committed"
     st = polar("status", str(run_dir))
     assert "cancelled" in st.stdout, st.stdout
     out = polar("resume", str(run_dir), "--wait", "--timeout", "500", timeout=560)
     assert out.returncode == 0, out.stdout + out.stderr
-    results = _assert_once_with_real_outcomes(run_dir)
+    results = assert_once_with_real_outcomes(run_dir)
     assert cut <= {r.key for r in results}
-    _assert_views_agree(run_dir)
+    assert_views_agree(run_dir)
     out = polar("cancel", str(run_dir), timeout=60)
     assert out.returncode == 0 and "already finished" in out.stdout, out.stdout + out.stderr
     assert run.cancelled() is None, "cancel of a finished run changes nothing"
@@ -140,23 +82,19 @@ def test_kill_9_of_the_inference_server_mid_session(run_dir: Path) -> None:
     run = RunDir(run_dir)
     out = polar("launch", RECIPE, "--run-dir", str(run_dir), "--set", "tasks.num_samples=1",
                 "--set", "gateway.run_pool=1", "--set", "gateway.init_pool=1",
-                "--set", "agent.command=sleep 4; python3 -m polar_hpc.harness.mini_agent --max-turns 1 {instruction}")
+                "--set", LATE_CALL)
     assert out.returncode == 0, out.stdout + out.stderr
-    _wait_running(run)
+    wait_running(run)
     jobs = run.read_jobs()
     assert jobs is not None
     (server,) = [j for j in jobs.jobs if j.component == "inference"]
     pid = _component_pid(run, server)
     assert pid is not None
-    supervisor = _parent(pid)  # the job body that restarts it (polar_hpc.launch.jobs.ComponentJob)
+    supervisor = parent(pid)  # the job body that restarts it (polar_hpc.launch.jobs.ComponentJob)
     os.kill(supervisor, signal.SIGSTOP)
     try:
         signal_tree(pid, signal.SIGKILL)  # the component and the server process it runs
-        paused = ""
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not paused and not _finished(run):
-            paused = next((w.detail for w in read_waits(run_dir).values() if "paused" in w.detail), "")
-            time.sleep(0.2)
+        paused = wait_paused(run_dir, run)
     finally:
         os.kill(supervisor, signal.SIGCONT)
     assert "inference-0" in paused, "the paused rank says in waits/ (shown by status) what it waits for"
@@ -167,9 +105,9 @@ def test_kill_9_of_the_inference_server_mid_session(run_dir: Path) -> None:
     restarted = _component_pid(run, server)
     assert restarted is not None and restarted != pid, "the job restarted its inference server"
     assert not read_waits(run_dir), "the rank's wait ended when the server answered again"
-    released = _released(run)
+    released = released_attempts(run)
     assert released and all("engine went away" in r.metadata["released"]["reason"] for r in released)
-    results = _assert_once_with_real_outcomes(run_dir)
+    results = assert_once_with_real_outcomes(run_dir)
     assert {r.key for r in released} <= {r.key for r in results}
 
 
@@ -177,7 +115,8 @@ def test_kill_9_of_the_inference_server_mid_session(run_dir: Path) -> None:
 def test_truncated_committed_shard_is_named_and_its_sessions_run_again(run_dir: Path) -> None:
     run = RunDir(run_dir)
     out = polar("launch", RECIPE, "--run-dir", str(run_dir), "--set", "tasks.num_samples=1",
-                "--set", "shards.max_sessions=1", "--set", _agent(0), "--wait", "--timeout", "500", timeout=560)
+                "--set", "shards.max_sessions=1", "--set", agent_then_sleep(0), "--wait", "--timeout", "500",
+                timeout=560)
     assert out.returncode == 0, out.stdout + out.stderr
     shards = sorted(run.shards.glob("*.h5"))
     assert len(shards) == 3
@@ -187,11 +126,11 @@ def test_truncated_committed_shard_is_named_and_its_sessions_run_again(run_dir: 
         fh.truncate(victim.stat().st_size // 2)
     val = polar("shards", "validate", str(run.shards))
     assert val.returncode == 1 and victim.name in val.stdout + val.stderr, val.stdout + val.stderr
-    assert lost not in {r.key for r in _committed(run_dir)}, "readers skip the broken shard"
+    assert lost not in {r.key for r in committed(run_dir)}, "readers skip the broken shard"
     out = polar("resume", str(run_dir), "--wait", "--timeout", "500", timeout=560)
     assert out.returncode == 0, out.stdout + out.stderr
     assert victim.name in out.stderr, "resume names the shard whose sessions run again"
-    results = _assert_once_with_real_outcomes(run_dir)
+    results = assert_once_with_real_outcomes(run_dir)
     assert {r.key: r for r in results}[lost].gateway_rank == 0
 
 
@@ -201,9 +140,9 @@ def test_sigstop_of_the_coordinator_past_the_heartbeat_timeout(run_dir: Path) ->
     ranks silent past their timeout) and goes on: every session still ends committed once."""
     run = RunDir(run_dir)
     out = polar("launch", RECIPE, "--run-dir", str(run_dir), "--set", "tasks.num_samples=2",
-                "--set", "coordinator.heartbeat_timeout_s=3", "--set", _agent(3))
+                "--set", "coordinator.heartbeat_timeout_s=3", "--set", agent_then_sleep(3))
     assert out.returncode == 0, out.stdout + out.stderr
-    _wait_running(run)
+    wait_running(run)
     jobs = run.read_jobs()
     assert jobs is not None
     (coordinator,) = [j for j in jobs.jobs if j.component == "coordinator"]
@@ -215,7 +154,7 @@ def test_sigstop_of_the_coordinator_past_the_heartbeat_timeout(run_dir: Path) ->
     finally:
         os.kill(pid, signal.SIGCONT)
     assert wait_run(run, timeout_s=500, interval_s=1.0) == 0
-    _assert_once_with_real_outcomes(run_dir, samples=2)
+    assert_once_with_real_outcomes(run_dir, samples=2)
 
 
 PREPARE = '["git init -q . && git add -A && git -c user.email=d@p -c user.name=p commit -qm base", ' \
@@ -234,13 +173,13 @@ def test_sigkilled_harness_and_hanging_prepare_are_the_sessions_own_outcomes(run
                 "--set", "gateway.agent_timeout_s=20", "--set", "gateway.init_pool=3", "--set", agent,
                 "--wait", "--timeout", "500", timeout=560)
     assert out.returncode == 0, out.stdout + out.stderr
-    by_task = {r.task_id: r for r in _assert_once_with_real_outcomes(run_dir)}
+    by_task = {r.task_id: r for r in assert_once_with_real_outcomes(run_dir)}
     killed, hung = by_task["fizzbuzz-15"], by_task["words-reverse"]
     assert killed.trajectory.status is TraceStatus.ERROR and killed.attempt == 0
     assert "harness exited" in (killed.trajectory.error or ""), killed.trajectory.error
     assert hung.trajectory.status is TraceStatus.TIMEOUT and hung.attempt == 0
     assert "session budget 25s spent in INIT" in (hung.trajectory.error or ""), hung.trajectory.error
-    assert not _released(RunDir(run_dir)), "no session was cut by the system"
+    assert not released_attempts(RunDir(run_dir)), "no session was cut by the system"
 
 
 def _mount_tmpfs(path: Path, size: str, remount: bool = False) -> bool:
@@ -259,13 +198,13 @@ def test_shard_dir_out_of_space(run_dir: Path, tmp_path: Path) -> None:
     subprocess.run(["umount", str(tmp_path / "probe")], check=False)
     run = RunDir(run_dir)
     out = polar("launch", RECIPE, "--run-dir", str(run_dir), "--set", "tasks.num_samples=1",
-                "--set", "shards.max_sessions=1", "--set", _agent(0))
+                "--set", "shards.max_sessions=1", "--set", agent_then_sleep(0))
     assert out.returncode == 0, out.stdout + out.stderr
     assert _mount_tmpfs(run.shards, "100k"), "a 100 KiB file system for the shards (not three shards of this run)"
     try:
         blocked = ""
         deadline = time.monotonic() + 300
-        while time.monotonic() < deadline and not blocked and not _finished(run):
+        while time.monotonic() < deadline and not blocked and not finished(run):
             blocked = next((w.detail for w in read_waits(run_dir).values() if "cannot publish" in w.detail), "")
             time.sleep(0.2)
         assert "No space left" in blocked or "ENOSPC" in blocked or "space" in blocked.lower(), blocked
@@ -276,7 +215,7 @@ def test_shard_dir_out_of_space(run_dir: Path, tmp_path: Path) -> None:
             assert val.returncode == 0, "what was published is whole: " + val.stdout + val.stderr
         assert _mount_tmpfs(run.shards, "16m", remount=True)
         assert wait_run(run, timeout_s=500, interval_s=1.0) == 0
-        _assert_once_with_real_outcomes(run_dir)
+        assert_once_with_real_outcomes(run_dir)
         val = polar("shards", "validate", str(run.shards))
         assert val.returncode == 0, val.stdout + val.stderr
     finally:

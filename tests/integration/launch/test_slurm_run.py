@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -18,31 +17,18 @@ import pytest
 from polar_hpc.launch.monitor import sacct_states, wait_run
 from polar_hpc.wire.rundir import RunDir
 from polar_hpc.wire.waits import read_waits
-from tests.integration.launch.helpers import ROOT, committed_keys, polar
+from tests.integration.launch.helpers import ROOT, SLURM_SETS, committed_keys, polar, require_slurm, start_if_held
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
 RECIPE = str(ROOT / "recipes" / "local-shell.toml")
-SLURM_SETS = [
-    "--backend", "slurm",
-    "--set", "gateway.num_ranks=2",
-    "--set", "inference.resources.gpus_per_node=0",
-    "--set", "inference.resources.cpus_per_task=1",
-    "--set", "gateway.resources.cpus_per_task=1",
-    "--set", "coordinator.resources.cpus_per_task=1",
-    "--set", "gateway.resources.time_min=20",
-]
 HELD = ["--set", 'inference.resources.extra={begin="now+3600"}']
 """The inference job waits in the queue (BeginTime) until the test lets it start."""
 
 
 @pytest.fixture(autouse=True)
 def _slurm_up() -> None:
-    if shutil.which("sbatch") is None or not os.environ.get("SLURM_CONF"):
-        pytest.fail("the slurm tier needs the cluster from `bash .ci/slurm.sh up` and SLURM_CONF "
-                    "(tools/test.sh does both)")
-    out = subprocess.run(["sinfo", "-h", "-o", "%t"], capture_output=True, text=True, timeout=10)
-    assert out.returncode == 0 and out.stdout.strip(), f"sinfo: {out.stderr}"
+    require_slurm()
 
 
 def _expected(samples: int) -> set[str]:
@@ -254,16 +240,10 @@ def test_preempted_gateway_checkpoints_through_submitit_returns_and_rejoins(run_
     subprocess.run(["scancel", "--signal=USR2", victim], check=True, timeout=30)
     _wait_for(lambda: sacct_states([victim]).get(victim) == "PENDING", 180, f"{victim} requeued by submitit")
     coordinator_log = lambda: _logs(run_dir, "coordinator", jobs["coordinator-0"])  # noqa: E731
-    # Not at once: a requeued job restarted within the second its old credential was revoked is refused by slurmd
-    # ("Killing non-startable batch JobId: Job credential revoked") and ends FAILED, never to come back.
-    released = [time.monotonic() - 10.0]
+    released = [time.monotonic() - 10.0]  # the first start 5 s after the requeue
 
     def returned() -> bool:
-        # Slurm holds a requeued job ~2 min (BeginTime): let it start 5 s after the requeue
-        # (again, if one came too early)
-        if time.monotonic() - released[0] > 15 and sacct_states([victim]).get(victim) == "PENDING":
-            subprocess.run(["scontrol", "update", f"JobId={victim}", "StartTime=now"], check=False, timeout=30)
-            released[0] = time.monotonic()
+        start_if_held(victim, released)
         return coordinator_log().count("gateway rank 1 registered") >= 2
 
     try:

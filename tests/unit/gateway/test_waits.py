@@ -105,3 +105,23 @@ def test_gateway_honours_sigterm_while_waiting_for_inference(tmp_path: Path) -> 
         if gw.poll() is None:
             gw.kill()
             gw.wait()
+
+
+def test_a_paused_rank_names_its_servers_jobs_and_which_resume_brings_back(tmp_path: Path) -> None:
+    from polar_hpc.config import load_recipe
+    from polar_hpc.gateway.rank import GatewayRank
+
+    live, ended = subprocess.Popen(["sleep", "60"]), subprocess.Popen(["true"])
+    try:
+        ended.wait(timeout=10)
+        RunDir(tmp_path).write_jobs(JobsFile(backend="local", jobs=[
+            JobRecord(component="inference", index=i, job_id=str(p.pid), backend="local", folder=str(tmp_path),
+                      submitted_at=0.0, pid_start=start if (start := start_time(p.pid)) else 1)
+            for i, p in enumerate((live, ended))]))
+        rank = GatewayRank(load_recipe(ROOT / "recipes" / "local-demo.toml"), 0, tmp_path)
+        said = rank._server_jobs(JobWatch(tmp_path), ["inference-0", "inference-1", "inference-2"])
+        assert said == (f"inference-0: job {live.pid} RUNNING; inference-1: job {ended.pid} ENDED, "
+                        f"polar-hpc resume {tmp_path} submits it again; ")
+    finally:
+        live.kill()
+        live.wait()

@@ -73,7 +73,7 @@ def test_cli_dry_run_submits_nothing_and_bad_recipe_fails_first(tmp_path: Path) 
 
 
 def test_signal_delay_covers_drain_commit_and_requeue() -> None:
-    from polar_hpc.launch.jobs import REQUEUE_MARGIN_S, signal_delay_s, stop_grace_s
+    from polar_hpc.launch.budget import REQUEUE_MARGIN_S, signal_delay_s, stop_grace_s
 
     cfg = load_recipe(ROOT / "recipes" / "local-demo.toml", ["gateway.drain_grace_s=200"])
     assert stop_grace_s(cfg) > cfg.gateway.drain_grace_s

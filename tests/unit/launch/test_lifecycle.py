@@ -209,3 +209,58 @@ def test_cancel_of_a_finished_run_changes_nothing(tmp_path: Path) -> None:
     finally:
         coordinator.kill()
         coordinator.wait()
+
+
+def test_an_inference_server_that_keeps_dying_stops_the_run_saying_why(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Restarted INFERENCE_RESTARTS times, the server dies once more: the job stops the run as a cancel does
+    (the coordinator gets SIGTERM), spares itself, fails, and `status` / `--wait` say why."""
+    from polar_hpc.launch import jobs
+
+    run = create_run_dir(load_recipe(ROOT / "recipes" / "local-demo.toml"), tmp_path / "run")
+    coordinator = _sleeper()
+    starts: list[int] = []
+
+    def dying(run: RunDir, component: str, index: int) -> list[str]:
+        starts.append(index)
+        return [sys.executable, "-c", "raise SystemExit(3)"]
+
+    monkeypatch.setattr(jobs, "component_argv", dying)
+    try:
+        run.logs("coordinator").mkdir(parents=True, exist_ok=True)
+        run.write_jobs(JobsFile(backend="local", jobs=[_job("coordinator", 0, 2**22 + 9, tmp_path),
+                                                       _job("inference", 0, 2**22 + 11, tmp_path)]))
+        write_pid_file(run.pid_file("coordinator", 0), coordinator.pid)
+        with pytest.raises(RuntimeError, match="inference-0 exited with status 3"):
+            jobs.ComponentJob(str(run.root), "inference", 0, stop_grace_s=5)()
+        assert len(starts) == jobs.INFERENCE_RESTARTS + 1
+        assert coordinator.wait(timeout=10) == -signal.SIGTERM
+        stopped = run.cancelled()
+        assert stopped is not None and stopped.reason.startswith(
+            f"inference-0 exited with status 3, restarted {jobs.INFERENCE_RESTARTS} times already"), stopped
+        lines: list[str] = []
+        assert wait_run(run, timeout_s=5, interval_s=0.01, report=lines.append) == 1
+        assert lines[-1].startswith("the run was stopped at ") and stopped.reason in lines[-1], lines
+        last = _polar("status", str(run.root)).stdout.splitlines()[-1]
+        assert last.startswith("stopped at ") and stopped.reason in last, last
+    finally:
+        coordinator.kill()
+        coordinator.wait()
+
+
+def test_wait_run_exits_1_when_every_inference_server_ended(tmp_path: Path) -> None:
+    coordinator, gateway = _sleeper(), _sleeper()
+    try:
+        run = _local_run(tmp_path, [_job("coordinator", 0, 2**22 + 9, tmp_path),
+                                    _job("gateway", 0, 2**22 + 11, tmp_path),
+                                    _job("inference", 0, 2**22 + 13, tmp_path)])
+        write_pid_file(run.pid_file("coordinator", 0), coordinator.pid)
+        write_pid_file(run.pid_file("gateway", 0), gateway.pid)
+        lines: list[str] = []
+        assert wait_run(run, timeout_s=30, interval_s=0.01, report=lines.append, confirm_s=0.05) == 1
+        assert lines[-1] == (f"every inference server ended (inference-0 ENDED) before the run finished; logs: "
+                             f"{tmp_path.parent} (polar-hpc resume submits them again)")
+    finally:
+        for p in (coordinator, gateway):
+            p.kill()
+            p.wait()
