@@ -22,7 +22,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from typing import Any
 
 from polar_hpc.config.run import GatewayConfig
 from polar_hpc.evaluate.base import evaluation_crashed, evaluation_failed, failure_text
@@ -200,7 +201,8 @@ class StagePools:
             elif ready_sem is not None:
                 ready_sem.release()
             if job.released is not None:
-                await self._set_aside(job)
+                job.aside_task = self._background(job, self._set_aside(job), "set-aside")
+                await asyncio.shield(job.aside_task)
                 self._status(job, Stage.RELEASED)
                 return
             await self._stage_postrun(job)
@@ -399,14 +401,21 @@ class StagePools:
         job.torn_down = True
         if "queue" not in job.timings:
             return  # never reached INIT: nothing was started
-        task = asyncio.create_task(self._do_teardown(job), name=f"teardown:{job.session_id}")
-        job.teardown_task = task
+        job.teardown_task = self._background(job, self._do_teardown(job), "teardown")
+        await asyncio.shield(job.teardown_task)
+
+    def _background(self, job: SessionJob, step: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
+        """``step`` as a task that runs to its end even if the session's task is cancelled (a drain's grace
+        ending): the sandbox's teardown, and setting a released attempt aside before it. ``close`` waits for it."""
+        task = asyncio.create_task(step, name=f"{name}:{job.session_id}")
         self._teardowns.add(task)
         task.add_done_callback(self._teardowns.discard)
-        await asyncio.shield(task)
+        return task
 
     async def _do_teardown(self, job: SessionJob) -> None:
         t0 = self._now()
+        if job.aside_task is not None and not job.aside_task.done():
+            await asyncio.wait([job.aside_task], timeout=BUILD_TIMEOUT_S)  # it reads what the sandbox recorded
         if job.prewarm is not None and not job.prewarm.done():
             job.prewarm.cancel()
             await asyncio.wait([job.prewarm], timeout=TEARDOWN_TIMEOUT_S)

@@ -68,6 +68,8 @@ class SessionJob:
         self.run_timeout: asyncio.Timeout | None = None
         self.task: asyncio.Task[None] | None = None
         self.teardown_task: asyncio.Task[None] | None = None
+        self.aside_task: asyncio.Task[None] | None = None
+        """Setting a released attempt aside; the teardown waits for it."""
         self.torn_down = False
         self.notes: dict[str, object] = {}
         """Added to the result's metadata (e.g. the tail of the harness log)."""

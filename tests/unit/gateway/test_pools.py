@@ -308,6 +308,23 @@ def test_drain_cuts_running_and_cancels_waiting() -> None:
     assert sorted(ex.torn_down) == sorted(ex.started)
 
 
+def test_a_released_attempt_is_set_aside_even_when_the_grace_ends_during_its_build() -> None:
+    ex = SimulatedExecutor({"run": 1000, "build": 60})
+    h = Harness(ex, agent_timeout_s=5000)
+
+    async def main() -> None:
+        job = h.submit(session(0))
+        while job.stage is not Stage.RUN:
+            await asyncio.sleep(1)
+        await h.pools.drain(grace_s=100)  # cut at 75, build until 135: past the grace's end at 100
+
+    sim(main)
+    assert h.results == []
+    (aside,) = h.released
+    assert aside.task_id == "t0" and "drain" in aside.metadata["released"]["reason"]
+    assert sorted(ex.torn_down) == sorted(ex.started)
+
+
 def test_drain_keeps_the_outcome_of_a_session_whose_own_budget_ends_first() -> None:
     ex = SimulatedExecutor({"run": 1000, "build": 1})
     h = Harness(ex, agent_timeout_s=50)
