@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import numpy as np
@@ -20,14 +21,11 @@ from polar_hpc.store.encode import (
     blob_items,
     decode_session_blob,
     decode_trace_blob,
-    filter_reasons,
-    legacy_marks,
     rebuild_session,
     rebuild_trace,
-    token_policy,
 )
 from polar_hpc.store.repo import repo_of
-from polar_hpc.store.schema import SHARD_SUFFIX, TraceBlob
+from polar_hpc.store.schema import SHARD_SUFFIX, TraceBlob, legacy_keys
 from polar_hpc.store.select import TraceSelect
 from polar_hpc.store.shardfile import (
     SessionTable,
@@ -35,7 +33,6 @@ from polar_hpc.store.shardfile import (
     ShardError,
     Tokens,
     TraceTable,
-    has_marks,
     open_shard,
     read_session_blobs,
     read_sessions,
@@ -99,13 +96,6 @@ class TraceView(msgspec.Struct, kw_only=True):
     trace_index: int
     status: TraceStatus
     session_reward: float
-    reward: float
-    finish_reason: str
-    policy: str
-    """``sample`` | ``oracle``: whether the trace's trainable tokens were sampled or forced by the oracle."""
-    trainable: bool
-    filter: list[str]
-    """Why the trace is not trainable (``Trace.filter``)."""
     harness: str
     model: str
     policy_version: int
@@ -115,6 +105,36 @@ class TraceView(msgspec.Struct, kw_only=True):
     response_logprobs: np.ndarray
     blob: memoryview | None
     """Compressed JSON of messages, tools, metadata: ``decode()`` it when needed (None: read without blobs)."""
+    fields: dict[str, Any]
+    """The trace's ``schema.TRACE_FIELD_COLUMNS`` values by ``Trace`` field name (the properties below, and any
+    column added since)."""
+
+    @property
+    def reward(self) -> float:
+        reward: float = self.fields["reward"]
+        return reward
+
+    @property
+    def finish_reason(self) -> str:
+        reason: str = self.fields["finish_reason"]
+        return reason
+
+    @property
+    def policy(self) -> str:
+        """``sample`` | ``oracle``: whether the trace's trainable tokens were sampled or forced by the oracle."""
+        policy: str = self.fields["policy"]
+        return policy
+
+    @property
+    def trainable(self) -> bool:
+        trainable: bool = self.fields["trainable"]
+        return trainable
+
+    @property
+    def filter(self) -> list[str]:
+        """Why the trace is not trainable (``Trace.filter``)."""
+        reasons: list[str] = self.fields["filter"]
+        return reasons
 
     def decode(self) -> TraceBlob:
         if self.blob is None:
@@ -255,11 +275,12 @@ class ShardReader:
             t = s.table
             po, ro, to = tr.prompt_offsets.tolist(), tr.response_offsets.tolist(), t.trace_offsets.tolist()
             tblobs = blob_items(tr.blob, tr.blob_offsets) if blobs else None
-            rewards, trainable = tr.reward.tolist(), tr.trainable.tolist()
+            fields = tr.fields
+            trainable, policy = fields["trainable"], fields["policy"]
             for row in rows.tolist():
                 status = TraceStatus(int(t.status[row]))
                 for j, ti in enumerate(range(to[row], to[row + 1])):
-                    if by_trace and flt is not None and not flt.trace(trainable[ti], tr.policy[ti]):
+                    if by_trace and flt is not None and not flt.trace(trainable[ti], policy[ti]):
                         continue
                     a, b, c, d = po[ti], po[ti + 1], ro[ti], ro[ti + 1]
                     yield TraceView(
@@ -271,11 +292,6 @@ class ShardReader:
                         trace_index=j,
                         status=status,
                         session_reward=float(t.reward[row]),
-                        reward=rewards[ti],
-                        finish_reason=tr.finish_reason[ti],
-                        policy=tr.policy[ti],
-                        trainable=bool(trainable[ti]),
-                        filter=filter_reasons(tr.filter[ti]),
                         harness=t.harness[row],
                         model=t.model[row],
                         policy_version=int(t.policy_version[row]),
@@ -284,6 +300,7 @@ class ShardReader:
                         loss_mask=tok.loss_mask[c:d],
                         response_logprobs=tok.response_logprobs[c:d],
                         blob=tblobs[ti] if tblobs is not None else None,
+                        fields={name: values[ti] for name, values in fields.items()},
                     )
 
     def results(self, flt: TraceSelect | None = None) -> Iterator[SessionResult]:
@@ -319,9 +336,8 @@ class _Loaded(msgspec.Struct):
     sblobs: list[memoryview]
     po: list[int]
     ro: list[int]
-    rewards: list[float]
-    legacy: bool
-    """Schema < 3: the training marks are (also) in the trace blobs' metadata, taken out when rebuilt."""
+    legacy: tuple[str, ...]
+    """Trace-blob metadata keys that held a column's value in this shard's schema (taken out when rebuilt)."""
 
     @classmethod
     def read(cls, f: Shard) -> _Loaded:
@@ -333,8 +349,7 @@ class _Loaded(msgspec.Struct):
             read_session_blobs(f),
             tr.prompt_offsets.tolist(),
             tr.response_offsets.tolist(),
-            tr.reward.tolist(),
-            not has_marks(f),
+            legacy_keys(f.version),
         )
 
     def rebuild(self, t: SessionTable, row: int) -> SessionResult:
@@ -343,8 +358,8 @@ class _Loaded(msgspec.Struct):
         for ti in range(int(t.trace_offsets[row]), int(t.trace_offsets[row + 1])):
             a, b, c, d = po[ti], po[ti + 1], ro[ti], ro[ti + 1]
             tb = decode_trace_blob(self.tblobs[ti])
-            if self.legacy:
-                legacy_marks(tb)
+            for key in self.legacy:
+                tb.metadata.pop(key, None)
             traces.append(
                 rebuild_trace(
                     tb,
@@ -352,11 +367,7 @@ class _Loaded(msgspec.Struct):
                     tok.response_ids[c:d].copy(),
                     tok.loss_mask[c:d].copy(),
                     tok.response_logprobs[c:d].copy(),
-                    self.tr.finish_reason[ti],
-                    self.rewards[ti],
-                    token_policy(self.tr.policy[ti]),
-                    bool(self.tr.trainable[ti]),
-                    filter_reasons(self.tr.filter[ti]),
+                    {name: values[ti] for name, values in self.tr.fields.items()},
                 )
             )
         return rebuild_session(
