@@ -11,6 +11,7 @@ import msgspec
 import numpy as np
 import zstandard
 
+from polar_hpc.errors import PolarError
 from polar_hpc.store import schema as S
 from polar_hpc.store.schema import (
     BLOB_COMPRESS_MIN,
@@ -90,8 +91,10 @@ def decompress(blob: bytes | memoryview) -> bytes | memoryview:
         raise BlobError(f"not a zstd frame nor JSON ({len(blob)} bytes): {err}") from None
 
 
-class BlobError(ValueError):
+class BlobError(PolarError, ValueError):
     """A blob column item that does not decompress."""
+
+    exit_code = 1
 
 
 def check_trace_tokens(p: np.ndarray, r: np.ndarray, m: np.ndarray, lp: np.ndarray, where: str) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from polar_hpc.errors import PolarError
 from polar_hpc.log import get_logger
 from polar_hpc.store.encode import (
     blob_items,
@@ -48,11 +49,13 @@ log = get_logger("store")
 PathsArg = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
 
 
-class EmptySelection(LookupError):
+class EmptySelection(PolarError, LookupError):
     """Nothing matched: the message names the paths and the filter."""
 
+    exit_code = 1
 
-class MissingShards(FileNotFoundError):
+
+class MissingShards(PolarError, FileNotFoundError):
     """A path given to read does not exist, or no committed shard is under the paths."""
 
 

@@ -12,6 +12,7 @@ import h5py
 import msgspec
 import numpy as np
 
+from polar_hpc.errors import PolarError
 from polar_hpc.store import schema as S
 from polar_hpc.store.encode import blob_items, decode_trace_blob, text_items
 from polar_hpc.store.schema import (
@@ -32,8 +33,10 @@ from polar_hpc.wire.rundir import shards_of
 _TRACE_FIELDS = {f.name: f for f in msgspec.structs.fields(Trace)}
 
 
-class ShardError(Exception):
+class ShardError(PolarError):
     """A shard that cannot be used: torn, truncated, not a shard, wrong schema. The message names the file."""
+
+    exit_code = 1
 
 
 class SessionTable(msgspec.Struct, kw_only=True):

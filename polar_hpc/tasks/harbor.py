@@ -28,6 +28,7 @@ from typing import Any
 
 import msgspec
 
+from polar_hpc.errors import PolarError
 from polar_hpc.evaluate.harbor import HARBOR_KEY, TEST_SCRIPT, HarborMeta
 from polar_hpc.wire.records import SOLUTION_COMMANDS
 
@@ -38,7 +39,7 @@ SOLVE_SCRIPT = "solution/solve.sh"
 IMAGE_PREFIX = "localhost/polar-harbor/"
 
 
-class HarborError(ValueError):
+class HarborError(PolarError, ValueError):
     """A task folder that is not a Harbor task; the message names the folder and the file."""
 
 

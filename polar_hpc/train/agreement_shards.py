@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from polar_hpc.errors import PolarError
 from polar_hpc.log import get_logger
 from polar_hpc.store.reader import EmptySelection, ShardReader, TraceView, require_shards
 from polar_hpc.store.select import TraceSelect
@@ -28,7 +29,7 @@ from polar_hpc.train.agreement import (
 log = get_logger("train")
 
 
-class AgreementInputError(ValueError):
+class AgreementInputError(PolarError, ValueError):
     """Traces the model cannot score (token ids beyond its vocabulary, an empty prompt); one line."""
 
 

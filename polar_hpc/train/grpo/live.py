@@ -23,6 +23,7 @@ import msgspec
 from transformers import TrainerCallback
 
 from polar_hpc.config.run import TrainerConfig
+from polar_hpc.errors import PolarError
 from polar_hpc.log import get_logger
 from polar_hpc.train.async_client import AsyncConfig, AsyncRollouts, Group
 from polar_hpc.train.grpo.batch import Completion, GroupCounts, group_completions, rollout_output
@@ -34,8 +35,10 @@ T = TypeVar("T")
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
 
 
-class WeightPushError(RuntimeError):
+class WeightPushError(PolarError, RuntimeError):
     """The engines did not load a new checkpoint; the checkpoint stays on disk."""
+
+    exit_code = 1
 
 
 class StepRollouts(msgspec.Struct, kw_only=True):
