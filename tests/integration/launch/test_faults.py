@@ -28,6 +28,7 @@ from polar_hpc.wire.codec import from_json
 from polar_hpc.wire.records import SessionResult, TraceStatus
 from polar_hpc.wire.rundir import RunDir
 from polar_hpc.wire.waits import read_waits
+from tests.fixtures.waits import wait_for
 from tests.integration.launch.helpers import ROOT, polar, stop_run
 
 pytestmark = pytest.mark.slow
@@ -43,13 +44,11 @@ def _agent(sleep_s: float) -> str:
 
 
 def _wait_running(run: RunDir, timeout_s: float = 300) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
+    def running() -> bool:
         status = run.read_status()
-        if status is not None and any(r.occupancy.get("run", 0) for r in status.ranks):
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"no session reached RUN in {timeout_s:.0f}s; status {run.read_status()}")
+        return status is not None and any(r.occupancy.get("run", 0) for r in status.ranks)
+
+    wait_for(running, timeout_s, "a session to reach RUN", interval_s=0.2)
 
 
 def _committed(run_dir: Path) -> list[SessionResult]:
@@ -153,10 +152,13 @@ def test_kill_9_of_the_inference_server_mid_session(run_dir: Path) -> None:
     try:
         signal_tree(pid, signal.SIGKILL)  # the component and the server process it runs
         paused = ""
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not paused and not _finished(run):
+
+        def paused_or_finished() -> bool:
+            nonlocal paused
             paused = next((w.detail for w in read_waits(run_dir).values() if "paused" in w.detail), "")
-            time.sleep(0.2)
+            return bool(paused) or _finished(run)
+
+        wait_for(paused_or_finished, 120, "a rank paused for inference-0 (or the run's end)", interval_s=0.2)
     finally:
         os.kill(supervisor, signal.SIGCONT)
     assert "inference-0" in paused, "the paused rank says in waits/ (shown by status) what it waits for"
@@ -264,10 +266,13 @@ def test_shard_dir_out_of_space(run_dir: Path, tmp_path: Path) -> None:
     assert _mount_tmpfs(run.shards, "100k"), "a 100 KiB file system for the shards (not three shards of this run)"
     try:
         blocked = ""
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline and not blocked and not _finished(run):
+
+        def blocked_or_finished() -> bool:
+            nonlocal blocked
             blocked = next((w.detail for w in read_waits(run_dir).values() if "cannot publish" in w.detail), "")
-            time.sleep(0.2)
+            return bool(blocked) or _finished(run)
+
+        wait_for(blocked_or_finished, 300, "a rank that cannot publish shards (or the run's end)", interval_s=0.2)
         assert "No space left" in blocked or "ENOSPC" in blocked or "space" in blocked.lower(), blocked
         assert "cannot publish shards" in polar("status", str(run_dir)).stdout
         assert not list(run.shards.glob("*.tmp")), "nothing half-written is left"
