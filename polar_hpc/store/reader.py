@@ -109,35 +109,15 @@ class TraceView(msgspec.Struct, kw_only=True):
     blob: memoryview | None
     """Compressed JSON of messages, tools, metadata: ``decode()`` it when needed (None: read without blobs)."""
     fields: dict[str, Any]
-    """The trace's ``schema.TRACE_FIELD_COLUMNS`` values by ``Trace`` field name (the properties below, and any
-    column added since)."""
+    """The trace's ``schema.TRACE_FIELD_COLUMNS`` values by ``Trace`` field name, also read as attributes:
+    ``view.reward``, ``.finish_reason``, ``.policy`` (``sample`` | ``oracle``: sampled or forced by the oracle),
+    ``.trainable``, ``.filter`` (why not trainable), and any column added since."""
 
-    @property
-    def reward(self) -> float:
-        reward: float = self.fields["reward"]
-        return reward
-
-    @property
-    def finish_reason(self) -> str:
-        reason: str = self.fields["finish_reason"]
-        return reason
-
-    @property
-    def policy(self) -> str:
-        """``sample`` | ``oracle``: whether the trace's trainable tokens were sampled or forced by the oracle."""
-        policy: str = self.fields["policy"]
-        return policy
-
-    @property
-    def trainable(self) -> bool:
-        trainable: bool = self.fields["trainable"]
-        return trainable
-
-    @property
-    def filter(self) -> list[str]:
-        """Why the trace is not trainable (``Trace.filter``)."""
-        reasons: list[str] = self.fields["filter"]
-        return reasons
+    def __getattr__(self, name: str) -> Any:
+        fields = self.fields if name != "fields" else {}
+        if name in fields:
+            return fields[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def decode(self) -> TraceBlob:
         if self.blob is None:
