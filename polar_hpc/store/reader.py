@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import msgspec
 import numpy as np
@@ -46,6 +46,7 @@ from polar_hpc.wire.rundir import shards_of
 
 log = get_logger("store")
 
+T = TypeVar("T")
 PathsArg = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
 
 
@@ -88,6 +89,17 @@ class Duplicate(msgspec.Struct, frozen=True):
     skipped: str
 
 
+class _Field(Generic[T]):
+    """A ``TraceView`` attribute read from its ``fields`` (by the attribute's name)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, view: TraceView, owner: type) -> T:
+        value: T = view.fields[self.name]
+        return value
+
+
 class TraceView(msgspec.Struct, kw_only=True):
     """One trace with its token arrays as views into the shard's columns (valid while you hold them)."""
 
@@ -109,15 +121,15 @@ class TraceView(msgspec.Struct, kw_only=True):
     blob: memoryview | None
     """Compressed JSON of messages, tools, metadata: ``decode()`` it when needed (None: read without blobs)."""
     fields: dict[str, Any]
-    """The trace's ``schema.TRACE_FIELD_COLUMNS`` values by ``Trace`` field name, also read as attributes:
-    ``view.reward``, ``.finish_reason``, ``.policy`` (``sample`` | ``oracle``: sampled or forced by the oracle),
-    ``.trainable``, ``.filter`` (why not trainable), and any column added since."""
-
-    def __getattr__(self, name: str) -> Any:
-        fields = self.fields if name != "fields" else {}
-        if name in fields:
-            return fields[name]
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+    """The trace's ``schema.TRACE_FIELD_COLUMNS`` values by ``Trace`` field name (these five as attributes too;
+    a column added since is here)."""
+    reward = _Field[float]()
+    finish_reason = _Field[str]()
+    policy = _Field[str]()
+    """``sample`` | ``oracle``: whether the trace's trainable tokens were sampled or forced by the oracle."""
+    trainable = _Field[bool]()
+    filter = _Field[list[str]]()
+    """Why the trace is not trainable (``Trace.filter``)."""
 
     def decode(self) -> TraceBlob:
         if self.blob is None:
@@ -260,6 +272,7 @@ class ShardReader:
             tblobs = blob_items(tr.blob, tr.blob_offsets) if blobs else None
             fields = tr.fields
             trainable, policy = fields["trainable"], fields["policy"]
+            per_trace = [dict(zip(fields, row, strict=True)) for row in zip(*fields.values(), strict=True)]
             for row in rows.tolist():
                 status = TraceStatus(int(t.status[row]))
                 for j, ti in enumerate(range(to[row], to[row + 1])):
@@ -283,7 +296,7 @@ class ShardReader:
                         loss_mask=tok.loss_mask[c:d],
                         response_logprobs=tok.response_logprobs[c:d],
                         blob=tblobs[ti] if tblobs is not None else None,
-                        fields={name: values[ti] for name, values in fields.items()},
+                        fields=per_trace[ti],
                     )
 
     def results(self, flt: TraceSelect | None = None) -> Iterator[SessionResult]:
