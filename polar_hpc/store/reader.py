@@ -96,7 +96,7 @@ class _Field(Generic[T]):
         self.name = name
 
     def __get__(self, view: TraceView, owner: type) -> T:
-        value: T = view.fields[self.name]
+        value: T = view.columns[self.name][view.row]
         return value
 
 
@@ -120,9 +120,10 @@ class TraceView(msgspec.Struct, kw_only=True):
     response_logprobs: np.ndarray
     blob: memoryview | None
     """Compressed JSON of messages, tools, metadata: ``decode()`` it when needed (None: read without blobs)."""
-    fields: dict[str, Any]
-    """The trace's ``schema.TRACE_FIELD_COLUMNS`` values by ``Trace`` field name (these five as attributes too;
-    a column added since is here)."""
+    columns: dict[str, list[Any]]
+    """The shard's ``schema.TRACE_FIELD_COLUMNS`` values by ``Trace`` field name, shared by its views; this trace's
+    are at ``row`` (``fields``; these five as attributes too)."""
+    row: int
     reward = _Field[float]()
     finish_reason = _Field[str]()
     policy = _Field[str]()
@@ -130,6 +131,11 @@ class TraceView(msgspec.Struct, kw_only=True):
     trainable = _Field[bool]()
     filter = _Field[list[str]]()
     """Why the trace is not trainable (``Trace.filter``)."""
+
+    @property
+    def fields(self) -> dict[str, Any]:
+        """This trace's column values by ``Trace`` field name (a column added since is here)."""
+        return {name: values[self.row] for name, values in self.columns.items()}
 
     def decode(self) -> TraceBlob:
         if self.blob is None:
@@ -272,7 +278,6 @@ class ShardReader:
             tblobs = blob_items(tr.blob, tr.blob_offsets) if blobs else None
             fields = tr.fields
             trainable, policy = fields["trainable"], fields["policy"]
-            per_trace = [dict(zip(fields, row, strict=True)) for row in zip(*fields.values(), strict=True)]
             for row in rows.tolist():
                 status = TraceStatus(int(t.status[row]))
                 for j, ti in enumerate(range(to[row], to[row + 1])):
@@ -296,7 +301,8 @@ class ShardReader:
                         loss_mask=tok.loss_mask[c:d],
                         response_logprobs=tok.response_logprobs[c:d],
                         blob=tblobs[ti] if tblobs is not None else None,
-                        fields=per_trace[ti],
+                        columns=fields,
+                        row=ti,
                     )
 
     def results(self, flt: TraceSelect | None = None) -> Iterator[SessionResult]:
