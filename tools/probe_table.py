@@ -17,7 +17,8 @@ import msgspec
 
 from polar_hpc.probe.report import ProbeRow
 
-HARNESSES = ["shell", "pi", "codex", "claude_code", "gemini_cli", "qwen_code", "opencode", "mini_swe_agent", "cline"]
+HARNESSES = ["shell", "pi", "codex", "claude_code", "gemini_cli", "qwen_code", "opencode", "mini_swe_agent", "cline",
+             "openhands"]
 
 
 def table(rows: list[ProbeRow]) -> str:

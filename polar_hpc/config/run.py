@@ -73,6 +73,10 @@ class InferenceConfig(StrictStruct):
     context_length: AtLeast1 = 32768
     mem_fraction_static: Fraction | None = None
     random_seed: int | None = None
+    """The run's sampling seed: the engine's own (SGLang ``--random-seed``, the reference server's ``--seed``), and
+    the root of every model call's ``sampling_seed`` (``wire.records.call_seed``: task, sample, call index; a
+    harness's own ``seed`` wins). None: calls are not seeded. SGLang honours per-request seeds only with
+    ``--enable-deterministic-inference`` (in ``extra_args``)."""
     extra_args: list[str] = msgspec.field(default_factory=list)
     endpoints: list[str] = msgspec.field(default_factory=list)
     """For ``engine = "external"``: base URLs of servers that are already running."""
@@ -97,6 +101,7 @@ class CoordinatorConfig(StrictStruct):
     heartbeat_timeout_s: Seconds = 30.0
     status_interval_s: Seconds = 5.0
     result_buffer: AtLeast1 = 1024
+    result_buffer_mb: AtLeast1 = 256
     http_facade: bool = False
     http_port: Port = 0
     resources: SlurmResources = msgspec.field(default_factory=lambda: SlurmResources(cpus_per_task=2))
@@ -157,6 +162,13 @@ class RuntimeSpec(StrictStruct):
     """docker / podman: CPU limit of the session's container (``--cpus``)."""
     pids_limit: AtLeast1 | None = None
     """docker / podman: most processes in the session's container (``--pids-limit``); None: the engine's default."""
+    scratch_dirs: list[str] = msgspec.field(default_factory=list)
+    """bwrap: absolute sandbox paths that are writable folders of the session's own (empty at start, gone with
+    ``stop``, never shared), e.g. a Harbor task's ``/app``, ``/tests``, ``/logs``; the other backends' roots are
+    writable already, and they ignore it."""
+    uploads: list[str] = msgspec.field(default_factory=list)
+    """``SRC:DST``: host files or folders copied into the sandbox after it starts, before the task's workspace and
+    ``prepare`` (a Harbor task's ``COPY`` lines when it runs in bwrap)."""
     image_cache: str | None = None
     """Apptainer: the shared folder of ``.sif`` files that ``polar-hpc images prepare`` fills; a ``docker://`` image
     whose SIF is there runs from it."""
@@ -165,7 +177,7 @@ class RuntimeSpec(StrictStruct):
 
 class AgentSpec(StrictStruct):
     harness: str = "shell"
-    """shell, codex, claude_code, gemini_cli, qwen_code, opencode, pi, mini_swe_agent, cline."""
+    """shell, codex, claude_code, gemini_cli, qwen_code, opencode, pi, mini_swe_agent, cline, openhands."""
     command: str | None = None
     """For ``shell``: the command, with ``{instruction}`` substituted."""
     max_turns: AtLeast1 | None = None

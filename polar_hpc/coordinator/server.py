@@ -11,7 +11,6 @@ import gc
 import os
 import socket
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,6 +21,7 @@ import zmq.asyncio
 
 from polar_hpc.config.run import RunConfig
 from polar_hpc.coordinator.journal import Cancelled, GaveUp, Journal, Submitted
+from polar_hpc.coordinator.results import ResultBuffer
 from polar_hpc.coordinator.state import DispatchState, QueueFull
 from polar_hpc.coordinator.status import Progress, build_status
 from polar_hpc.coordinator.subscribers import Subscribers
@@ -30,7 +30,7 @@ from polar_hpc.store.resume import resume_index
 from polar_hpc.tasks.validate import task_problems
 from polar_hpc.wire import control as c
 from polar_hpc.wire.endpoints import Endpoint, read_endpoint, write_endpoint
-from polar_hpc.wire.records import SessionResult, Task, TraceStatus
+from polar_hpc.wire.records import Task, TraceStatus
 from polar_hpc.wire.rundir import RunDir, component_name
 from polar_hpc.wire.security import configure_server, ensure_keys, start_authenticator
 
@@ -60,7 +60,7 @@ class Coordinator:
         self.state = DispatchState(max_attempts=self.cc.max_attempts,
                                    heartbeat_timeout_s=self.cc.heartbeat_timeout_s, max_pending=max_pending)
         self.subs = Subscribers(self.cc.result_buffer, str(self.shards_dir), timeout_s=self.cc.heartbeat_timeout_s)
-        self.recent: OrderedDict[str, SessionResult] = OrderedDict()
+        self.recent = ResultBuffer(self.cc.result_buffer, self.cc.result_buffer_mb * 1024 * 1024)
         self.journal = Journal(self.run_dir)
         self._initial_tasks = tasks
         self._decoder = c.coordinator_decoder()
@@ -372,7 +372,7 @@ class Coordinator:
                                 accepted=msg.summary.accepted, error=msg.summary.error, tokens=msg.summary.tokens,
                                 failed=msg.summary.status == TraceStatus.ERROR)
         if first and msg.result is not None:
-            self._remember(msg.result)
+            self.recent.add(msg.result)
             seq = self.subs.next_seq()
             if self.subs.subs:
                 frame = c.encode(c.ResultMsg(seq=seq, result=msg.result))
@@ -394,11 +394,6 @@ class Coordinator:
         for tid in done:
             for cb in self.on_task_done:
                 cb(tid)
-
-    def _remember(self, result: SessionResult) -> None:
-        self.recent[result.key] = result
-        while len(self.recent) > self.cc.result_buffer:
-            self.recent.popitem(last=False)
 
     # ---- client requests (also used by the HTTP facade) -------------------------------------------------
 
@@ -443,7 +438,8 @@ class Coordinator:
         for key in t.keys:
             s = self.state.sessions[key]
             sessions.append(c.SessionInfo(s.sample_index, s.state, s.attempt, s.rank, s.reward, s.stage))
-            if with_results and key in self.recent:
-                results.append(self.recent[key])
+            kept = self.recent.get(key) if with_results else None
+            if kept is not None:
+                results.append(kept)
         return c.TaskStatus(task_id=task_id, req=req, state=self.state.task_state(task_id),
                             num_samples=len(t.keys), sessions=sessions, results=results)

@@ -5,8 +5,9 @@
 (one number). No reward file, or one that is not a finite number, is an evaluation error (Harbor raises), not a
 score. Facts from harbor 0.25's ``verifier/verifier.py`` and ``models/trial/paths.py``.
 
-Needs a container whose root the evaluator may write (podman / docker / apptainer with an overlay); bwrap's
-read-only root has no ``/tests`` or ``/logs``.
+``/tests`` and ``/logs`` must be writable: a container's root is (podman / docker / apptainer with an overlay); in
+bwrap they are folders of the session's own (``runtime.scratch_dirs``, set by ``tasks/harbor.py`` for a task whose
+Dockerfile bwrap can stand in for).
 """
 
 from __future__ import annotations
@@ -44,10 +45,14 @@ class HarborMeta(msgspec.Struct, kw_only=True, frozen=True):
     memory_gb: float | None = None
     workdir: str | None = None
     """``[environment].workdir``, else the Dockerfile's last ``WORKDIR``: where the agent and test.sh run."""
+    uploads: list[str] = msgspec.field(default_factory=list)
+    """bwrap: the Dockerfile's ``COPY`` lines as ``SRC:DST`` (``SRC`` a host path in the task's environment/)."""
+    needs_image: str | None = None
+    """Why bwrap cannot stand in for the task's image (a line of its Dockerfile); None: it can."""
 
 
 _VERIFY = """set -u
-rm -rf /tests {vdir} && mkdir -p /tests {vdir}
+mkdir -p /tests {vdir} && find /tests {vdir} -mindepth 1 -delete
 cp -a {src}/. /tests/
 bash /tests/test.sh > {vdir}/test-stdout.txt 2>&1
 rc=$?

@@ -21,7 +21,15 @@ from polar_hpc.proxy.server import ProxyServer
 from polar_hpc.runtime import Runtime, make_runtime
 from polar_hpc.runtime.prepare import run_prepare
 from polar_hpc.util.fs import unique_name
-from polar_hpc.wire.records import SOLUTION_PATCH, CompletionRecord, EvalResult, TraceStatus, Trajectory
+from polar_hpc.wire.records import (
+    SANDBOX_SOLUTION_DIR,
+    SOLUTION_DIR,
+    SOLUTION_PATCH,
+    CompletionRecord,
+    EvalResult,
+    TraceStatus,
+    Trajectory,
+)
 from polar_hpc.wire.rundir import SessionDir
 
 log = get_logger("gateway.executor")
@@ -85,6 +93,9 @@ class SessionExecutor:
         root = st.session_dir if subdir is None else st.session_dir / subdir
         if subdir is None and spec.image is None:
             spec = self._with_harness(job, spec)
+        solution = self._solution_dir(job) if subdir is None else None
+        if solution is not None and SANDBOX_SOLUTION_DIR not in spec.scratch_dirs:
+            spec = msgspec.structs.replace(spec, scratch_dirs=[*spec.scratch_dirs, SANDBOX_SOLUTION_DIR])
         socket = self.proxy_socket if spec.network == "none" else None
         rt = make_runtime(spec, root, proxy_socket=socket)
         if subdir is None:
@@ -92,6 +103,13 @@ class SessionExecutor:
         else:
             st.eval_runtimes.append(rt)
         await rt.start()
+        for item in spec.uploads:
+            host, _, dst = item.partition(":")
+            if not host or not dst.startswith("/"):
+                raise ValueError(f"runtime.uploads: expected SRC:DST with an absolute DST, got {item!r}")
+            await rt.upload(Path(host), dst)
+        if solution is not None:
+            await rt.upload(solution, SANDBOX_SOLUTION_DIR)
         workspace = job.session.task.workspace
         if workspace:
             src = Path(workspace)
@@ -99,6 +117,18 @@ class SessionExecutor:
                 raise FileNotFoundError(f"task {job.session.task.task_id}: workspace {src} is not a folder")
             await rt.upload(src, spec.workdir)
         return rt
+
+    def _solution_dir(self, job: SessionJob) -> Path | None:
+        """The host folder of the task's solution files when its agent applies the solution (``oracle``,
+        ``oracle_subagent``), else None: a sampled or no-op session never sees it."""
+        task = job.session.task
+        folder = task.metadata.get(SOLUTION_DIR)
+        if task.agent.policy in ("sample", "oracle_noop") or folder is None:
+            return None
+        path = Path(str(folder))
+        if not path.is_dir():
+            raise FileNotFoundError(f"task {task.task_id}: {SOLUTION_DIR} {path} is not a folder")
+        return path
 
     async def _prepare(self, job: SessionJob, rt: Runtime, timeout_s: float | None = None) -> None:
         """Prepare under ``timeout_s``, by default what is left of the session budget."""

@@ -269,7 +269,8 @@ class StagePools:
             if self.executor.wants_prewarm(job):
                 job.prewarm = asyncio.create_task(self._prewarm(job), name=f"prewarm:{job.session_id}")
             now = self._now()
-            agent_budget = self.config.agent_timeout_s
+            own_budget = job.session.task.agent_timeout_s
+            agent_budget = self.config.agent_timeout_s if own_budget is None else own_budget
             own = min(agent_budget, job.deadline - now)
             job.own_deadline = now + own
             budget = min(own, self._run_cutoff - now)

@@ -14,13 +14,14 @@ from polar_hpc.harness.adapters import (
 from polar_hpc.harness.base import BaseAdapter, HarnessAdapter, HarnessCommand, HarnessContext, HarnessError
 from polar_hpc.harness.cline import ClineAdapter
 from polar_hpc.harness.mini_swe_agent import MiniSweAgentAdapter
+from polar_hpc.harness.openhands import OpenHandsAdapter
 
 __all__ = ["HarnessAdapter", "HarnessCommand", "HarnessContext", "HarnessError", "get_adapter", "ADAPTERS"]
 
 ADAPTERS: dict[str, type[BaseAdapter]] = {
     a.name: a
     for a in (ShellAdapter, CodexAdapter, ClaudeCodeAdapter, GeminiCliAdapter, QwenCodeAdapter, OpencodeAdapter,
-              PiAdapter, MiniSweAgentAdapter, ClineAdapter)
+              PiAdapter, MiniSweAgentAdapter, ClineAdapter, OpenHandsAdapter)
 }
 
 

@@ -31,6 +31,9 @@ class Pin(msgspec.Struct, frozen=True, kw_only=True):
     """An older release that still runs under Node 20 (docs)."""
     pypi: bool = False
     """A Python CLI from PyPI, installed into the venv of ``harness.toolchain.venv_dir``."""
+    python: str = ""
+    """The Python its venv is made from, when its release needs another than the installer's ``python3`` (found
+    on PATH or under pyenv; ``harness.toolchain.venv_dir(python=...)``)."""
 
     @property
     def spec(self) -> str:
@@ -57,6 +60,8 @@ PINS: tuple[Pin, ...] = (
         runs_under="system Node"),
     Pin(harness="mini_swe_agent", package="mini-swe-agent", version="2.4.6", pypi=True,
         engines_node="— (Python ≥ 3.10)", runs_under="its own venv, `<prefix>/pip` (with litellm)"),
+    Pin(harness="openhands", package="openhands", version="1.16.0", pypi=True, python="3.12",
+        engines_node="— (Python 3.12 only)", runs_under="its own venv, `<prefix>/pip-py3.12` (pyenv's 3.12)"),
 )
 VERSIONS: dict[str, str] = {p.harness: p.version for p in PINS}
 

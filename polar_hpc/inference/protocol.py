@@ -37,6 +37,13 @@ def _new_rid_prefix() -> None:
 os.register_at_fork(after_in_child=_new_rid_prefix)
 
 
+DEFAULT_TEMPERATURE = 1.0
+DEFAULT_TOP_P = 1.0
+DEFAULT_TOP_K = -1
+"""What ``/generate`` applies for a ``sampling_params`` key left out (SGLang's ``SamplingParams``; ``/generate``
+does not apply the model's generation_config); the reference server's defaults are these."""
+
+
 class WireSampling(msgspec.Struct, kw_only=True, omit_defaults=True):
     """``sampling_params`` of ``POST /generate`` (only keys SGLang knows)."""
 

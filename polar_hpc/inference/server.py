@@ -34,6 +34,16 @@ from polar_hpc.wire.endpoints import Endpoint, advertised_host, remove_endpoint,
 from polar_hpc.wire.rundir import RunDir, component_name
 
 log = get_logger("inference.server")
+SGLANG_DETERMINISTIC = "--enable-deterministic-inference"
+"""SGLang samples with a request's ``sampling_seed`` only when launched with this flag (else it ignores the seed)."""
+
+
+def seeds_honoured(cfg: InferenceConfig) -> bool | None:
+    """Whether the engine samples each request with its ``sampling_seed``: the reference server always, SGLang with
+    ``SGLANG_DETERMINISTIC`` in ``extra_args``; None for an external server (not known here)."""
+    if cfg.engine == "external":
+        return None
+    return cfg.engine == "reference" or SGLANG_DETERMINISTIC in cfg.extra_args
 
 
 class Topology(msgspec.Struct, kw_only=True, frozen=True):

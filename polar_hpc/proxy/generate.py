@@ -12,6 +12,7 @@ import numpy as np
 from polar_hpc.config.run import ToolParser
 from polar_hpc.inference.errors import ContextOverflow, EngineError, EngineTimeout, EngineUnavailable
 from polar_hpc.inference.limits import new_token_limit
+from polar_hpc.inference.protocol import DEFAULT_TEMPERATURE, DEFAULT_TOP_K, DEFAULT_TOP_P
 from polar_hpc.inference.result import GenerateResult
 from polar_hpc.inference.template import ChatTemplate
 from polar_hpc.proxy.errors import Failed, ProxyError, bad_request, context_overflow
@@ -25,12 +26,14 @@ from polar_hpc.proxy.providers.reply import Reply
 from polar_hpc.proxy.providers.request import Normalized
 from polar_hpc.proxy.side import is_side_request
 from polar_hpc.wire.records import (
+    AppliedSampling,
     CanonicalRequest,
     ChatMessage,
     CompletionRecord,
     Provider,
     SamplingParams,
     Timings,
+    call_seed,
 )
 
 _EMPTY_I = np.zeros(0, dtype=np.int32)
@@ -82,6 +85,13 @@ def _new_record(prompt: PromptBuild, req: CanonicalRequest, *, provider: Provide
     )
 
 
+def applied_sampling(s: SamplingParams) -> AppliedSampling:
+    """What the engine applies for ``s``: its values, ``/generate``'s defaults for those it leaves out."""
+    return AppliedSampling(temperature=DEFAULT_TEMPERATURE if s.temperature is None else s.temperature,
+                           top_p=DEFAULT_TOP_P if s.top_p is None else s.top_p,
+                           top_k=DEFAULT_TOP_K if s.top_k is None else s.top_k, seed=s.seed)
+
+
 def _fill_reply(record: CompletionRecord, result: GenerateResult, out: np.ndarray, parsed: ParsedReply) -> None:
     """The record's fields of the engine's answer."""
     record.output_ids = out
@@ -126,8 +136,11 @@ class Generator:
         max_new_tokens: int,
         enable_thinking: bool | None = None,
         request_timeout_s: float | None = None,
+        run_seed: int | None = None,
     ) -> None:
         self.template = template
+        self.run_seed = run_seed
+        """Seeds every sampled call whose request carries no seed (``wire.records.call_seed``); None: unseeded."""
         self.engine = engine
         self.tool_parser = tool_parser
         self.context_length = context_length
@@ -181,6 +194,10 @@ class Generator:
             record.policy = "oracle"
             record.action_format = oracle.script.actions.name
         sampling = self._limited(req, record, ids, forced)
+        if forced is None:
+            if sampling.seed is None and self.run_seed is not None:
+                sampling = msgspec.structs.replace(sampling, seed=call_seed(self.run_seed, session_id, index))
+            record.sampling = applied_sampling(sampling)
         record.timings.engine_start = time.time()
         try:
             result = await self._sample(ids, sampling, session_id, oracle, forced, record, sink)

@@ -117,6 +117,7 @@ class ProxyServer:
         sse_keepalive_s: float = KEEPALIVE_S,
         measure_divergence: bool = False,
         stream_upstream: bool = True,
+        run_seed: int | None = None,
     ) -> None:
         self.template = template
         self.model_name = model_name
@@ -129,6 +130,7 @@ class ProxyServer:
             max_new_tokens=max_new_tokens,
             enable_thinking=enable_thinking,
             request_timeout_s=request_timeout_s,
+            run_seed=run_seed,
         )
         self.records_dir = Path(records_dir) if records_dir is not None else None
         self.served = frozenset([model_name, *served_models]) if served_models is not None else None
@@ -159,7 +161,7 @@ class ProxyServer:
                    max_new_tokens=inference.max_new_tokens, enable_thinking=inference.enable_thinking,
                    request_timeout_s=inference.request_timeout_s, records_dir=records_dir,
                    measure_divergence=gateway.measure_divergence, stream_upstream=proxy.stream_upstream,
-                   sse_keepalive_s=proxy.keepalive_s)
+                   sse_keepalive_s=proxy.keepalive_s, run_seed=inference.random_seed)
 
     # -- sessions ----------------------------------------------------------------------------------
     def open_session(self, session_id: str, api_key: str | None = None, oracle: OracleScript | None = None) -> str:

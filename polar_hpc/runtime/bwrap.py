@@ -2,9 +2,11 @@
 
 The sandbox is a mount recipe over host-backed dirs: system dirs read-only (the host's or an image root
 folder's), the session dir writable at ``/polar/session``, a private ``/tmp`` backed by the session's scratch
-dir (so it survives between commands and goes with ``stop``), its own pid/ipc/uts namespaces and, with
-``network = "none"``, its own network namespace where only ``lo`` exists; the proxy is then reached
-through its Unix socket bound in, behind an in-sandbox TCP forwarder on ``127.0.0.1:FORWARD_PORT``.
+dir (so it survives between commands and goes with ``stop``), ``runtime.scratch_dirs`` (writable folders of the
+session's own on the read-only root, e.g. a Harbor task's ``/app``, ``/tests``, ``/logs``, backed the same way),
+its own pid/ipc/uts namespaces and, with ``network = "none"``, its own network namespace where only ``lo``
+exists; the proxy is then reached through its Unix socket bound in, behind an in-sandbox TCP forwarder on
+``127.0.0.1:FORWARD_PORT``.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ log = get_logger("runtime")
 HOST_SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc")
 """Top-level host entries visible (read-only) when no image is given; nothing else of the host is."""
 IMAGE_SKIP = frozenset({"proc", "dev", "sys", "tmp", "polar"})
+SCRATCH_DIRS_NOT_UNDER = frozenset({*HOST_SYSTEM_DIRS, *IMAGE_SKIP})
+"""Top-level names a ``runtime.scratch_dirs`` entry may not lie under (the system, the sandbox's own mounts)."""
 FORWARDER_SRC = Path(__file__).with_name("uds_forward.py")
 
 
@@ -60,6 +64,19 @@ def root_args(image: str | None) -> list[str]:
     return args
 
 
+def scratch_binds(spec: RuntimeSpec, scratch: Path) -> list[tuple[Path, str]]:
+    """(host folder, sandbox path) of each ``runtime.scratch_dirs`` entry, parents first: a folder of the session's
+    own scratch dir, so no two sessions share one."""
+    binds = []
+    for item in spec.scratch_dirs:
+        parts = item.strip("/").split("/")
+        if not item.startswith("/") or not parts[0] or parts[0] in SCRATCH_DIRS_NOT_UNDER or ".." in parts:
+            raise ValueError(f"runtime.scratch_dirs: expected absolute paths outside "
+                             f"/{', /'.join(sorted(SCRATCH_DIRS_NOT_UNDER))}, got {item!r}")
+        binds.append((scratch / "dirs" / "%".join(parts), "/" + "/".join(parts)))
+    return sorted(binds, key=lambda b: b[1])
+
+
 def bwrap_argv(
     spec: RuntimeSpec,
     *,
@@ -70,6 +87,7 @@ def bwrap_argv(
     proxy_socket: Path | None = None,
     bwrap: str = "bwrap",
     root: list[str] | None = None,
+    scratch: list[tuple[Path, str]] | None = None,
 ) -> list[str]:
     """The full host argv running ``cmd`` in the sandbox (pure: golden-tested).
 
@@ -86,6 +104,8 @@ def bwrap_argv(
         for dev in sorted(glob.glob("/dev/nvidia*")):
             argv += ["--dev-bind", dev, dev]
     argv += ["--bind", str(tmp_dir), "/tmp", "--bind", str(session_dir), SANDBOX_SESSION_DIR]
+    for host, dst in scratch or []:
+        argv += ["--bind", str(host), dst]
     for item in spec.binds:
         src, dst = parse_bind(item)
         argv += ["--ro-bind", src, dst]
@@ -117,14 +137,18 @@ class BwrapRuntime(SandboxBase):
         self.is_root = os.geteuid() == 0
         self.bwrap = shutil.which("bwrap") or ""
         self._root: list[str] | None = None
+        self._scratch_binds: list[tuple[Path, str]] = []
 
     async def _start(self) -> None:
         if not self.bwrap:
             raise SandboxUnavailable("runtime backend 'bwrap': no `bwrap` on PATH "
                                      "(Debian/Ubuntu: apt-get install bubblewrap)")
-        if self.spec.memory_gb is not None:
-            log.warning("runtime backend 'bwrap' cannot limit memory; runtime.memory_gb is ignored")
+        if self.spec.memory_gb is not None or self.spec.cpus is not None:
+            log.warning("runtime backend 'bwrap' cannot limit memory or CPUs; runtime.memory_gb / cpus are ignored")
         self._root = root_args(self.spec.image)
+        self._scratch_binds = scratch_binds(self.spec, self.scratch)
+        for host, _ in self._scratch_binds:
+            host.mkdir(parents=True)
         if self.spec.image in BwrapRuntime._probed:
             return
         res = await run_command(
@@ -147,7 +171,15 @@ class BwrapRuntime(SandboxBase):
             proxy_socket=self.proxy_socket,
             bwrap=self.bwrap,
             root=self._root,
+            scratch=self._scratch_binds,
         )
+
+    def host_path(self, sandbox_path: str) -> Path | None:
+        p = sandbox_path.rstrip("/") or "/"
+        for host, dst in reversed(self._scratch_binds):  # the deepest first
+            if p == dst or p.startswith(dst + "/"):
+                return host / p[len(dst):].lstrip("/")
+        return super().host_path(sandbox_path)
 
     def _wrap(self, argv: list[str], env: dict[str, str], cwd: str) -> tuple[list[str], dict[str, str], Path | None]:
         host_cwd = self.host_path(cwd)

@@ -7,7 +7,8 @@ SGLang's ``--incremental-streaming-output``; ``cumulative=True``: SGLang's defau
 at once, as an engine's steps would be); as in SGLang 0.5.23, the first token is sent at
 once and later ones whenever the request's ``sampling_params.stream_interval`` (default 1) are unsent, and at
 the end. ``/abort_request`` ends such a stream with an abort chunk (holding the tokens not yet sent).
-``stop_at_end``: the last token is the request's first stop token id (finish ``stop``).
+``stop_at_end``: the last token is the request's first stop token id (finish ``stop``). ``keep_requests=False``:
+``requests`` stays empty (a soak's millions of calls would otherwise grow the stub without bound).
 """
 
 from __future__ import annotations
@@ -71,8 +72,9 @@ def instant_response(req: GenerateRequest, n_tokens: int | None = None, weight_v
 class StubServer:
     def __init__(self, behaviour: Behaviour | None = None, *, n_tokens: int | None = None,
                  first_token_delay_s: float = 0.0, token_delay_s: float = 0.0, cumulative: bool = False,
-                 stop_at_end: bool = False, token_base: int | None = None) -> None:
+                 stop_at_end: bool = False, token_base: int | None = None, keep_requests: bool = True) -> None:
         self.behaviour = behaviour
+        self.keep_requests = keep_requests
         self.token_base = token_base
         self.n_tokens = n_tokens
         self.first_token_delay_s = first_token_delay_s
@@ -130,7 +132,8 @@ class StubServer:
 
     async def _generate(self, request: web.Request) -> web.StreamResponse:
         req = _DEC.decode(await request.read())
-        self.requests.append(req)
+        if self.keep_requests:
+            self.requests.append(req)
         if self.behaviour is not None:
             replaced = await self.behaviour(req)
             if replaced is not None:

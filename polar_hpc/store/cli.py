@@ -115,12 +115,14 @@ def run(args: argparse.Namespace) -> int:
                          f"{_describe(args)}", 1)
         return 0
     from polar_hpc.store.export import export_jsonl, export_parquet
+    from polar_hpc.store.summary import format_runs, sessions_per_run
 
     export = export_parquet if args.format == "parquet" else export_jsonl
     n = export(reader, _filter(args), args.out)
     for p in reader.problems:
         sys.stderr.write(f"skipped: {p}\n")
-    sys.stdout.write(f"wrote {n} traces to {args.out}\n")
+    runs = format_runs(sessions_per_run(reader, _filter(args), with_traces=True))
+    sys.stdout.write(f"wrote {n} traces to {args.out}\n" + (f"{runs}\n" if runs else ""))
     if not n and not args.allow_empty:
         return _fail(args, f"no trace in {len(reader.shards)} shards under {' '.join(args.paths)} matches "
                      f"{_describe(args)}", 1)

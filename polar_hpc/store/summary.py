@@ -30,7 +30,7 @@ class Summary(msgspec.Struct, kw_only=True):
     reward_counts: list[int]
     reward_mean: float | None
     runs: dict[str, int] = msgspec.field(default_factory=dict)
-    """Sessions per run read (its shards folder)."""
+    """Sessions counted per run read (its shards folder)."""
 
 
 def reward_histogram(rewards: np.ndarray, bins: int = 10) -> tuple[list[int], list[float]]:
@@ -44,6 +44,25 @@ def reward_histogram(rewards: np.ndarray, bins: int = 10) -> tuple[list[int], li
         return [int(finite.size)], [lo - 0.5, lo + 0.5]
     counts, edges = np.histogram(finite, bins=bins, range=(lo, hi))
     return [int(c) for c in counts], [float(e) for e in edges]
+
+
+def sessions_per_run(reader: ShardReader, flt: TraceSelect | None = None, *,
+                     with_traces: bool = False) -> dict[str, int]:
+    """Sessions ``flt`` keeps in each run read (its shards folder, every run listed, in read order); each run is
+    deduplicated on its own. ``with_traces``: only sessions holding a trace (what an export writes)."""
+    out = dict.fromkeys(reader.runs, 0)
+    for path, table, rows in reader.selected(flt):
+        to = table.trace_offsets
+        n = int((to[rows + 1] > to[rows]).sum()) if with_traces else int(rows.size)
+        out[str(path.parent)] = out.get(str(path.parent), 0) + n
+    return out
+
+
+def format_runs(runs: dict[str, int]) -> str:
+    """``runs  2: <run-a>/shards 6  <run-b>/shards 6``; empty for a single run."""
+    if len(runs) < 2:
+        return ""
+    return f"runs       {len(runs)}: " + "  ".join(f"{r} {n}" for r, n in runs.items())
 
 
 def summarize(reader: ShardReader, flt: TraceSelect | None = None, bins: int = 10) -> Summary:
@@ -92,7 +111,7 @@ def summarize(reader: ShardReader, flt: TraceSelect | None = None, bins: int = 1
         reward_bins=edges,
         reward_counts=counts,
         reward_mean=float(finite.mean()) if finite.size else None,
-        runs=reader.runs,
+        runs=sessions_per_run(reader, flt),
     )
 
 
@@ -100,8 +119,7 @@ def format_summary(s: Summary) -> str:
     lines = [
         f"shards     {s.shards}" + (f"  ({len(s.problems)} skipped)" if s.problems else ""),
         f"sessions   {s.sessions}" + (f"  ({s.duplicates} duplicates skipped)" if s.duplicates else ""),
-        *([f"runs       {len(s.runs)}: " + "  ".join(f"{r} {n}" for r, n in s.runs.items())] if len(s.runs) > 1
-          else []),
+        *([format_runs(s.runs)] if len(s.runs) > 1 else []),
         f"traces     {s.traces}",
         f"tokens     prompt {s.prompt_tokens}  response {s.response_tokens}  trainable {s.trainable_tokens}",
         "statuses   " + "  ".join(f"{k} {v}" for k, v in sorted(s.statuses.items())),

@@ -8,12 +8,18 @@ A Harbor task is a folder (facts from harbor 0.25: ``models/task/paths.py``, ``m
     environment/Dockerfile the agent's container (its build context is environment/)
     tests/test.sh          the verifier: copied to /tests after the agent ends and run in the agent's container;
                            it writes /logs/verifier/reward.json (name -> number) or reward.txt (one number)
-    solution/solve.sh      optional: the reference solution (Harbor's oracle agent runs it)
+    solution/solve.sh      optional: the reference solution (Harbor's oracle agent copies solution/ to /solution
+                           and runs /solution/solve.sh in the workdir)
 
 Each task becomes one row of a task file: its instruction, the image built from its Dockerfile
 (``images prepare`` builds it: ``image_context`` / ``image_containerfile``), ``solve.sh`` as the oracle's
 ``solution_commands``, and under ``harbor`` what the ``harbor`` evaluator and the recipe need (the task folder,
-timeouts, resources, workdir). ``recipes/harbor-podman.toml`` runs such a file.
+timeouts, resources, workdir). ``recipes/harbor-podman.toml`` runs such a file (``harbor-bwrap.toml`` where
+the tasks allow bwrap).
+
+:func:`harbor_task` applies a row's task.toml to its task when the task file is read (``tasks/source.py``): the
+agent and verifier timeouts, cpus / memory (docker / podman), the workdir, and in bwrap the layout that stands in
+for the task's image, where its Dockerfile allows it (:func:`bwrap_layout`).
 """
 
 from __future__ import annotations
@@ -23,19 +29,30 @@ import json
 import re
 import tomllib
 from collections.abc import Iterable, Iterator
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import msgspec
 
+from polar_hpc.config import ConfigError
 from polar_hpc.errors import PolarError
-from polar_hpc.evaluate.harbor import HARBOR_KEY, TEST_SCRIPT, HarborMeta
-from polar_hpc.wire.records import SOLUTION_COMMANDS
+from polar_hpc.evaluate.harbor import HARBOR_KEY, TEST_SCRIPT, VERIFIER_DIR, HarborMeta
+from polar_hpc.images.base import SWE_BASE_IMAGE
+from polar_hpc.runtime.bwrap import SCRATCH_DIRS_NOT_UNDER
+from polar_hpc.runtime.container import ENGINES
+from polar_hpc.wire.records import SANDBOX_SOLUTION_DIR, SOLUTION_COMMANDS, SOLUTION_DIR, Task
+
+__all__ = ["HARBOR_KEY", "HarborError", "bwrap_layout", "harbor_task", "import_harbor", "read_task"]
 
 CONFIG = "task.toml"
 INSTRUCTION = "instruction.md"
 DOCKERFILE = "environment/Dockerfile"
+SOLUTION = "solution"
 SOLVE_SCRIPT = "solution/solve.sh"
+BWRAP_BASES = (SWE_BASE_IMAGE,)
+"""Dockerfile bases bwrap stands in for with the host's system dirs (python3, pytest, git, patch: see docs/tasks.md)."""
+BWRAP_PASSIVE = frozenset({"WORKDIR", "LABEL", "MAINTAINER", "EXPOSE", "CMD", "ENTRYPOINT"})
+"""Dockerfile instructions that change no file (a session runs its own commands: CMD / ENTRYPOINT do not run)."""
 IMAGE_PREFIX = "localhost/polar-harbor/"
 
 
@@ -55,6 +72,70 @@ def _number(table: dict[str, Any], key: str, where: str) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
         raise HarborError(f"{where}: {key} must be a number > 0, got {value!r}")
     return float(value)
+
+
+def _instructions(text: str) -> Iterator[tuple[int, str, str]]:
+    """(line number, INSTRUCTION, arguments) of a Dockerfile, continuation lines joined, comments dropped."""
+    start = 0
+    parts: list[str] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not parts and (not line.strip() or line.lstrip().startswith("#")):
+            continue
+        start = start if parts else n
+        parts.append(line.rstrip().removesuffix("\\"))
+        if line.rstrip().endswith("\\"):
+            continue
+        word, _, rest = " ".join(parts).strip().partition(" ")
+        parts = []
+        yield start, word.upper(), rest.strip()
+
+
+def top_folder(path: str) -> str | None:
+    """``/app`` of ``/app/src/x.py`` (a sandbox path); None for ``/``."""
+    parts = PurePosixPath(path).parts
+    return f"/{parts[1]}" if len(parts) > 1 else None
+
+
+def _read_only(path: PurePosixPath) -> bool:
+    top = top_folder(str(path))
+    return top is None or top[1:] in SCRATCH_DIRS_NOT_UNDER
+
+
+def bwrap_layout(dockerfile: Path) -> tuple[list[str], str | None]:
+    """What a bwrap session needs in place of the image built from ``dockerfile``: its ``COPY`` lines as
+    ``SRC:DST`` uploads, or why bwrap cannot stand in for it (a line that installs or runs anything, a base that is
+    not the host's system, a copy into a system folder or into ``/`` itself)."""
+    context = dockerfile.parent.resolve()
+    workdir, uploads = PurePosixPath("/"), []
+    for n, word, args in _instructions(dockerfile.read_text()):
+        at = f"{dockerfile.name} line {n}: {word} {args[:80]}"
+        words = args.split()
+        if "$" in args:
+            return [], f"{at} (a build variable)"
+        if word == "FROM":
+            if words[:1] != words or words[0] not in BWRAP_BASES:
+                return [], f"{at} (bwrap stands in only for {', '.join(BWRAP_BASES)})"
+        elif word == "WORKDIR":
+            workdir = workdir / args
+            if _read_only(workdir):
+                return [], f"{at} (a read-only folder in bwrap)"
+        elif word in ("COPY", "ADD"):
+            if len(words) < 2 or any(w.startswith("--") or "://" in w or set(w) & set("*?[") for w in words):
+                return [], f"{at} (bwrap copies plain files of the build context only)"
+            *srcs, dst = words
+            for src in srcs:
+                path = (context / src).resolve()
+                if not path.exists() or not path.is_relative_to(context):
+                    return [], f"{at} ({src} is not in the build context {context})"
+                target = workdir / dst
+                if path.is_file() and (dst.endswith("/") or len(srcs) > 1):
+                    target = target / path.name
+                if _read_only(target) or path.is_file() and len(target.parts) < 3:
+                    return [], f"{at} (bwrap's system folders and / are read-only)"
+                uploads.append(f"{path}:{target}")
+        elif word not in BWRAP_PASSIVE:
+            return [], f"{at} (bwrap has no image to run or set it in)"
+    return uploads, None
 
 
 def image_name(task_id: str, environment: Path) -> str:
@@ -87,12 +168,14 @@ def read_task(folder: Path) -> dict[str, Any]:
     if not instruction:
         raise HarborError(f"harbor task {folder}: {INSTRUCTION} is empty")
     workdir = env.get("workdir") or _dockerfile_workdir((folder / DOCKERFILE).read_text())
+    uploads, needs_image = bwrap_layout(folder / DOCKERFILE)
     meta = HarborMeta(
         task_dir=str(folder), name=str(sections["task"].get("name", "")),
         agent_timeout_s=_number(sections["agent"], "timeout_sec", f"{where} [agent]"),
         verifier_timeout_s=_number(sections["verifier"], "timeout_sec", f"{where} [verifier]") or 600.0,
         cpus=_number(env, "cpus", f"{where} [environment]"),
-        memory_gb=memory_mb / 1024 if memory_mb else None, workdir=str(workdir) if workdir else None)
+        memory_gb=memory_mb / 1024 if memory_mb else None, workdir=str(workdir) if workdir else None,
+        uploads=uploads, needs_image=needs_image)
     task_id = folder.name
     row: dict[str, Any] = {
         "task_id": task_id, "instruction": instruction,
@@ -101,8 +184,49 @@ def read_task(folder: Path) -> dict[str, Any]:
         HARBOR_KEY: msgspec.to_builtins(meta),
     }
     if (folder / SOLVE_SCRIPT).is_file():
-        row[SOLUTION_COMMANDS] = [(folder / SOLVE_SCRIPT).read_text()]
+        if [p.name for p in (folder / SOLUTION).iterdir()] == ["solve.sh"]:
+            row[SOLUTION_COMMANDS] = [(folder / SOLVE_SCRIPT).read_text()]  # the script's own lines in the trace
+        else:  # solve.sh calls files beside it: all of solution/ goes to /solution, and it runs from there
+            script = f"{SANDBOX_SOLUTION_DIR}/solve.sh"
+            row[SOLUTION_DIR] = str(folder / SOLUTION)
+            row[SOLUTION_COMMANDS] = [f"chmod +x {script} && {script}"]
     return row
+
+
+def harbor_task(task: Task, raw: Any, default_agent_timeout_s: float, where: str) -> Task:
+    """``task`` (read from a row of `tasks import harbor`) with its task.toml applied: ``[agent] timeout_sec`` the
+    agent budget (the session budget grows by what it adds), ``[verifier] timeout_sec`` the evaluator's,
+    ``[environment] cpus`` / ``memory_mb`` the container's limits (docker / podman; bwrap has none), its workdir the
+    runtime's; in bwrap, folders of the session's own for the workdir, the copied files, ``/tests`` and ``/logs``,
+    or a :class:`ConfigError` naming the task and the Dockerfile line bwrap cannot stand in for."""
+    try:
+        meta = msgspec.convert(raw, HarborMeta)
+    except msgspec.ValidationError as err:
+        raise ConfigError(f"{where}: field {HARBOR_KEY!r}: {err} (write it with `polar-hpc tasks import harbor`)") \
+            from None
+    runtime, evaluator = task.runtime, task.evaluator
+    assert runtime is not None and evaluator is not None and task.timeout_s is not None
+    runtime = msgspec.structs.replace(runtime, workdir=meta.workdir or runtime.workdir)
+    if runtime.backend in ENGINES:
+        runtime = msgspec.structs.replace(runtime, cpus=meta.cpus or runtime.cpus,
+                                          memory_gb=meta.memory_gb or runtime.memory_gb)
+    if runtime.backend == "bwrap":
+        if meta.needs_image is not None:
+            raise ConfigError(f"{where}: harbor task {task.task_id} needs its image, bwrap cannot stand in for it: "
+                              f"{meta.needs_image}; run it with runtime.backend = \"podman\"")
+        workdir = top_folder(runtime.workdir)
+        if workdir is not None and workdir[1:] in SCRATCH_DIRS_NOT_UNDER and workdir not in ("/tmp", "/polar"):
+            raise ConfigError(f"{where}: harbor task {task.task_id}: workdir {runtime.workdir} is a read-only "
+                              f"folder in bwrap; run it with runtime.backend = \"podman\"")
+        folders = {workdir, "/tests", top_folder(VERIFIER_DIR),
+                   *(top_folder(item.partition(":")[2]) for item in meta.uploads)}
+        runtime = msgspec.structs.replace(runtime, uploads=[*runtime.uploads, *meta.uploads], scratch_dirs=sorted(
+            {*runtime.scratch_dirs, *(f for f in folders if f and f[1:] not in SCRATCH_DIRS_NOT_UNDER)}))
+    agent_timeout_s = meta.agent_timeout_s or default_agent_timeout_s
+    return msgspec.structs.replace(
+        task, runtime=runtime, agent_timeout_s=agent_timeout_s,
+        timeout_s=task.timeout_s + max(0.0, agent_timeout_s - default_agent_timeout_s),
+        evaluator=msgspec.structs.replace(evaluator, timeout_s=meta.verifier_timeout_s))
 
 
 def task_folders(paths: Iterable[Path]) -> Iterator[Path]:

@@ -11,10 +11,11 @@ from typing import Any
 import msgspec
 
 from polar_hpc.config import ConfigError, RunConfig
+from polar_hpc.tasks.harbor import HARBOR_KEY, harbor_task
 from polar_hpc.util.jsonl import json_objects
-from polar_hpc.wire.records import SOLUTION_COMMANDS, SOLUTION_PATCH, Task
+from polar_hpc.wire.records import SOLUTION_COMMANDS, SOLUTION_DIR, SOLUTION_PATCH, Task
 
-ORACLE_FIELDS = (SOLUTION_PATCH, SOLUTION_COMMANDS)
+ORACLE_FIELDS = (SOLUTION_PATCH, SOLUTION_COMMANDS, SOLUTION_DIR)
 """Row keys always kept in the task metadata: the reference solution the oracle policy writes."""
 
 
@@ -82,7 +83,7 @@ def task_from_row(cfg: RunConfig, row: dict[str, Any], where: str) -> Task:
     if tpl.workspace:
         ws = Path(fields.fill(tpl.workspace, "tasks.template.workspace"))
         workspace = str(ws if ws.is_absolute() else Path(cfg.recipe_dir or ".") / ws)
-    return Task(
+    task = Task(
         task_id=task_id,
         instruction=fields.fill(tpl.instruction, "tasks.template.instruction"),
         num_samples=cfg.tasks.num_samples,
@@ -94,6 +95,7 @@ def task_from_row(cfg: RunConfig, row: dict[str, Any], where: str) -> Task:
         workspace=workspace,
         metadata={k: row[k] for k in (*ORACLE_FIELDS, *tpl.metadata_fields) if k in row},
     )
+    return harbor_task(task, row[HARBOR_KEY], cfg.gateway.agent_timeout_s, where) if HARBOR_KEY in row else task
 
 
 def task_file(cfg: RunConfig) -> Path | None:

@@ -63,6 +63,8 @@ def _ranges(task: Task, where: str) -> list[str]:
         problems.append(f"{where}num_samples = {task.num_samples!r}: expected an integer >= 1")
     if task.timeout_s is not None and task.timeout_s <= 0:
         problems.append(f"{where}timeout_s = {task.timeout_s!r}: expected seconds > 0")
+    if task.agent_timeout_s is not None and task.agent_timeout_s <= 0:
+        problems.append(f"{where}agent_timeout_s = {task.agent_timeout_s!r}: expected seconds > 0")
     try:
         decode(msgspec.to_builtins(task), Task, source=where.removesuffix(": "))
     except ConfigError as err:

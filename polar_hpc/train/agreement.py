@@ -169,8 +169,8 @@ class AgreementReport(msgspec.Struct, kw_only=True):
 
     runs: list[str]
     model: str
-    temperature: float
-    """Of sampled tokens (oracle tokens: 1)."""
+    temperature: float | None
+    """Of sampled tokens as given (oracle tokens: 1); None: each trace's recorded one."""
     tolerance: float
     selection: str
     threads: int
@@ -186,6 +186,23 @@ class AgreementReport(msgspec.Struct, kw_only=True):
     without_trainable: int = 0
     """Selected traces without a trainable token (nothing to compare)."""
     problems: list[str] = msgspec.field(default_factory=list)
+    temperatures: list[float] = msgspec.field(default_factory=list)
+    """The temperatures sampled tokens were scored at."""
+    mixed_temperature: int = 0
+    """Traces sampled at several temperatures, not compared (with ``temperature`` None)."""
+    unrecorded_temperature: int = 0
+    """Sampled traces recorded without a temperature, scored at 1 (with ``temperature`` None)."""
+
+
+def temperature_text(rep: AgreementReport) -> str:
+    """How sampled tokens were scored, and what could not be (one line)."""
+    used = ", ".join(f"{t:g}" for t in rep.temperatures) or "-"
+    text = f"{used} (given)" if rep.temperature is not None else f"{used} (recorded per trace)"
+    if rep.unrecorded_temperature:
+        text += f"; {rep.unrecorded_temperature} traces without a recorded temperature scored at 1"
+    if rep.mixed_temperature:
+        text += f"; {rep.mixed_temperature} traces sampled at several temperatures not compared"
+    return text
 
 
 def _g(x: float) -> str:
@@ -203,7 +220,7 @@ def format_agreement(rep: AgreementReport) -> str:
         f"{rep.seconds:.1f} s)",
         f"chains       {rep.chains} ({count(t.tokens)} trainable tokens)"
         + (f"; {rep.without_trainable} traces without a trainable token" if rep.without_trainable else ""),
-        f"temperature  {rep.temperature:g} (sampled tokens; oracle tokens 1)",
+        f"temperature  {temperature_text(rep)} (sampled tokens; oracle tokens 1)",
         f"tolerance    |Δ| ≤ {rep.tolerance:g} nat per token: {verdict}",
         "",
         f"{'harness':<12} {'policy':<7} {'chains':>6} {'tokens':>8} {'mean |Δ|':>9} {'max |Δ|':>9} "
@@ -232,7 +249,7 @@ def agreement_markdown(rep: AgreementReport) -> list[str]:
     verdict = "within" if rep.within_tolerance else f"exceeded in {rep.chains_over} of {rep.chains} chains"
     lines = ["## Trainer-vs-rollout logprobs", "",
              f"`polar-hpc shards logprobs` with {rep.model}: {rep.chains} chains, {count(rep.total.tokens)} trainable "
-             f"tokens ({rep.selection}), temperature {rep.temperature:g}; |Δ| ≤ {rep.tolerance:g} nat per token: "
+             f"tokens ({rep.selection}), temperature {temperature_text(rep)}; |Δ| ≤ {rep.tolerance:g} nat per token: "
              f"{verdict}.", "",
              f"| harness | policy | chains | tokens | mean \\|Δ\\| | max \\|Δ\\| | > {ABOVE_NAT} nat | KL k1 | KL k3 |",
              "|---|---|" + "---:|" * 7]

@@ -9,9 +9,11 @@ import time
 from collections import defaultdict
 from collections.abc import Sequence
 
+import msgspec
 import numpy as np
 
 from polar_hpc.errors import PolarError
+from polar_hpc.inference.protocol import DEFAULT_TEMPERATURE
 from polar_hpc.log import get_logger
 from polar_hpc.store.reader import EmptySelection, ShardReader, TraceView, require_shards
 from polar_hpc.store.select import TraceSelect
@@ -25,6 +27,7 @@ from polar_hpc.train.agreement import (
     combine,
     stats_of,
 )
+from polar_hpc.wire.records import TraceMeta
 
 log = get_logger("train")
 
@@ -52,10 +55,20 @@ def chain_agreement(view: TraceView, trainer: np.ndarray, tolerance: float, run:
                           worst_position=int(positions[int(np.argmax(score))]), first_over=first, turn=turn)
 
 
+def recorded_temperatures(view: TraceView) -> list[float]:
+    """The temperatures the engine sampled the trace's completions at (``TraceMeta.sampling``; empty: not
+    recorded, or an oracle trace)."""
+    return msgspec.convert(view.decode().metadata, TraceMeta).temperatures()
+
+
 def measure(runs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], model_dir: str | os.PathLike[str], *,
-            select: TraceSelect | None = None, temperature: float = 1.0, tolerance: float = DEFAULT_TOLERANCE,
-            worst: int = DEFAULT_WORST, threads: int | None = None, max_chains: int | None = None) -> AgreementReport:
+            select: TraceSelect | None = None, temperature: float | None = None,
+            tolerance: float = DEFAULT_TOLERANCE, worst: int = DEFAULT_WORST, threads: int | None = None,
+            max_chains: int | None = None) -> AgreementReport:
     """Score every selected trace of ``runs`` (one entry per run) with ``model_dir`` and compare.
+
+    ``temperature``: what sampled tokens are scored at; None: each trace's recorded temperature (a trace
+    recorded without one: 1, counted; a trace sampled at several: left out, counted and named in ``problems``).
 
     Raises ``MissingShards`` (a run without committed shards), ``scoring.ModelLoadError``, ``AgreementInputError``
     and ``EmptySelection`` (no trainable token selected)."""
@@ -68,10 +81,11 @@ def measure(runs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], mod
     chains: list[ChainAgreement] = []
     by_group: dict[tuple[str, str], list[AgreementStats]] = defaultdict(list)
     problems: list[str] = []
-    empty = 0
+    empty = mixed = unrecorded = 0
+    used: set[float] = set()
     for run in map(str, run_list):
         reader = ShardReader(run)
-        for view in reader.traces(select, blobs=False):
+        for view in reader.traces(select, blobs=temperature is None):
             if max_chains is not None and len(chains) >= max_chains:
                 break
             positions = np.flatnonzero(view.loss_mask)
@@ -79,8 +93,21 @@ def measure(runs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], mod
                 empty += 1
                 continue
             _check_ids(view, scorer.vocab_size)
-            trainer = scorer.logprobs(view.prompt_ids, view.response_ids, positions,
-                                      scoring_temperature(view.policy, temperature))
+            t = temperature
+            if t is None and view.policy == "sample":
+                temps = recorded_temperatures(view)
+                if len(temps) > 1:
+                    mixed += 1
+                    problems.append(f"{view.key} trace {view.trace_index}: sampled at temperatures "
+                                    f"{', '.join(f'{x:g}' for x in temps)}; not compared (--temperature scores "
+                                    "every trace at one)")
+                    continue
+                unrecorded += not temps
+                t = temps[0] if temps else DEFAULT_TEMPERATURE
+            t = scoring_temperature(view.policy, DEFAULT_TEMPERATURE if t is None else t)
+            if view.policy == "sample":
+                used.add(t)
+            trainer = scorer.logprobs(view.prompt_ids, view.response_ids, positions, t)
             chain = chain_agreement(view, trainer, tolerance, run)
             chains.append(chain)
             by_group[(chain.harness, chain.policy)].append(chain.stats)
@@ -95,7 +122,8 @@ def measure(runs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], mod
               for (h, p), s in sorted(by_group.items())]
     log.debug("scored %d chains in %.1f s", len(chains), time.monotonic() - start)
     return AgreementReport(
-        runs=list(map(str, run_list)), model=str(scorer.model_dir), temperature=temperature, tolerance=tolerance,
+        runs=list(map(str, run_list)), model=str(scorer.model_dir), temperature=temperature,
+        temperatures=sorted(used), mixed_temperature=mixed, unrecorded_temperature=unrecorded, tolerance=tolerance,
         selection=what, threads=scorer.threads, seconds=time.monotonic() - start,
         total=combine(c.stats for c in chains), groups=groups, chains=len(chains), chains_over=len(over),
         within_tolerance=not over, worst=ranked[:worst], without_trainable=empty, problems=problems)

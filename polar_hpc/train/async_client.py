@@ -114,6 +114,8 @@ class TrainSample(msgspec.Struct, kw_only=True):
     policy_version: int
     weight_versions: list[str]
     metadata: dict[str, Any]
+    temperatures: list[float] = msgspec.field(default_factory=list)
+    """The distinct temperatures the engine sampled the trace at (``TraceMeta.temperatures``; empty: not recorded)."""
     trainable: bool = True
     """``Trace.trainable``: False when the trace's own marks say to leave it out (``filter`` says why)."""
     filter: list[str] = msgspec.field(default_factory=list)
@@ -138,6 +140,7 @@ def group_samples(group: Group, *, include_oracle: bool = False) -> list[TrainSa
             if tr.policy == "oracle" and not include_oracle:
                 continue
             pl, rl = int(tr.prompt_ids.shape[0]), int(tr.response_ids.shape[0])
+            meta = tr.meta()
             mask = np.zeros(pl + rl, dtype=np.uint8)
             if not masked:
                 mask[pl:] = tr.loss_mask
@@ -147,7 +150,7 @@ def group_samples(group: Group, *, include_oracle: bool = False) -> list[TrainSa
                 loss_mask=mask, rollout_logprobs=np.asarray(tr.response_logprobs, dtype=np.float32),
                 prompt_length=pl, response_length=rl, reward=float(tr.reward), status=r.trajectory.status,
                 masked=masked, policy_version=group.policy_version,
-                weight_versions=tr.meta().weight_versions,
+                weight_versions=meta.weight_versions, temperatures=meta.temperatures(),
                 metadata={**r.metadata, **tr.metadata}, trainable=tr.trainable, filter=list(tr.filter),
             ))
     return out

@@ -84,6 +84,10 @@ def _run(args: argparse.Namespace) -> int:
                    seed=args.seed, allow_empty=args.allow_empty, max_shard_bytes=int(args.max_shard_mb * 2**20))
     for p in m.problems:
         sys.stderr.write(f"skipped: {p}\n")
+    from polar_hpc.store.summary import format_runs
+
+    runs = format_runs(m.sessions_per_run)
     sys.stdout.write(f"wrote {m.traces['train']} train / {m.traces['test']} test traces "
-                     f"({m.tasks['train']} / {m.tasks['test']} tasks, {len(m.repos)} repositories) to {args.out}\n")
+                     f"({m.tasks['train']} / {m.tasks['test']} tasks, {len(m.repos)} repositories) to {args.out}\n"
+                     + (f"{runs}\n" if runs else ""))
     return 0

@@ -29,9 +29,10 @@ def add_parser(sub: Any, add_filters: Callable[[argparse.ArgumentParser], None])
     add_filters(p)
     p.add_argument("--policy", action="append", choices=["sample", "oracle"], dest="policies",
                    help="keep traces of this token policy (repeatable; default: both)")
-    p.add_argument("--temperature", type=float, default=1.0,
-                   help="the sampling temperature the engine applied to sampled tokens (their recorded logprobs are "
-                        "under softmax(logits / T); greedy: 0); oracle tokens are always scored at 1")
+    p.add_argument("--temperature", type=float,
+                   help="score sampled tokens at this temperature (their recorded logprobs are under "
+                        "softmax(logits / T); greedy: 0) instead of the one recorded for each trace (traces recorded "
+                        "without one: 1); oracle tokens are always scored at 1")
     p.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE,
                    help="largest |rollout - trainer| in nats a token may show (default: %(default)s, float32 noise)")
     p.add_argument("--worst", type=int, default=DEFAULT_WORST,
@@ -70,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     from polar_hpc.train.scoring import ModelLoadError
 
     for name in ("tolerance", "temperature"):
-        if getattr(args, name) < 0:
+        if getattr(args, name) is not None and getattr(args, name) < 0:
             return _fail(f"--{name}: expected a number >= 0, got {getattr(args, name)}", 2)
     try:
         model = resolve_model(args.model)

@@ -140,7 +140,7 @@ def export_sft(
         harnesses=dict(Counter(ix.harness).most_common()),
         trainable_tokens={s: trainable[s] for s in SPLITS},
         session_duplicates=ix.session_duplicates, content_duplicates=ix.content_duplicates,
-        problems=ix.problems, files=files,
+        problems=ix.problems, sessions_per_run=ix.sessions_per_run(), files=files,
     )
     (out / "manifest.json").write_bytes(msgspec.json.format(msgspec.json.encode(manifest)))
     render_card(manifest).save(str(out / "README.md"))

@@ -71,6 +71,14 @@ class TraceIndex(msgspec.Struct, kw_only=True):
         total: np.ndarray = self.prompt_len + self.response_len
         return total
 
+    def sessions_per_run(self) -> dict[str, int]:
+        """Sessions with a trace in the index, per run (as given, every run listed, in order)."""
+        keys = {(r, k) for r, k in zip(self.run.tolist(), self.key, strict=True)}
+        out = dict.fromkeys(self.runs, 0)
+        for r, _ in keys:
+            out[self.runs[r]] += 1
+        return out
+
     def fingerprint(self) -> str:
         """Identifies the selection (shard names and trace rows), not where the runs live."""
         h = hashlib.blake2b(digest_size=8)

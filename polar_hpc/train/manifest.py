@@ -25,6 +25,8 @@ class ExportManifest(msgspec.Struct, kw_only=True):
     session_duplicates: int
     content_duplicates: int
     problems: list[str]
+    sessions_per_run: dict[str, int] = msgspec.field(default_factory=dict)
+    """Sessions exported from each run (as given; each run deduplicated on its own)."""
     files: dict[str, dict[str, list[str]]] = msgspec.field(default_factory=dict)
     """variant -> split -> data files relative to the export folder (hf: the folder itself)."""
 

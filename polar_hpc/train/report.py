@@ -67,7 +67,7 @@ def collect(runs: Sequence[str | os.PathLike[str]], accept: float) -> tuple[list
                     duration_s=sb.timings.get("total", float(table.duration_s[row])), turns=sb.stats.completions,
                     tokens=int(po[b] - po[a] + ro[b] - ro[a]), sampled_tokens=sb.stats.tokens_trainable,
                     timings=sb.timings, reason=reason,
-                    engine_time_s=_total(engine), forced="oracle" in policies[a:b],
+                    engine_time_s=_total(engine), forced="oracle" in policies[a:b], run=str(run),
                 ))
         problems += reader.problems
     return rows, problems
@@ -140,6 +140,7 @@ def summarize(rows: Sequence[SessionRow], runs: Sequence[str], accept: float, pr
         failures=dict(Counter(r.reason for r in rows if r.reason is not None).most_common()),
         engine_tokens_per_s=engine_tps, problems=problems,
         token_kind="forced" if kinds == {True} else "sampled + forced" if len(kinds) > 1 else "sampled",
+        sessions_per_run={run: sum(1 for r in rows if r.run == run) for run in runs},
     )
 
 
@@ -178,6 +179,8 @@ def render_markdown(rep: RunReport, plots: Sequence[str] = ()) -> str:
         f"# Run report: {', '.join(rep.runs)}", "",
         f"{o.sessions} sessions over {o.instances} instances; accepted (completed, reward >= {rep.accept:g}): "
         f"{o.accepted} ({100 * o.rate:.1f}%); instances with an accepted session: {o.solved}.", "",
+        *(["Sessions per run: " + ", ".join(f"{run} {n}" for run, n in rep.sessions_per_run.items()), ""]
+          if len(rep.sessions_per_run) > 1 else []),
         "Statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(rep.statuses.items())), "",
         "## Acceptance per repository", "", *_table("repository", rep.repos), "",
         "## Per harness", "", *_harness_table(rep.harness_stats), "",

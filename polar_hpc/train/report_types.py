@@ -25,6 +25,8 @@ class SessionRow(msgspec.Struct, kw_only=True):
     engine_time_s: float | None
     forced: bool = False
     """The oracle wrote its output tokens (teacher forcing): they were forced, not sampled."""
+    run: str = ""
+    """The run (as given to ``report``) the session was read from."""
 
 
 class Dist(msgspec.Struct):
@@ -76,6 +78,8 @@ class RunReport(msgspec.Struct, kw_only=True):
     problems: list[str]
     token_kind: str = "sampled"
     """What the model's output tokens were: ``sampled``, ``forced`` (oracle runs) or ``sampled + forced``."""
+    sessions_per_run: dict[str, int] = msgspec.field(default_factory=dict)
+    """Sessions read from each run, in the order the runs were given (each run deduplicated on its own)."""
 
 
 def stage_order(names: Iterable[str]) -> list[str]:

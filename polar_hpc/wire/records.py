@@ -7,6 +7,7 @@ carries them as raw buffers in msgpack and as typed objects in JSON.
 from __future__ import annotations
 
 import enum
+import hashlib
 import re
 from typing import Any, Literal
 
@@ -29,6 +30,10 @@ SOLUTION_PATCH = "solution_patch"
 """Task metadata key: the reference solution as a unified diff (SWE-bench's ``patch``), for the oracle policy."""
 SOLUTION_COMMANDS = "solution_commands"
 """Task metadata key: the reference solution as a list of shell commands (run in the workdir, in order)."""
+SOLUTION_DIR = "solution_dir"
+"""Task metadata key: a host folder the solution commands need (a Harbor task's ``solution/``), copied to
+:data:`SANDBOX_SOLUTION_DIR` in the session's sandbox before the harness starts, under the ``oracle`` policy only."""
+SANDBOX_SOLUTION_DIR = "/solution"
 
 
 class Task(msgspec.Struct, kw_only=True):
@@ -40,6 +45,9 @@ class Task(msgspec.Struct, kw_only=True):
     builder: BuilderSpec | None = None
     evaluator: EvaluatorSpec | None = None
     timeout_s: float | None = None
+    agent_timeout_s: float | None = None
+    """The agent's budget in this task's sessions (a Harbor task's ``[agent] timeout_sec``); None:
+    ``gateway.agent_timeout_s``."""
     workspace: str | None = None
     """Host folder copied into the sandbox's workdir before the prepare actions run."""
     metadata: dict[str, Any] = msgspec.field(default_factory=dict)
@@ -82,6 +90,24 @@ def parse_session_id(session_id: str) -> tuple[str, int, int]:
     return m["task"], int(m["sample"]), int(m["attempt"])
 
 
+SEED_BITS = 63
+"""Sampling seeds are non-negative int64 (SGLang's ``sampling_seed`` tensor; ``torch.Generator.manual_seed``)."""
+
+
+def call_seed(run_seed: int, session_id: str, index: int) -> int:
+    """The sampling seed of model call ``index`` (its arrival order in the session) of ``session_id`` in a run
+    seeded ``run_seed`` (``inference.random_seed``): the one derivation, applied by the proxy to a call whose
+    request carries no seed of its own.
+
+    The call's identity is the task id (a GRPO group's id carries its rollout step, ``task@stepN``), the sample
+    index and the call index; the attempt is left out, so a session run again after a lost rank samples the same
+    tokens. 63 bits of BLAKE2b over the four values: independent of the order calls reach the engine, of the
+    batch they share and of the process that asks."""
+    task, sample, _ = parse_session_id(session_id)
+    digest = hashlib.blake2b(f"{run_seed}\0{task}\0{sample}\0{index}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") & ((1 << SEED_BITS) - 1)
+
+
 class ToolCall(msgspec.Struct, kw_only=True, omit_defaults=True):
     id: str
     name: str
@@ -116,6 +142,18 @@ class SamplingParams(msgspec.Struct, kw_only=True, omit_defaults=True):
     top_k: int | None = None
     stop: list[str] = msgspec.field(default_factory=list)
     seed: int | None = None
+
+
+class AppliedSampling(msgspec.Struct, kw_only=True, frozen=True):
+    """What the engine applied to a sampled call: the request's values, or ``/generate``'s defaults for those it
+    left out (``inference.protocol``); the recorded logprobs are under ``softmax(logits / temperature)``."""
+
+    temperature: float
+    top_p: float
+    top_k: int
+    """-1: off."""
+    seed: int | None = None
+    """The call's ``sampling_seed`` (the harness's ``seed``, or :func:`call_seed`); None: not seeded."""
 
 
 class CanonicalRequest(msgspec.Struct, kw_only=True):
@@ -174,6 +212,9 @@ class CompletionRecord(msgspec.Struct, kw_only=True):
     action_format: str | None = None
     """How the oracle wrote this reply's actions (``ActionFormat.name``: ``tool_calls`` or ``text:<fence>``);
     None for a sampled reply."""
+    sampling: AppliedSampling | None = None
+    """What the engine applied to sample this reply (None: an oracle (forced) reply, or a record from before it was
+    kept)."""
 
 
 class TraceStatus(enum.IntEnum):
@@ -226,6 +267,9 @@ class TraceMeta(msgspec.Struct, kw_only=True):
     render_modes: list[str] = msgspec.field(default_factory=list)
     divergence_tokens: list[int] = msgspec.field(default_factory=list)
     weight_versions: list[str] = msgspec.field(default_factory=list)
+    sampling: list[AppliedSampling | None] = msgspec.field(default_factory=list)
+    """Per completion (aligned with ``completion_ids``): what the engine applied (None: forced by the oracle).
+    Empty in traces recorded before it was kept."""
     unparsed_tool_calls: dict[str, str] = msgspec.field(default_factory=dict)
     """completion_id -> why its tool call did not parse."""
     engine_time_s: float = 0.0
@@ -236,6 +280,10 @@ class TraceMeta(msgspec.Struct, kw_only=True):
     break_reason: str | None = None
     retokenized_tokens: int | None = None
     retried_aborts: list[RetriedAbort] = msgspec.field(default_factory=list)
+
+    def temperatures(self) -> list[float]:
+        """The distinct temperatures the engine sampled this trace's completions at (empty: none recorded)."""
+        return sorted({s.temperature for s in self.sampling if s is not None})
 
 
 class Trace(msgspec.Struct, kw_only=True):

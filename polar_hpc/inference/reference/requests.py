@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from polar_hpc.inference.protocol import DEFAULT_TEMPERATURE, DEFAULT_TOP_K, DEFAULT_TOP_P
 from polar_hpc.inference.reference.model import SamplingSpec
 
 if TYPE_CHECKING:
@@ -22,9 +23,9 @@ class ServerSampling(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
     max_new_tokens: int | None = None
     """SGLang's default is 128 (the server's ``max_new_default``)."""
-    temperature: float = 1.0
-    top_p: float = 1.0
-    top_k: int = -1
+    temperature: float = DEFAULT_TEMPERATURE
+    top_p: float = DEFAULT_TOP_P
+    top_k: int = DEFAULT_TOP_K
     min_p: float = 0.0
     stop: str | list[str] | None = None
     stop_token_ids: list[int] | None = None

@@ -38,6 +38,8 @@ class Completion(msgspec.Struct, kw_only=True):
     reward: float | None
     """``None`` for a placeholder (TRL: unscorable, advantage 0)."""
     weight_versions: list[str] = msgspec.field(default_factory=list)
+    temperatures: list[float] = msgspec.field(default_factory=list)
+    """The temperatures the engine sampled the chain at (its logprobs are under them; empty: not recorded)."""
     placeholder: bool = False
 
 
@@ -62,6 +64,17 @@ class GroupCounts(msgspec.Struct, kw_only=True):
             setattr(self, f, getattr(self, f) + getattr(other, f))
 
 
+class StepRollouts(msgspec.Struct, kw_only=True):
+    """What the last ``rollout_func`` call returned, for the step's metrics."""
+
+    rows: list[Completion]
+    counts: GroupCounts
+    wait_s: float
+    """From the call to its groups' return, pushes excluded."""
+    push_s: float = 0.0
+    """Loading the newest checkpoint on every engine during this call (0: none was new)."""
+
+
 def _usable(s: TrainSample) -> bool:
     return s.trainable and not s.masked and bool(s.loss_mask[s.prompt_length:].any())
 
@@ -72,7 +85,8 @@ def _row(s: TrainSample, reward: float) -> Completion:
     logps = np.where(mask > 0, s.rollout_logprobs, 0.0)  # tokens the policy did not sample carry no logprob
     return Completion(group_id=s.group_id, sample_index=s.sample_index, prompt_ids=s.tokens[:pl].tolist(),
                       completion_ids=s.tokens[pl:].tolist(), logprobs=logps.astype(float).tolist(),
-                      env_mask=mask.tolist(), reward=reward, weight_versions=list(s.weight_versions))
+                      env_mask=mask.tolist(), reward=reward, weight_versions=list(s.weight_versions),
+                      temperatures=list(s.temperatures))
 
 
 def _placeholder(group_id: str, index: int, prompt_ids: list[int], filler_id: int) -> Completion:
@@ -110,6 +124,11 @@ def group_completions(group: Group, *, filler_id: int, min_group_fraction: float
     any_prompt = next((c.prompt_ids for c in chosen.values()), seen[0] if seen else [filler_id])
     rows = [chosen.get(i) or _placeholder(group.group_id, i, any_prompt, filler_id) for i in range(n)]
     return rows, counts
+
+
+def row_temperatures(rows: list[Completion]) -> list[float]:
+    """The distinct temperatures the trained rows were sampled at (placeholders and unrecorded rows left out)."""
+    return sorted({t for r in rows if not r.placeholder for t in r.temperatures})
 
 
 def rollout_output(rows: list[Completion]) -> dict[str, Any]:

@@ -89,8 +89,8 @@ def run(args: argparse.Namespace) -> int:
     out.write(f"run dir: {run_dir.root}\npolicy: {model_dir}  groups/step {t.groups_per_step} x "
               f"{cfg.tasks.num_samples} sessions  steps {t.steps}  off-policy <= {t.max_off_policy_steps}\n")
     out.flush()
-    from polar_hpc.train.grpo.live import WeightPushError
     from polar_hpc.train.grpo.metrics import read_steps, step_line, steps_path
+    from polar_hpc.train.grpo.weights import WeightPushError
 
     def report(m: Any) -> None:
         out.write(step_line(m) + "\n")

@@ -29,13 +29,20 @@ class StepMetrics(msgspec.Struct, kw_only=True):
     """Share of trainable tokens with |Δ logp| above ``polar_hpc.train.agreement.ABOVE_NAT``."""
     clipped_share: float
     rollout_versions: list[str]
-    """Weight versions the step's trained traces were sampled with."""
+    """Weight versions the step's trained traces were sampled with (exactly ``max(step - 1 - k, 0)``
+    with ``k = trainer.max_off_policy_steps``; 0 is ``default``)."""
     pushed_version: int
+    """The version the engines serve after this step's push."""
     wait_s: float
     """Time the trainer waited for this step's groups."""
     step_s: float
     push_s: float = 0.0
-    """Saving the checkpoint and loading it on every engine."""
+    """Loading the newest checkpoint on every engine, at the start of this step's rollout call (no group
+    generating)."""
+    save_s: float = 0.0
+    """Saving this step's checkpoint."""
+    temperatures: list[float] = msgspec.field(default_factory=list)
+    """The temperatures the step's trained rows were sampled at (one, unless the harness varied it)."""
     counts: GroupCounts
     time: float
 
@@ -66,6 +73,8 @@ def step_line(m: StepMetrics) -> str:
     placeholders = m.counts.sessions - m.counts.trained
     return (f"step {m.step:3d}  reward {m.reward:.3f}  loss {m.loss:+.4f}  |Δlogp| {m.logp_diff_mean:.2e} "
             f"(max {m.logp_diff_max:.2e}, clipped {100 * m.clipped_share:.0f}%)  "
-            f"rollout v{','.join(m.rollout_versions) or '-'} -> pushed v{m.pushed_version}  "
+            f"rollout v{','.join(m.rollout_versions) or '-'} -> pushed v{m.pushed_version or 'default'}  "
             f"waited {100 * wait:.0f}% of {m.step_s:.1f}s (push {m.push_s:.1f}s)"
-            + (f"  placeholders {placeholders}" if placeholders else ""))
+            + (f"  placeholders {placeholders}" if placeholders else "")
+            + (f"  MIXED temperatures {', '.join(f'{t:g}' for t in m.temperatures)}"
+               if len(m.temperatures) > 1 else ""))

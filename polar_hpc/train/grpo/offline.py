@@ -8,7 +8,8 @@ policy's, so the correction covers both the engine mismatch and the policy lag s
 
 A group is every session whose ``metadata["group_id"]`` is the same (the task id when a session has none: a run
 launched without the trainer, where each task's ``num_samples`` sessions form its group). Groups are replayed in
-recorded order (``rollout_step``, then group id); TRL's dataset is their ids.
+recorded order (``rollout_step``, then group id); TRL's dataset is their ids. The trainer scores at the
+temperature the recorded sessions were sampled at (``ShardRollouts.temperatures``, through ``trainer_temperature``).
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from typing import Any
 from polar_hpc.config.run import TrainerConfig
 from polar_hpc.log import get_logger
 from polar_hpc.train.async_client import Group
-from polar_hpc.train.grpo.batch import Completion, GroupCounts, group_completions, rollout_output
-from polar_hpc.train.grpo.live import StepRollouts, unique_prompts
+from polar_hpc.train.grpo.batch import Completion, GroupCounts, StepRollouts, group_completions, rollout_output
+from polar_hpc.train.grpo.live import unique_prompts
 
 log = get_logger("train")
 
@@ -64,6 +65,13 @@ class ShardRollouts:
     def group_ids(self) -> list[str]:
         return list(self.groups)
 
+    @property
+    def temperatures(self) -> list[float]:
+        """The distinct temperatures the recorded sessions were sampled at (empty: none recorded)."""
+        from polar_hpc.train.async_client import group_samples
+
+        return sorted({x for g in self.groups.values() for s in group_samples(g) for x in s.temperatures})
+
     def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, Any]:
         rows: list[Completion] = []
         counts = GroupCounts()
@@ -86,6 +94,7 @@ def replay_trainer(rollouts: ShardRollouts, model: Any, tokenizer: Any, t: Train
     from trl import GRPOConfig
 
     from polar_hpc.train.grpo.batch import session_reward
+    from polar_hpc.train.grpo.run import trainer_temperature
     from polar_hpc.train.grpo.tis import TisGRPOTrainer
 
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
@@ -96,7 +105,7 @@ def replay_trainer(rollouts: ShardRollouts, model: Any, tokenizer: Any, t: Train
         output_dir=str(output_dir), per_device_train_batch_size=g * t.groups_per_step, num_generations=g,
         gradient_accumulation_steps=1, steps_per_generation=1, num_iterations=1, max_steps=n,
         learning_rate=t.learning_rate, lr_scheduler_type=t.lr_scheduler, beta=t.beta, loss_type=t.loss_type,
-        seed=t.seed, shuffle_dataset=False,
+        seed=t.seed, shuffle_dataset=False, temperature=trainer_temperature(rollouts.temperatures, "replay"),
         logging_steps=1, save_strategy="no", report_to="none", disable_tqdm=True,
         dataloader_pin_memory=False, bf16=False,
     )

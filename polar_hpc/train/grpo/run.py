@@ -3,12 +3,20 @@
 Threads: the trainer runs ``trainer.threads`` torch threads with ``OMP_WAIT_POLICY=PASSIVE`` (set by the CLI
 before torch loads): on a shared CPU, OpenMP threads that spin between kernels starve the engine and the
 sandboxes (torch ran 8x slower on 2 shared cores without it).
+
+Reproducible with a fixed seed (``trainer.seed`` and ``inference.random_seed``): the task order and TRL are seeded
+by ``trainer.seed``; every model call samples with a seed derived from ``inference.random_seed`` and the call's
+identity (``wire.records.call_seed``), so the engine draws the same tokens whatever the order or batch the calls
+reach it in; each step's rollouts come from exactly the weights ``trainer.max_off_policy_steps`` steps old
+(``live``); rows reach TRL in task-then-sample order; the trainer scores at the temperature the rollouts were
+sampled at (``trainer_temperature``).
 """
 
 from __future__ import annotations
 
 import os
 import random
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -74,7 +82,28 @@ def schedule(task_ids: list[str], n: int, seed: int) -> list[str]:
     return out[:n]
 
 
-def grpo_args(cfg: RunConfig, output_dir: Path) -> Any:
+def trainer_temperature(temperatures: list[float], where: str) -> float:
+    """The temperature the trainer computes its logprobs at (TRL's ``temperature``: the fused LM head divides the
+    logits by it, fixed when the trainer is built): the one the first step's rollouts were sampled at.
+
+    None recorded: 1 (``/generate``'s default). Several: the lowest, with a warning (the step metrics report every
+    mixed step). Greedy (0) rollouts cannot train: ValueError."""
+    from polar_hpc.inference.protocol import DEFAULT_TEMPERATURE
+    from polar_hpc.inference.reference.model import GREEDY_EPS
+
+    if not temperatures:
+        log.warning("%s: no sampling temperature recorded; the trainer scores at %g", where, DEFAULT_TEMPERATURE)
+        return DEFAULT_TEMPERATURE
+    if len(temperatures) > 1:
+        log.warning("%s: rollouts sampled at several temperatures (%s); the trainer scores at %g", where,
+                    ", ".join(f"{t:g}" for t in temperatures), temperatures[0])
+    if temperatures[0] < GREEDY_EPS:
+        raise ValueError(f"{where}: the harness sampled greedily (temperature {temperatures[0]:g}); GRPO needs "
+                         "sampled rollouts (a temperature > 0 in the harness's requests, or none: 1)")
+    return temperatures[0]
+
+
+def grpo_args(cfg: RunConfig, output_dir: Path, temperature: float = 1.0) -> Any:
     import torch
     from trl import GRPOConfig
 
@@ -84,7 +113,7 @@ def grpo_args(cfg: RunConfig, output_dir: Path) -> Any:
         output_dir=str(output_dir), per_device_train_batch_size=g * t.groups_per_step, num_generations=g,
         gradient_accumulation_steps=1, steps_per_generation=1, num_iterations=1, max_steps=t.steps,
         learning_rate=t.learning_rate, lr_scheduler_type=t.lr_scheduler, beta=t.beta, loss_type=t.loss_type,
-        seed=t.seed, shuffle_dataset=False,
+        seed=t.seed, shuffle_dataset=False, temperature=temperature,
         max_completion_length=cfg.inference.max_new_tokens, logging_steps=1, save_strategy="no", report_to="none",
         disable_tqdm=True,
         dataloader_pin_memory=False, dataloader_num_workers=0, bf16=False, use_cpu=not torch.cuda.is_available(),
@@ -98,28 +127,40 @@ def train_grpo(cfg: RunConfig, run_dir: Path, tasks: list[Task], *, model: Any, 
     from datasets import Dataset
     from transformers import PrinterCallback
 
-    from polar_hpc.train.grpo.batch import session_reward
-    from polar_hpc.train.grpo.live import LiveRollouts, PushWeights
+    from polar_hpc.inference.server import SGLANG_DETERMINISTIC, seeds_honoured
+    from polar_hpc.train.grpo.batch import row_temperatures, session_reward
+    from polar_hpc.train.grpo.live import LiveRollouts
     from polar_hpc.train.grpo.metrics import TRAINER_DIR
     from polar_hpc.train.grpo.tis import TisGRPOTrainer
+    from polar_hpc.train.grpo.weights import PushWeights
 
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     t = cfg.trainer
     torch.set_num_threads(t.threads)
+    if cfg.inference.random_seed is None:
+        log.warning("inference.random_seed is not set: model calls are not seeded and the run is not reproducible")
+    elif seeds_honoured(cfg.inference) is False:
+        log.warning("SGLang ignores each call's sampling seed without %s (inference.extra_args): the run is not "
+                    "reproducible", SGLANG_DETERMINISTIC)
+    started = time.monotonic()
     order = schedule([x.task_id for x in tasks], t.steps * t.groups_per_step, t.seed)
     filler = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     rollouts = LiveRollouts(run_dir, tasks, t, num_generations=cfg.tasks.num_samples, filler_id=int(filler),
                             schedule=order).start()
     try:
+        temperature = trainer_temperature(row_temperatures(rollouts.prefetch().rows), "step 1")
         trainer = TisGRPOTrainer(
-            model=model, reward_funcs=[session_reward], args=grpo_args(cfg, run_dir / TRAINER_DIR),
+            model=model, reward_funcs=[session_reward],
+            args=grpo_args(cfg, run_dir / TRAINER_DIR, temperature),
             train_dataset=Dataset.from_dict({"prompt": order}), processing_class=tokenizer,
             rollout_func=rollouts, tis_clip=t.tis_clip, tis_level=t.tis_level,
         )
         trainer.remove_callback(PrinterCallback)  # the step line comes from ``report``
-        trainer.add_callback(PushWeights(run_dir, push=rollouts.update_policy, last=lambda: rollouts.last,
+        trainer.add_callback(PushWeights(run_dir, stage=rollouts.weights.stage, last=lambda: rollouts.last,
                                          base_model=model_dir, keep=t.keep_checkpoints,
-                                         tis=lambda: trainer.last_tis, report=report))
+                                         tis=lambda: trainer.last_tis, served=lambda: rollouts.weights.served,
+                                         temperature=temperature, finish=rollouts.push_staged, report=report,
+                                         started=started))
         trainer.train()
         return trainer
     finally:

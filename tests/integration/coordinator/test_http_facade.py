@@ -91,7 +91,8 @@ async def test_paper_payload_submit_poll_and_callback(tmp_path: Path) -> None:
                 assert r.status == 400
                 assert (await r.json())["error"] == (
                     "task 'bad-1': agent.harness = 'kodex': unknown harness "
-                    "(known: shell, codex, claude_code, gemini_cli, qwen_code, opencode, pi, mini_swe_agent, cline)")
+                    "(known: shell, codex, claude_code, gemini_cli, qwen_code, opencode, pi, mini_swe_agent, cline, "
+                    "openhands)")
             bad = {**PAPER_PAYLOAD, "task_id": "bad-2", "num_samples": 0}
             async with http.post(f"{ep.http_url}/rollout/task/submit", json=bad, headers=auth) as r:
                 assert r.status == 400

@@ -25,7 +25,7 @@ from tests.integration.gateway.test_swe_podman_e2e import harness_binds
 pytestmark = [pytest.mark.container, pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[3]
 TASKS = REPO / "tests" / "fixtures" / "harbor"
-NAMES = ["csv-total", "fix-sum", "hello-file"]
+NAMES = ["csv-total", "fix-sum", "hello-file", "word-count"]
 
 
 def polar(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
@@ -99,3 +99,19 @@ def test_a_base_image_that_cannot_be_pulled_is_named(podman_image: str, tmp_path
     assert done.returncode != 0
     assert (f"base image docker.io/library/python:3.11-slim of {task / 'environment' / 'Dockerfile'} is not in "
             "podman's storage and could not be pulled") in done.stdout + done.stderr
+
+
+def test_a_dockerfile_that_does_not_build_is_one_line_naming_the_task(podman_image: str, tmp_path: Path) -> None:
+    import shutil
+
+    task = tmp_path / "tasks" / "broken-run"
+    shutil.copytree(TASKS / "hello-file", task)
+    dockerfile = task / "environment" / "Dockerfile"
+    dockerfile.write_text("FROM localhost/polar-hpc/swe-base:bookworm\nRUN exit 3\n")
+    out = tmp_path / "tasks.jsonl"
+    assert polar("tasks", "import", "harbor", str(task), "--out", str(out)).returncode == 0
+    done = polar("images", "prepare", str(out), "--engine", "podman", "--yes")
+    failed = [line for line in done.stderr.splitlines() if line.startswith("failed: ")]
+    assert done.returncode != 0 and len(failed) == 1, done.stdout + done.stderr
+    assert failed[0].startswith("failed: localhost/polar-harbor/broken-run:") and f"(built from {dockerfile})" in \
+        failed[0], failed[0]

@@ -29,7 +29,7 @@ pytestmark = [pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[3]
 CLI = {"shell": None, "pi": "pi", "codex": "codex", "claude_code": "claude", "gemini_cli": "gemini",
        "qwen_code": "qwen", "opencode": "opencode", "mini_swe_agent": "mini",
-       "cline": "cline"}
+       "cline": "cline", "openhands": "openhands"}
 CHAINS = {h: 1 for h in CLI}
 """Chains per oracle session, as docs/harnesses.md's table says."""
 PROBE_TIMEOUT_S = 400

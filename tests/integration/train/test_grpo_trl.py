@@ -66,8 +66,10 @@ def test_two_grpo_steps_through_the_real_stack(tmp_path: Path) -> None:
 
     steps = read_steps(run.root)
     assert [s.step for s in steps] == [1, 2] and served == "2"
-    # synchronous: step 1 sampled the initial weights, step 2 the weights pushed after step 1
+    # synchronous: step 1 sampled the initial weights, step 2 the weights pushed after step 1 (and the last
+    # checkpoint is loaded when training ends: served == "2")
     assert steps[0].rollout_versions == ["default"] and steps[1].rollout_versions == ["1"]
+    assert [s.pushed_version for s in steps] == [0, 1] and all(s.temperatures == [1.0] for s in steps)
     assert all(s.counts.trained == 8 and s.counts.sessions == 8 for s in steps), steps
     # the trainer's logprobs of the sampled tokens equal the engine's under the same weights (float noise)
     assert all(s.logp_diff_max < LOGP_TOL for s in steps), [(s.logp_diff_mean, s.logp_diff_max) for s in steps]
@@ -106,9 +108,9 @@ def test_an_engine_refusing_the_weight_update_stops_at_that_step_and_keeps_the_c
     from polar_hpc.assets import asset_path
     from polar_hpc.inference.reference.process import start_reference_server
     from polar_hpc.train.async_client import AsyncRollouts
-    from polar_hpc.train.grpo.live import PushWeights, WeightPushError
     from polar_hpc.train.grpo.metrics import CHECKPOINTS
     from polar_hpc.train.grpo.run import load_policy
+    from polar_hpc.train.grpo.weights import PushWeights, StagedWeights, WeightPushError
     from polar_hpc.wire.endpoints import Endpoint, write_endpoint
 
     model, _ = load_policy(asset_path("tiny-qwen3"))
@@ -117,10 +119,13 @@ def test_an_engine_refusing_the_weight_update_stops_at_that_step_and_keeps_the_c
     with start_reference_server(asset_path("tiny-qwen3"), api_key="not-this-run", log_path=tmp_path / "ref.log") as ref:
         write_endpoint(run_dir, Endpoint(name="inference-0", url=ref.url, pid=ref.pid, host="127.0.0.1",
                                          started_at=time.time(), kind="reference"))
-        push = PushWeights(run_dir, push=lambda p, v: asyncio.run(AsyncRollouts(run_dir).update_policy(p, v)),
-                           last=lambda: None, base_model=asset_path("tiny-qwen3"), keep=2, tis=lambda: None)
+        weights = StagedWeights(lambda p, v: asyncio.run(AsyncRollouts(run_dir).update_policy(p, v)))
+        save = PushWeights(run_dir, stage=weights.stage, last=lambda: None, base_model=asset_path("tiny-qwen3"),
+                           keep=2, tis=lambda: None)
+        save.on_step_end(None, SimpleNamespace(global_step=3), None, model=model)  # saved and staged, not loaded
         with pytest.raises(WeightPushError) as err:
-            push.on_step_end(None, SimpleNamespace(global_step=3), None, model=model)
+            weights.push()  # what the next rollout call does, once no group is generating
     ckpt = run_dir / CHECKPOINTS / "step-3"
     assert str(err.value).startswith(f"step 3: the engines did not load {ckpt} (kept on disk): ")
-    assert "\n" not in str(err.value) and (ckpt / "model.safetensors").is_file() and push.pushed == 0
+    assert "\n" not in str(err.value) and (ckpt / "model.safetensors").is_file()
+    assert save.saved == 3 and weights.served == 0 and weights.pending

@@ -136,14 +136,27 @@ def test_recorded_logprobs_agree_within_float_noise(recorded: Path, reference_se
     assert "## Trainer-vs-rollout logprobs" in report and "| openai_sdk | sample | 1 |" in report
 
 
-def test_the_wrong_temperature_is_a_disagreement(recorded: Path, reference_server: Any,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    """Scored at 1 instead of the 0.7 the SDK asked for: the sampled chain is over, from its first token; the
-    oracle chain (teacher-forced: raw logprobs whatever the temperature) is still within."""
+def test_the_recorded_temperature_is_applied_and_the_wrong_one_is_a_disagreement(
+        recorded: Path, reference_server: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """Without ``--temperature`` each trace is scored at the temperature the proxy recorded for its calls (the
+    SDK's 0.7): within. Scored at 1 instead: the sampled chain is over, from its first token; the oracle chain
+    (teacher-forced: raw logprobs whatever the temperature) is still within."""
+    sampled = next(r for r in ShardReader(recorded).results() if r.harness == "openai_sdk")
+    (trace,) = sampled.trajectory.traces
+    applied = trace.meta().sampling
+    assert len(applied) == 2 and all(a is not None and a.temperature == TEMPERATURE and a.seed == 7
+                                     for a in applied), applied
     code, out, err = _logprobs(capsys, recorded, reference_server.model_dir, "--json")
+    assert code == 0, err
+    rep = msgspec.json.decode(out, type=AgreementReport)
+    assert rep.temperature is None and rep.temperatures == [TEMPERATURE] and rep.within_tolerance
+    assert rep.mixed_temperature == 0 and rep.unrecorded_temperature == 0
+
+    code, out, err = _logprobs(capsys, recorded, reference_server.model_dir, "--temperature", "1", "--json")
     assert code == 1
     rep = msgspec.json.decode(out, type=AgreementReport)
     assert rep.chains_over == 1 and rep.worst[0].key == "chat__chat-1/0" and rep.worst[0].first_over == 0
+    assert rep.temperature == 1.0 and rep.temperatures == [1.0]
     assert next(g for g in rep.groups if g.policy == "oracle").stats.max_abs <= FLOAT_NOISE
     assert err.count("\n") == 1 and "1 of 2 chains exceed" in err and "chat__chat-1/0 trace 0" in err
 
@@ -162,7 +175,8 @@ def test_a_trainer_batch_gets_the_commands_figures(recorded: Path, reference_ser
     stats = batch_agreement(model, [v.prompt_ids for v in views], [v.response_ids.tolist() for v in views],
                             [v.loss_mask for v in views], [v.response_logprobs for v in views])
     assert model.training
-    code, out, err = _logprobs(capsys, recorded, reference_server.model_dir, "--policy", "sample", "--json")
+    code, out, err = _logprobs(capsys, recorded, reference_server.model_dir, "--policy", "sample",
+                               "--temperature", "1", "--json")
     assert code == 1, err
     cmd = msgspec.json.decode(out, type=AgreementReport).total
     assert stats.tokens == cmd.tokens > 0 and stats.above == cmd.above and stats.max_abs > 0.01

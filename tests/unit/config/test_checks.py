@@ -85,7 +85,8 @@ def test_required_where_a_default_would_be_wrong(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("item", "expected"), [
     ("agent.harness=kodex", "agent.harness = 'kodex': unknown harness "
-     "(known: shell, codex, claude_code, gemini_cli, qwen_code, opencode, pi, mini_swe_agent, cline)"),
+     "(known: shell, codex, claude_code, gemini_cli, qwen_code, opencode, pi, mini_swe_agent, cline, "
+     "openhands)"),
     ("builder.name=prefix_merge", "builder.name = 'prefix_merge': unknown builder 'prefix_merge': known builders "
      "are per_request, prefix_merging (or give a 'module:Class' path)"),
     ("evaluator.name=pytest", "evaluator.name = 'pytest': unknown evaluator 'pytest': known evaluators are command, "
@@ -105,7 +106,7 @@ def test_dry_run_runs_preflight_and_exits_2() -> None:
     assert "# sbatch script: gateway" in out.stdout and "# preflight: 1 problem(s), see stderr" in out.stdout
     assert out.stderr == ("polar-hpc: the run cannot start:\n  - agent.harness = 'kodex': unknown harness "
                           "(known: shell, codex, claude_code, gemini_cli, qwen_code, opencode, pi, mini_swe_agent, "
-                          "cline)\n")
+                          "cline, openhands)\n")
 
 
 def test_inference_environment_checked_at_preflight(tmp_path: Path) -> None:

@@ -67,3 +67,32 @@ async def test_failing_tests_stay_a_trainable_zero(tmp_path: Path) -> None:
         await ex.teardown(job)
     assert result is not None and result.outcome_reward == 0.0 and not evaluation_failed(result)
     assert traj.traces[0].reward == 0.0 and traj.traces[0].trainable is True
+
+
+async def test_uploads_and_the_solution_folder_reach_the_sandbox(tmp_path: Path) -> None:
+    """``runtime.uploads`` are copied in at start; a task's ``solution_dir`` goes to /solution under the oracle
+    policy only (a no-op or sampled session never sees it). bwrap: both land in folders of the session's own."""
+    from polar_hpc.config.run import AgentSpec
+    from polar_hpc.wire.records import SOLUTION_DIR
+
+    (tmp_path / "solution").mkdir()
+    (tmp_path / "solution" / "helper.py").write_text("print('hi')\n")
+    (tmp_path / "data.csv").write_text("a,1\n")
+    seen = {}
+    for policy in ("oracle", "oracle_noop", "sample"):
+        rt = RuntimeSpec(backend="bwrap", workdir="/app", scratch_dirs=["/app"],
+                         uploads=[f"{tmp_path / 'data.csv'}:/app/in/data.csv"])
+        task = Task(task_id="t", instruction="x", runtime=rt, agent=AgentSpec(policy=policy),  # type: ignore[arg-type]
+                    metadata={SOLUTION_DIR: str(tmp_path / "solution")})
+        ex = SessionExecutor(RunConfig(), proxy=None, proxy_url="", proxy_socket=None,
+                             sessions_dir=tmp_path / f"sessions-{policy}", end_of_turn_id=None)
+        job = SessionJob(resolve_session(Session(task=task, sample_index=0), RunConfig()), 0.0)
+        try:
+            sandbox = await ex._new_runtime(job, None)
+            res = await sandbox.exec("cat in/data.csv; ls /solution 2>&1 || true")
+        finally:
+            await ex.teardown(job)
+        seen[policy] = res.stdout
+    assert seen["oracle"] == "a,1\nhelper.py\n"
+    assert seen["oracle_noop"].startswith("a,1\nls: cannot access '/solution'"), seen
+    assert seen["sample"] == seen["oracle_noop"]

@@ -143,6 +143,21 @@ def test_session_budget_cuts_run_when_smaller() -> None:
     assert r1.timings["run"] == pytest.approx(500)
 
 
+def test_the_tasks_own_agent_budget_wins() -> None:
+    ex = SimulatedExecutor({"start": 5, "run": 1000})
+    h = Harness(ex, agent_timeout_s=100, session_timeout_s=2000)
+
+    async def main() -> None:
+        h.submit(session(0))
+        h.submit(session(1, agent_timeout_s=300.0))  # a Harbor task's [agent] timeout_sec
+        await h.pools.wait_idle()
+
+    sim(main)
+    r0, r1 = h.by_task()["t0"], h.by_task()["t1"]
+    assert r0.timings["run"] == pytest.approx(100) and r1.timings["run"] == pytest.approx(300)
+    assert "agent budget 300s spent" in (r1.trajectory.error or "")
+
+
 def test_session_timeout_in_init_skips_run_but_tears_down() -> None:
     ex = SimulatedExecutor({"start": 5, "prepare": 1000})
     h = Harness(ex, session_timeout_s=100)

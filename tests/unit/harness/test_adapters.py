@@ -203,3 +203,15 @@ def test_cline(tmp_path: Path) -> None:
     }  # fmt: skip
     assert cmd.argv == ["cline", "-P", "openai-compatible", "-m", "policy", "--json", "--auto-approve", "true", INSTR]
     assert cmd.env["CLINE_NO_AUTO_UPDATE"] == "1"
+
+
+def test_openhands(tmp_path: Path) -> None:
+    cmd = get_adapter("openhands").prepare(ctx_for(tmp_path, "openhands", settings={"extra_args": ["--yolo"]}))
+    assert cmd.argv == ["openhands", "--headless", "--json", "--override-with-envs", "--yolo", "-t", INSTR]
+    home = "/polar/session/home"
+    assert {k: cmd.env[k] for k in ("LLM_MODEL", "LLM_BASE_URL", "LLM_API_KEY", "OPENHANDS_PERSISTENCE_DIR")} == {
+        "LLM_MODEL": "openai/policy", "LLM_BASE_URL": f"{BASE}/v1", "LLM_API_KEY": KEY,
+        "OPENHANDS_PERSISTENCE_DIR": f"{home}/.openhands"}  # fmt: skip
+    assert cmd.env["LITELLM_LOCAL_MODEL_COST_MAP"] == "True" and cmd.env["LITELLM_TELEMETRY"] == "False"
+    assert (tmp_path / "home" / ".openhands").is_dir() and cmd.files == []
+    assert get_adapter("openhands").version_of("OpenHands CLI 1.16.0") == "1.16.0"  # what `openhands --version` says

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from polar_hpc.harness import ADAPTERS
 from polar_hpc.harness.pins import PINS, markdown_table
+from polar_hpc.harness.toolchain import venv_dir
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -25,12 +26,18 @@ def test_pins_name_the_npm_adapters() -> None:
     assert sorted(p.harness for p in PINS) == sorted(set(ADAPTERS) - {"shell"})
 
 
+def specs(group: str) -> list[list[str]]:
+    out = subprocess.run([sys.executable, str(ROOT / "tools" / "harness_pins.py"), "--specs", group],
+                         capture_output=True, text=True, check=True).stdout
+    return [line.split() for line in out.splitlines()]
+
+
 def test_install_script_reads_the_pins() -> None:
     script = (ROOT / "tools" / "install_harnesses.sh").read_text()
     assert not re.findall(r"@\d+\.\d+", script), "a version is written in tools/install_harnesses.sh"
-    specs = [subprocess.run([sys.executable, str(ROOT / "tools" / "harness_pins.py"), "--specs", group],
-                            capture_output=True, text=True, check=True).stdout.split()
-             for group in ("system", "node22", "pypi")]
-    assert sorted(specs[0] + specs[1] + specs[2]) == sorted(p.spec for p in PINS)
-    assert specs[2] == ["mini-swe-agent==2.4.6"] and not re.findall(r"==\d", script)
-    assert specs[1] and all(p.node22 == (p.spec in specs[1]) for p in PINS)
+    system, node22, pypi = ([line[0] for line in specs(g)] for g in ("system", "node22", "pypi"))
+    assert sorted(system + node22 + pypi) == sorted(p.spec for p in PINS)
+    assert specs("pypi") == [["mini-swe-agent==2.4.6", str(venv_dir())],
+                             ["openhands==1.16.0", str(venv_dir(python="3.12")), "3.12"]]  # SPEC VENV [PYTHON]
+    assert not re.findall(r"==\d", script)
+    assert node22 and all(p.node22 == (p.spec in node22) for p in PINS)

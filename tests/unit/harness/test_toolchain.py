@@ -55,3 +55,20 @@ def test_a_python_cli_runs_from_its_venv_with_the_interpreter_it_links_to_bound(
     assert launch.binds == [str(tmp_path), "/opt/pyenv/versions/3.11.7"]
     (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")  # the system's Python: already in the sandbox
     assert resolve_harness("mini", tmp_path).binds == [str(tmp_path)]
+
+
+def test_a_python_cli_in_a_venv_of_another_python_is_found(tmp_path: Path) -> None:
+    """OpenHands needs Python 3.12: its venv ``pip-py3.12`` sits beside the installer's ``pip``."""
+    (venv_dir(tmp_path) / "bin").mkdir(parents=True)
+    (venv_dir(tmp_path) / "bin" / "mini").write_text("#!/x/python\n")
+    venv = venv_dir(tmp_path, python="3.12")
+    assert venv == tmp_path / "pip-py3.12"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "openhands").write_text("#!/x/python\n")
+    (venv / "pyvenv.cfg").write_text("home = /opt/pyenv/versions/3.12.1/bin\n")
+    launch = resolve_harness("openhands", tmp_path)
+    assert launch.argv == [str(venv / "bin" / "openhands")]
+    assert launch.binds == [str(tmp_path), "/opt/pyenv/versions/3.12.1"]
+    assert resolve_harness("mini", tmp_path).argv == [str(venv_dir(tmp_path) / "bin" / "mini")]
+    with pytest.raises(HarnessError, match=f"not in .*, {tmp_path}/pip\\*/bin \\(the Python CLIs\\) nor on PATH"):
+        resolve_harness("no-such-cli", tmp_path)

@@ -8,8 +8,10 @@ import pytest
 
 from polar_hpc.config.run import InferenceConfig
 from polar_hpc.inference.server import (
+    SGLANG_DETERMINISTIC,
     ServerJob,
     Topology,
+    seeds_honoured,
     server_env,
     sglang_command,
     slurm_topology,
@@ -130,3 +132,10 @@ def test_the_api_key_never_reaches_a_container_command_line(tmp_path: Path) -> N
                     model_path="/m", topology=Topology(), host="h")
     assert not any("s3cret" in a for a in job.command(1))
     assert job.env(tmp_path)["POLAR_INFERENCE_API_KEY"] == "s3cret"
+
+
+def test_which_engines_sample_with_each_requests_seed() -> None:
+    assert seeds_honoured(InferenceConfig(engine="reference")) is True
+    assert seeds_honoured(InferenceConfig(engine="sglang")) is False
+    assert seeds_honoured(InferenceConfig(engine="sglang", extra_args=[SGLANG_DETERMINISTIC])) is True
+    assert seeds_honoured(InferenceConfig(engine="external")) is None

@@ -8,14 +8,19 @@ import json
 import shutil
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from polar_hpc.cli import main
+from polar_hpc.config import load_recipe
 from polar_hpc.evaluate.harbor import read_reward
 from polar_hpc.images.prepare import apptainer_definition, base_images, jobs_from_rows
-from polar_hpc.tasks.harbor import HarborError, import_harbor, read_task
+from polar_hpc.tasks.harbor import HarborError, bwrap_layout, import_harbor, read_task
+from polar_hpc.tasks.source import iter_tasks
+from polar_hpc.wire.records import Task
 
 TASKS = Path(__file__).parents[2] / "fixtures" / "harbor"
+RECIPES = Path(__file__).parents[3] / "recipes"
 
 
 def test_a_task_folder_becomes_a_row() -> None:
@@ -27,7 +32,7 @@ def test_a_task_folder_becomes_a_row() -> None:
     assert row["solution_commands"] == [(TASKS / "hello-file" / "solution" / "solve.sh").read_text()]
     assert row["harbor"] == {"task_dir": str(TASKS.resolve() / "hello-file"), "name": "polar/hello-file",
                              "agent_timeout_s": 120.0, "verifier_timeout_s": 60.0, "cpus": 1.0, "memory_gb": 1.0,
-                             "workdir": "/app"}
+                             "workdir": "/app", "uploads": [], "needs_image": None}
     assert read_task(TASKS / "csv-total")["harbor"]["workdir"] == "/app"  # [environment].workdir over WORKDIR /srv
     (job,) = jobs_from_rows([row])
     assert (job.ref, job.containerfile, job.context) == (row["image"], row["image_containerfile"],
@@ -38,8 +43,8 @@ def test_import_of_a_data_set_folder(tmp_path: Path, capsys: pytest.CaptureFixtu
     out = tmp_path / "tasks.jsonl"
     assert main(["tasks", "import", "harbor", str(TASKS), "--out", str(out)]) == 0
     assert [json.loads(line)["task_id"] for line in out.read_text().splitlines()] == ["csv-total", "fix-sum",
-                                                                                        "hello-file"]
-    assert capsys.readouterr().out.startswith(f"3 tasks → {out}")
+                                                                                        "hello-file", "word-count"]
+    assert capsys.readouterr().out.startswith(f"4 tasks → {out}")
 
 
 @pytest.mark.parametrize(("remove", "message"), [
@@ -100,3 +105,89 @@ def test_base_images_and_apptainer_definition() -> None:
     assert lines[:2] == ["Bootstrap: docker", "From: localhost/polar-hpc/swe-base:bookworm"]
     assert "tally.py /app/tally.py" in lines[lines.index("%files") + 1]
     assert "cd /app" in text
+
+
+def _tasks(tmp_path: Path, recipe: str, *folders: Path) -> list[Task]:
+    out = tmp_path / "tasks.jsonl"
+    import_harbor(list(folders) or [TASKS], out)
+    return list(iter_tasks(load_recipe(RECIPES / recipe, [f"tasks.path={json.dumps(str(out))}"])))
+
+
+def test_task_toml_timeouts_and_resources_are_applied(tmp_path: Path) -> None:
+    cfg = load_recipe(RECIPES / "harbor-podman.toml")
+    by_id = {t.task_id: t for t in _tasks(tmp_path, "harbor-podman.toml")}
+    hello, csv, fix = by_id["hello-file"], by_id["csv-total"], by_id["fix-sum"]
+    assert hello.runtime is not None and hello.evaluator is not None and csv.runtime is not None
+    assert hello.agent_timeout_s == 120.0 and hello.evaluator.timeout_s == 60.0  # [agent] / [verifier] timeout_sec
+    assert (hello.runtime.cpus, hello.runtime.memory_gb) == (1.0, 1.0)  # [environment] cpus, memory_mb 1024
+    assert (csv.runtime.cpus, csv.runtime.memory_gb) == (cfg.runtime.cpus, cfg.runtime.memory_gb)  # none: the recipe's
+    assert csv.agent_timeout_s == cfg.gateway.agent_timeout_s and csv.evaluator.timeout_s == 600.0  # Harbor's default
+    assert hello.timeout_s == csv.timeout_s == cfg.gateway.session_timeout_s  # a shorter agent budget: the same
+    longer = fix.agent_timeout_s
+    assert longer is not None and fix.timeout_s is not None
+    slow = load_recipe(RECIPES / "harbor-podman.toml", ["gateway.agent_timeout_s=100"])
+    assert fix.timeout_s == cfg.gateway.session_timeout_s
+    (fix100,) = [t for t in iter_tasks(msgspec.structs.replace(slow, tasks=msgspec.structs.replace(
+        slow.tasks, path=str(tmp_path / "tasks.jsonl")))) if t.task_id == "fix-sum"]
+    assert fix100.timeout_s == slow.gateway.session_timeout_s + longer - 100  # the session grows by what it adds
+    assert [t.runtime.scratch_dirs for t in by_id.values() if t.runtime] == [[]] * 4  # a container's root is writable
+
+
+def test_bwrap_gets_folders_of_its_own_and_the_copied_files(tmp_path: Path) -> None:
+    by_id = {t.task_id: t for t in _tasks(tmp_path, "harbor-bwrap.toml")}
+    csv, hello = by_id["csv-total"].runtime, by_id["hello-file"].runtime
+    assert csv is not None and hello is not None
+    assert csv.scratch_dirs == ["/app", "/logs", "/tests"] and csv.workdir == "/app"
+    assert csv.uploads == [f"{TASKS.resolve()}/csv-total/environment/data.csv:/app/data.csv"]
+    assert (hello.cpus, hello.memory_gb, hello.image) == (None, None, None)  # bwrap has no limits, no image
+
+
+def test_a_solution_with_more_files_runs_from_slash_solution() -> None:
+    row = read_task(TASKS / "word-count")
+    assert row["solution_dir"] == str(TASKS.resolve() / "word-count" / "solution")
+    assert row["solution_commands"] == ["chmod +x /solution/solve.sh && /solution/solve.sh"]
+    assert "solution_dir" not in read_task(TASKS / "hello-file")  # solve.sh alone: its own text is the command
+
+
+@pytest.mark.parametrize(("dockerfile", "reason"), [
+    ("FROM localhost/polar-hpc/swe-base:bookworm\nRUN pip install numpy\n",
+     "Dockerfile line 2: RUN pip install numpy (bwrap has no image to run or set it in)"),
+    ("FROM docker.io/library/python:3.11-slim\n",
+     "Dockerfile line 1: FROM docker.io/library/python:3.11-slim (bwrap stands in only for "
+     "localhost/polar-hpc/swe-base:bookworm)"),
+    ("FROM localhost/polar-hpc/swe-base:bookworm\nCOPY data.csv /etc/data.csv\n",
+     "Dockerfile line 2: COPY data.csv /etc/data.csv (bwrap's system folders and / are read-only)"),
+    ("FROM localhost/polar-hpc/swe-base:bookworm\nWORKDIR /app\nCOPY --chown=1000 data.csv .\n",
+     "Dockerfile line 3: COPY --chown=1000 data.csv . (bwrap copies plain files of the build context only)"),
+    ("FROM localhost/polar-hpc/swe-base:bookworm\nENV \\\n  A=1\n",
+     "Dockerfile line 2: ENV A=1 (bwrap has no image to run or set it in)"),
+])
+def test_a_task_that_needs_its_image_is_one_line_naming_it(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                           dockerfile: str, reason: str) -> None:
+    task = tmp_path / "tasks" / "needs-image"
+    shutil.copytree(TASKS / "csv-total", task)
+    (task / "environment" / "Dockerfile").write_text(dockerfile)
+    row = read_task(task)
+    assert row["harbor"]["needs_image"] == reason and row["harbor"]["uploads"] == []
+    out = tmp_path / "tasks.jsonl"
+    import_harbor([task], out)
+    rc = main(["launch", str(RECIPES / "harbor-bwrap.toml"), "--dry-run", "--run-dir", str(tmp_path / "run"),
+               "--set", f"tasks.path={json.dumps(str(out))}"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "Traceback" not in err, err
+    assert err.splitlines()[1] == (f"  - {out}:1: harbor task needs-image needs its image, bwrap cannot stand in for "
+                                   f"it: {reason}; run it with runtime.backend = \"podman\""), err
+    assert not (tmp_path / "run").exists()
+
+
+def test_copies_into_folders_land_where_docker_puts_them(tmp_path: Path) -> None:
+    env = tmp_path / "environment"
+    (env / "src").mkdir(parents=True)
+    for name in ("a.txt", "b.txt", "src/m.py"):
+        (env / name).write_text(name)
+    (env / "Dockerfile").write_text("FROM localhost/polar-hpc/swe-base:bookworm\n# a comment\nWORKDIR /work\n"
+                                    "COPY a.txt b.txt /data/\nCOPY src ./lib\nADD a.txt /work/renamed.txt\n")
+    uploads, why = bwrap_layout(env / "Dockerfile")
+    assert why is None
+    assert uploads == [f"{env}/a.txt:/data/a.txt", f"{env}/b.txt:/data/b.txt", f"{env}/src:/work/lib",
+                       f"{env}/a.txt:/work/renamed.txt"]

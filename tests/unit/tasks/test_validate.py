@@ -21,7 +21,8 @@ def _task(**kw: object) -> Task:
 @pytest.mark.parametrize(("task", "expected"), [
     (_task(agent=AgentSpec(harness="kodex")),
      "task 't1': agent.harness = 'kodex': unknown harness "
-     "(known: shell, codex, claude_code, gemini_cli, qwen_code, opencode, pi, mini_swe_agent, cline)"),
+     "(known: shell, codex, claude_code, gemini_cli, qwen_code, opencode, pi, mini_swe_agent, cline, "
+     "openhands)"),
     (_task(agent=AgentSpec(harness="shell")),
      "task 't1': agent.command: the shell harness needs a command, e.g. \"python agent.py {instruction}\""),
     (_task(builder=BuilderSpec(name="prefix_merge")),
@@ -59,7 +60,8 @@ async def test_run_client_refuses_before_sending(tmp_path: Path) -> None:
         await client.submit([_task(num_samples=0), _task(agent=AgentSpec(harness="kodex"))])
     assert str(info.value) == (
         "task 't1': num_samples = 0: expected an integer >= 1; task 't1': agent.harness = 'kodex': unknown "
-        "harness (known: shell, codex, claude_code, gemini_cli, qwen_code, opencode, pi, mini_swe_agent, cline)")
+        "harness (known: shell, codex, claude_code, gemini_cli, qwen_code, opencode, pi, mini_swe_agent, cline, "
+        "openhands)")
 
 
 async def test_coordinator_rejects_with_the_reason(tmp_path: Path) -> None:

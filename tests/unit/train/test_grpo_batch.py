@@ -89,3 +89,21 @@ def test_counts_add_up() -> None:
     _, b = group_completions(_group([_session(rng, 0), _session(rng, 1)], 2), filler_id=FILLER)
     a.add(b)
     assert (a.groups, a.sessions, a.trained, a.no_result) == (2, 4, 3, 1)
+
+
+def test_rows_carry_the_temperatures_their_chains_were_sampled_at() -> None:
+    from polar_hpc.train.grpo.batch import row_temperatures
+    from polar_hpc.train.grpo.run import trainer_temperature
+
+    rng = np.random.default_rng(2)
+    results = [_session(rng, i) for i in range(3)]
+    for r, t in zip(results, (0.7, 0.7, None), strict=True):
+        (tr,) = r.trajectory.traces
+        tr.metadata["sampling"] = [None if t is None else {"temperature": t, "top_p": 1.0, "top_k": -1}]
+    rows, _ = group_completions(_group(results, 4), filler_id=FILLER)  # sample 3: a placeholder
+    assert [r.temperatures for r in rows] == [[0.7], [0.7], [], []]
+    assert row_temperatures(rows) == [0.7] and trainer_temperature([0.7], "step 1") == 0.7
+    assert trainer_temperature([], "step 1") == 1.0  # nothing recorded: /generate's default
+    assert trainer_temperature([0.5, 1.0], "step 1") == 0.5  # several: the lowest, with a warning
+    with pytest.raises(ValueError, match="step 1: the harness sampled greedily"):
+        trainer_temperature([0.0], "step 1")
