@@ -62,12 +62,12 @@ def main(argv: list[str] | None = None) -> int:
     setup_logging(args.log_level)
     try:
         return int(args.func(args) or 0)
+    except FileNotFoundError as err:  # a run dir, shard or file given on the command line (MissingShards too)
+        sys.stderr.write(f"polar-hpc {args.command}: {err}\n")
+        return 2
     except PolarError as err:
         sys.stderr.write(f"polar-hpc: {err}\n")
         return err.exit_code
-    except FileNotFoundError as err:  # a run dir, shard or file given on the command line is not there
-        sys.stderr.write(f"polar-hpc {args.command}: {err}\n")
-        return 2
     except KeyboardInterrupt:
         return 130
 

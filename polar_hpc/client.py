@@ -30,6 +30,7 @@ import msgspec
 import zmq
 import zmq.asyncio
 
+from polar_hpc.errors import PolarError
 from polar_hpc.log import get_logger
 from polar_hpc.wire import control as c
 from polar_hpc.wire.endpoints import read_endpoint
@@ -40,8 +41,8 @@ from polar_hpc.wire.security import configure_client, load_keys
 log = get_logger("client")
 
 
-class ClientError(RuntimeError):
-    pass
+class ClientError(PolarError, RuntimeError):
+    exit_code = 1
 
 
 class RunClient:

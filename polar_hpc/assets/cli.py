@@ -46,4 +46,4 @@ def run(args: argparse.Namespace) -> int:
         return 0
     except AssetError as err:
         sys.stderr.write(f"polar-hpc assets: {err}\n")
-        return 1
+        return err.exit_code

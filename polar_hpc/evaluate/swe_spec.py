@@ -14,6 +14,8 @@ from typing import Any
 
 import msgspec
 
+from polar_hpc.errors import PolarError
+
 SPEC_KEY = "swe_spec"
 """Task metadata key (and imported row field) holding a :class:`GradingSpec` as JSON."""
 TESTBED = "/testbed"
@@ -91,7 +93,7 @@ def modified_files(patch: str) -> list[str]:
     return files
 
 
-class SpecError(ValueError):
+class SpecError(PolarError, ValueError):
     """A row whose repo/version has no known test command or parser."""
 
 

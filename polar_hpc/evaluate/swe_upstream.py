@@ -22,11 +22,13 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from polar_hpc.errors import PolarError
+
 SWEBENCH_VERSION = "4.1.0"
 INSTALL_HINT = f"pip install --no-deps swebench=={SWEBENCH_VERSION} unidiff python-dotenv"
 
 
-class UpstreamUnavailable(RuntimeError):
+class UpstreamUnavailable(PolarError, RuntimeError):
     """The ``swebench`` package (4.x) is not installed or not importable."""
 
 

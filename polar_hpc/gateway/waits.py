@@ -13,6 +13,7 @@ import asyncio
 import time
 from pathlib import Path
 
+from polar_hpc.errors import PolarError
 from polar_hpc.log import get_logger
 from polar_hpc.util import proc
 from polar_hpc.util.slurm import JobInfo, job_infos
@@ -28,8 +29,10 @@ STATE_POLL_S = 10.0
 LOG_EVERY_S = 60.0
 
 
-class WaitFailed(RuntimeError):
+class WaitFailed(PolarError, RuntimeError):
     """What we waited for cannot come any more: its job ended without publishing, or the deadline passed."""
+
+    exit_code = 1
 
 
 class JobWatch:

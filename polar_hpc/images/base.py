@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from polar_hpc.errors import PolarError
 from polar_hpc.log import get_logger
 
 log = get_logger("images")
@@ -34,8 +35,10 @@ def local_cache() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".cache" / "polar-hpc" / "image-build"
 
 
-class ImageBuildError(RuntimeError):
+class ImageBuildError(PolarError, RuntimeError):
     """An image could not be built; the message names the step and carries its output's tail."""
+
+    exit_code = 1
 
 
 def image_exists(engine: str, name: str) -> bool:

@@ -46,5 +46,5 @@ def run(args: argparse.Namespace) -> int:
             return 0
     except ImageBuildError as err:
         sys.stderr.write(f"polar-hpc images: {err}\n")
-        return 1
+        return err.exit_code
     return 2

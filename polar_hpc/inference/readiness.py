@@ -14,11 +14,15 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from polar_hpc.errors import PolarError
+
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
-class ServerStartError(RuntimeError):
+class ServerStartError(PolarError, RuntimeError):
     """The server exited or did not become ready before the deadline; the message says what was seen."""
+
+    exit_code = 1
 
 
 def http_status(url: str, timeout_s: float = 5.0) -> tuple[int | None, str]:

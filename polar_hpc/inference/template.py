@@ -22,6 +22,7 @@ import jinja2
 import msgspec
 from tokenizers import Tokenizer
 
+from polar_hpc.errors import PolarError
 from polar_hpc.inference.bytelevel import ByteTable
 from polar_hpc.inference.chat_jinja import compile_template, kept
 from polar_hpc.inference.messages import (
@@ -57,7 +58,7 @@ IMPURE_GLOBALS = ("strftime_now", "lipsum")
 _KEY = msgspec.msgpack.Encoder()
 
 
-class TemplateError(ValueError):
+class TemplateError(PolarError, ValueError):
     """The chat template cannot render these inputs (a ``raise_exception`` in it, or bad input)."""
 
 

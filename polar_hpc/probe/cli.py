@@ -74,6 +74,6 @@ def run(args: argparse.Namespace) -> int:
         row = run_probe(spec)
     except ProbeError as err:
         sys.stderr.write(f"polar-hpc probe: {err}\n")
-        return 2
+        return err.exit_code
     sys.stdout.write((msgspec.json.encode(row).decode() if args.json else format_row(row)) + "\n")
     return 0

@@ -7,6 +7,8 @@ from typing import Protocol, runtime_checkable
 
 import msgspec
 
+from polar_hpc.errors import PolarError
+
 SANDBOX_SESSION_DIR = "/polar/session"
 """Where the host session dir appears inside every sandbox (local: the host path itself)."""
 SANDBOX_PROXY_SOCKET = "/polar/proxy.sock"
@@ -29,8 +31,10 @@ class ExecResult(msgspec.Struct, frozen=True, kw_only=True):
         return self.returncode == 0 and not self.timed_out
 
 
-class SandboxError(Exception):
+class SandboxError(PolarError):
     """Base of every runtime error."""
+
+    exit_code = 1
 
 
 class SandboxUnavailable(SandboxError):

@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         reader = ShardReader(args.paths, must_exist=True)
     except MissingShards as err:
-        return _fail(args, str(err), 2)
+        return _fail(args, str(err), err.exit_code)
     if cmd == "show":
         from polar_hpc.view.model import load_tokenizer
         from polar_hpc.view.text import show_session

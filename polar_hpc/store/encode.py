@@ -5,28 +5,25 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from operator import attrgetter
-from typing import Any, get_args
+from typing import Any
 
 import msgspec
 import numpy as np
 import zstandard
 
-from polar_hpc.config.run import TokenPolicy
+from polar_hpc.errors import PolarError
 from polar_hpc.store import schema as S
 from polar_hpc.store.schema import (
     BLOB_COMPRESS_MIN,
     BLOB_ZSTD_LEVEL,
     COLUMNS,
     FILTER_SEP,
-    LEGACY_MARK_KEYS,
     SessionBlob,
     TraceBlob,
     offsets_name,
 )
 from polar_hpc.wire.codec import json_decoder, json_encoder
 from polar_hpc.wire.records import SessionResult, Trace, TraceStatus, Trajectory
-
-TOKEN_POLICIES: tuple[str, ...] = get_args(TokenPolicy)
 
 _ENC = json_encoder()
 _TRACE_DEC = json_decoder(TraceBlob)
@@ -94,8 +91,10 @@ def decompress(blob: bytes | memoryview) -> bytes | memoryview:
         raise BlobError(f"not a zstd frame nor JSON ({len(blob)} bytes): {err}") from None
 
 
-class BlobError(ValueError):
+class BlobError(PolarError, ValueError):
     """A blob column item that does not decompress."""
+
+    exit_code = 1
 
 
 def check_trace_tokens(p: np.ndarray, r: np.ndarray, m: np.ndarray, lp: np.ndarray, where: str) -> None:
@@ -310,25 +309,6 @@ def filter_text(reasons: Sequence[str], where: str = "trace") -> str:
     return S.join_reasons(list(reasons))
 
 
-def filter_reasons(text: str) -> list[str]:
-    """A ``traces/filter`` item back as its reasons."""
-    return text.split(FILTER_SEP) if text else []
-
-
-def legacy_marks(tb: TraceBlob) -> tuple[bool, list[str]]:
-    """(trainable, filter) of a trace blob written before schema 3, taken out of its metadata."""
-    trainable = tb.metadata.pop(LEGACY_MARK_KEYS[0], True)
-    reasons = tb.metadata.pop(LEGACY_MARK_KEYS[1], None) or []
-    return trainable is not False, [str(r) for r in reasons]
-
-
-def token_policy(text: str) -> TokenPolicy:
-    """A ``traces/policy`` item; ValueError naming the valid ones otherwise."""
-    if text not in TOKEN_POLICIES:
-        raise ValueError(f"{S.POLICY} {text!r} is not one of {', '.join(TOKEN_POLICIES)}")
-    return text  # type: ignore[return-value]  # one of TOKEN_POLICIES, checked above
-
-
 def decode_trace_blob(blob: bytes | memoryview) -> TraceBlob:
     return _TRACE_DEC.decode(decompress(blob))
 
@@ -343,12 +323,9 @@ def rebuild_trace(
     response: np.ndarray,
     mask: np.ndarray,
     logprobs: np.ndarray,
-    finish_reason: str,
-    reward: float,
-    policy: TokenPolicy = "sample",
-    trainable: bool = True,
-    filter: list[str] | None = None,
+    fields: dict[str, Any],
 ) -> Trace:
+    """``fields``: the trace's ``schema.TRACE_FIELD_COLUMNS`` values by field name (``shardfile.read_fields``)."""
     return Trace(
         prompt_ids=prompt,
         response_ids=response,
@@ -357,12 +334,8 @@ def rebuild_trace(
         prompt_messages=tb.prompt_messages,
         response_messages=tb.response_messages,
         tools=tb.tools,
-        finish_reason=finish_reason,
-        reward=reward,
         metadata=tb.metadata,
-        policy=policy,
-        trainable=trainable,
-        filter=filter if filter is not None else [],
+        **fields,
     )
 
 

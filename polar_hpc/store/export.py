@@ -10,43 +10,27 @@ import msgspec
 import numpy as np
 
 from polar_hpc.store.reader import ShardReader, TraceView
+from polar_hpc.store.schema import TOKEN_COLUMNS, TRACE_FIELD_COLUMNS, TraceBlob
 from polar_hpc.store.select import TraceSelect
+from polar_hpc.wire.records import Trace
 
-
-class ExportRow(msgspec.Struct, kw_only=True):
-    key: str
-    task_id: str
-    sample_index: int
-    attempt: int
-    trace_index: int
-    status: str
-    session_reward: float
-    reward: float
-    finish_reason: str
-    policy: str
-    """``sample`` | ``oracle``: what produced the trace's tokens (``Trace.policy``)."""
-    harness: str
-    model: str
-    policy_version: int
-    trainable: bool
-    filter: list[str]
-    """Why the trace is not trainable (``Trace.filter``; before schema 3 these two were metadata keys)."""
-    prompt_ids: np.ndarray
-    response_ids: np.ndarray
-    loss_mask: np.ndarray
-    response_logprobs: np.ndarray
-    """Non-finite values are written as null in JSONL."""
-    prompt_messages: msgspec.Raw
-    response_messages: msgspec.Raw
-    tools: msgspec.Raw
-    metadata: msgspec.Raw
-
-
-_SCALARS = (
-    "key task_id sample_index attempt trace_index status session_reward reward finish_reason policy harness model "
-    "policy_version trainable filter"
-).split()
-_JSON_FIELDS = ("prompt_messages", "response_messages", "tools", "metadata")
+_SESSION_FIELDS: list[tuple[str, type]] = [
+    ("key", str), ("task_id", str), ("sample_index", int), ("attempt", int), ("trace_index", int), ("status", str),
+    ("session_reward", float), ("harness", str), ("model", str), ("policy_version", int),
+]
+_TRACE_TYPES = {f.name: f.type for f in msgspec.structs.fields(Trace)}
+_SCALARS = [name for name, _ in _SESSION_FIELDS] + [str(c.field) for c in TRACE_FIELD_COLUMNS]
+_TOKENS = {str(c.field): c.dtype for c in TOKEN_COLUMNS}
+_JSON_FIELDS = [f.name for f in msgspec.structs.fields(TraceBlob)]
+ExportRow = msgspec.defstruct(
+    "ExportRow",
+    [*_SESSION_FIELDS, *((name, _TRACE_TYPES[name]) for name in _SCALARS[len(_SESSION_FIELDS):]),
+     *((name, np.ndarray) for name in _TOKENS), *((name, msgspec.Raw) for name in _JSON_FIELDS)],
+    kw_only=True,
+    module=__name__,
+)
+"""One trace: its session's fields, then every ``Trace`` field, in the schema's order (the trace columns, the
+token columns, the trace blob's fields as JSON). Non-finite logprobs are written as null in JSONL."""
 
 
 def _enc_hook(obj: Any) -> Any:
@@ -58,14 +42,15 @@ def _enc_hook(obj: Any) -> Any:
 _ENC = msgspec.json.Encoder(enc_hook=_enc_hook)
 
 
-def rows(reader: ShardReader, flt: TraceSelect | None) -> Iterator[ExportRow]:
+def rows(reader: ShardReader, flt: TraceSelect | None) -> Iterator[msgspec.Struct]:
+    """``ExportRow`` per selected trace."""
     for t in reader.traces(flt):
         yield _row(t)
 
 
-def _row(t: TraceView) -> ExportRow:
+def _row(t: TraceView) -> msgspec.Struct:
     b = t.decode()
-    return ExportRow(
+    row: msgspec.Struct = ExportRow(
         key=t.key,
         task_id=t.task_id,
         sample_index=t.sample_index,
@@ -73,23 +58,14 @@ def _row(t: TraceView) -> ExportRow:
         trace_index=t.trace_index,
         status=t.status.name,
         session_reward=t.session_reward,
-        reward=t.reward,
-        finish_reason=t.finish_reason,
-        policy=t.policy,
         harness=t.harness,
         model=t.model,
         policy_version=t.policy_version,
-        trainable=t.trainable,
-        filter=t.filter,
-        prompt_ids=t.prompt_ids,
-        response_ids=t.response_ids,
-        loss_mask=t.loss_mask,
-        response_logprobs=t.response_logprobs,
-        prompt_messages=msgspec.Raw(_ENC.encode(b.prompt_messages)),
-        response_messages=msgspec.Raw(_ENC.encode(b.response_messages)),
-        tools=msgspec.Raw(_ENC.encode(b.tools)),
-        metadata=msgspec.Raw(_ENC.encode(b.metadata)),
+        **t.fields,
+        **{name: getattr(t, name) for name in _TOKENS},
+        **{name: msgspec.Raw(_ENC.encode(getattr(b, name))) for name in _JSON_FIELDS},
     )
+    return row
 
 
 def export_jsonl(reader: ShardReader, flt: TraceSelect | None, out: Path) -> int:
@@ -120,12 +96,10 @@ def _list_column(pa: Any, parts: list[np.ndarray], dtype: str) -> Any:
     return pa.ListArray.from_arrays(pa.array(off), pa.array(values))
 
 
-def _batch(pa: Any, batch: list[ExportRow]) -> Any:
+def _batch(pa: Any, batch: list[msgspec.Struct]) -> Any:
     cols: dict[str, Any] = {name: pa.array([getattr(r, name) for r in batch]) for name in _SCALARS}
-    cols["prompt_ids"] = _list_column(pa, [r.prompt_ids for r in batch], "int32")
-    cols["response_ids"] = _list_column(pa, [r.response_ids for r in batch], "int32")
-    cols["loss_mask"] = _list_column(pa, [r.loss_mask for r in batch], "uint8")
-    cols["response_logprobs"] = _list_column(pa, [r.response_logprobs for r in batch], "float32")
+    for name, dtype in _TOKENS.items():
+        cols[name] = _list_column(pa, [getattr(r, name) for r in batch], dtype)
     for name in _JSON_FIELDS:
         cols[name] = pa.array([bytes(getattr(r, name)).decode() for r in batch], type=pa.string())
     return pa.table(cols)
@@ -136,7 +110,7 @@ def export_parquet(reader: ShardReader, flt: TraceSelect | None, out: Path, batc
     pa, pq = _import_pyarrow()
     writer = None
     n = 0
-    batch: list[ExportRow] = []
+    batch: list[msgspec.Struct] = []
     try:
         for r in rows(reader, flt):
             batch.append(r)

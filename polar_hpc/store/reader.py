@@ -11,23 +11,22 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any, Generic, TypeVar
 
 import msgspec
 import numpy as np
 
+from polar_hpc.errors import PolarError
 from polar_hpc.log import get_logger
 from polar_hpc.store.encode import (
     blob_items,
     decode_session_blob,
     decode_trace_blob,
-    filter_reasons,
-    legacy_marks,
     rebuild_session,
     rebuild_trace,
-    token_policy,
 )
 from polar_hpc.store.repo import repo_of
-from polar_hpc.store.schema import SHARD_SUFFIX, TraceBlob
+from polar_hpc.store.schema import SHARD_SUFFIX, TraceBlob, legacy_keys
 from polar_hpc.store.select import TraceSelect
 from polar_hpc.store.shardfile import (
     SessionTable,
@@ -35,7 +34,6 @@ from polar_hpc.store.shardfile import (
     ShardError,
     Tokens,
     TraceTable,
-    has_marks,
     open_shard,
     read_session_blobs,
     read_sessions,
@@ -48,14 +46,17 @@ from polar_hpc.wire.rundir import shards_of
 
 log = get_logger("store")
 
+T = TypeVar("T")
 PathsArg = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
 
 
-class EmptySelection(LookupError):
+class EmptySelection(PolarError, LookupError):
     """Nothing matched: the message names the paths and the filter."""
 
+    exit_code = 1
 
-class MissingShards(FileNotFoundError):
+
+class MissingShards(PolarError, FileNotFoundError):
     """A path given to read does not exist, or no committed shard is under the paths."""
 
 
@@ -88,6 +89,17 @@ class Duplicate(msgspec.Struct, frozen=True):
     skipped: str
 
 
+class _Field(Generic[T]):
+    """A ``TraceView`` attribute read from its ``fields`` (by the attribute's name)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, view: TraceView, owner: type) -> T:
+        value: T = view.columns[self.name][view.row]
+        return value
+
+
 class TraceView(msgspec.Struct, kw_only=True):
     """One trace with its token arrays as views into the shard's columns (valid while you hold them)."""
 
@@ -99,13 +111,6 @@ class TraceView(msgspec.Struct, kw_only=True):
     trace_index: int
     status: TraceStatus
     session_reward: float
-    reward: float
-    finish_reason: str
-    policy: str
-    """``sample`` | ``oracle``: whether the trace's trainable tokens were sampled or forced by the oracle."""
-    trainable: bool
-    filter: list[str]
-    """Why the trace is not trainable (``Trace.filter``)."""
     harness: str
     model: str
     policy_version: int
@@ -115,6 +120,22 @@ class TraceView(msgspec.Struct, kw_only=True):
     response_logprobs: np.ndarray
     blob: memoryview | None
     """Compressed JSON of messages, tools, metadata: ``decode()`` it when needed (None: read without blobs)."""
+    columns: dict[str, list[Any]]
+    """The shard's ``schema.TRACE_FIELD_COLUMNS`` values by ``Trace`` field name, shared by its views; this trace's
+    are at ``row`` (``fields``; these five as attributes too)."""
+    row: int
+    reward = _Field[float]()
+    finish_reason = _Field[str]()
+    policy = _Field[str]()
+    """``sample`` | ``oracle``: whether the trace's trainable tokens were sampled or forced by the oracle."""
+    trainable = _Field[bool]()
+    filter = _Field[list[str]]()
+    """Why the trace is not trainable (``Trace.filter``)."""
+
+    @property
+    def fields(self) -> dict[str, Any]:
+        """This trace's column values by ``Trace`` field name (a column added since is here)."""
+        return {name: values[self.row] for name, values in self.columns.items()}
 
     def decode(self) -> TraceBlob:
         if self.blob is None:
@@ -255,11 +276,12 @@ class ShardReader:
             t = s.table
             po, ro, to = tr.prompt_offsets.tolist(), tr.response_offsets.tolist(), t.trace_offsets.tolist()
             tblobs = blob_items(tr.blob, tr.blob_offsets) if blobs else None
-            rewards, trainable = tr.reward.tolist(), tr.trainable.tolist()
+            fields = tr.fields
+            trainable, policy = fields["trainable"], fields["policy"]
             for row in rows.tolist():
                 status = TraceStatus(int(t.status[row]))
                 for j, ti in enumerate(range(to[row], to[row + 1])):
-                    if by_trace and flt is not None and not flt.trace(trainable[ti], tr.policy[ti]):
+                    if by_trace and flt is not None and not flt.trace(trainable[ti], policy[ti]):
                         continue
                     a, b, c, d = po[ti], po[ti + 1], ro[ti], ro[ti + 1]
                     yield TraceView(
@@ -271,11 +293,6 @@ class ShardReader:
                         trace_index=j,
                         status=status,
                         session_reward=float(t.reward[row]),
-                        reward=rewards[ti],
-                        finish_reason=tr.finish_reason[ti],
-                        policy=tr.policy[ti],
-                        trainable=bool(trainable[ti]),
-                        filter=filter_reasons(tr.filter[ti]),
                         harness=t.harness[row],
                         model=t.model[row],
                         policy_version=int(t.policy_version[row]),
@@ -284,6 +301,8 @@ class ShardReader:
                         loss_mask=tok.loss_mask[c:d],
                         response_logprobs=tok.response_logprobs[c:d],
                         blob=tblobs[ti] if tblobs is not None else None,
+                        columns=fields,
+                        row=ti,
                     )
 
     def results(self, flt: TraceSelect | None = None) -> Iterator[SessionResult]:
@@ -319,9 +338,8 @@ class _Loaded(msgspec.Struct):
     sblobs: list[memoryview]
     po: list[int]
     ro: list[int]
-    rewards: list[float]
-    legacy: bool
-    """Schema < 3: the training marks are (also) in the trace blobs' metadata, taken out when rebuilt."""
+    legacy: tuple[str, ...]
+    """Trace-blob metadata keys that held a column's value in this shard's schema (taken out when rebuilt)."""
 
     @classmethod
     def read(cls, f: Shard) -> _Loaded:
@@ -333,8 +351,7 @@ class _Loaded(msgspec.Struct):
             read_session_blobs(f),
             tr.prompt_offsets.tolist(),
             tr.response_offsets.tolist(),
-            tr.reward.tolist(),
-            not has_marks(f),
+            legacy_keys(f.version),
         )
 
     def rebuild(self, t: SessionTable, row: int) -> SessionResult:
@@ -343,8 +360,8 @@ class _Loaded(msgspec.Struct):
         for ti in range(int(t.trace_offsets[row]), int(t.trace_offsets[row + 1])):
             a, b, c, d = po[ti], po[ti + 1], ro[ti], ro[ti + 1]
             tb = decode_trace_blob(self.tblobs[ti])
-            if self.legacy:
-                legacy_marks(tb)
+            for key in self.legacy:
+                tb.metadata.pop(key, None)
             traces.append(
                 rebuild_trace(
                     tb,
@@ -352,11 +369,7 @@ class _Loaded(msgspec.Struct):
                     tok.response_ids[c:d].copy(),
                     tok.loss_mask[c:d].copy(),
                     tok.response_logprobs[c:d].copy(),
-                    self.tr.finish_reason[ti],
-                    self.rewards[ti],
-                    token_policy(self.tr.policy[ti]),
-                    bool(self.tr.trainable[ti]),
-                    filter_reasons(self.tr.filter[ti]),
+                    {name: values[ti] for name, values in self.tr.fields.items()},
                 )
             )
         return rebuild_session(

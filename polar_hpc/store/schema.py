@@ -29,19 +29,25 @@ File attributes: ``schema`` (SCHEMA_NAME), ``schema_version``, ``producer`` (JSO
 ``rank``, ``seq``, ``created_unix``, ``sessions``, ``traces``.
 
 Versions: 2 added ``traces/policy``; 3 added ``traces/trainable`` and ``traces/filter``, which older shards keep
-as the keys ``trainable`` and ``filter`` of each trace blob's metadata. Versions 1 and 2 are still read: every
-trace of a version-1 shard is ``sample``, and the marks of both come from the blobs (a missing key: trainable,
-no reasons). Readers get the same ``Trace`` from any version (the two keys leave the metadata).
+as the keys ``trainable`` and ``filter`` of each trace blob's metadata. Versions 1 and 2 are still read: a column
+a shard is older than reads as its ``legacy_key`` of each trace blob's metadata (the key leaves the metadata), or
+else as the ``Trace`` field's default (every trace of a version-1 shard is ``sample``). Readers get the same
+``Trace`` from any version.
+
+A trace column is one row of TRACE_COLUMNS: the writer (``encode.build_columns``), the shard reading
+(``shardfile.read_fields``), the reader (``TraceView.fields``, ``ShardReader.results``), validation
+(``validate.validate_shard`` decodes every item) and ``shards export`` (``export.ExportRow``) iterate the table.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, get_args
 
 import msgspec
 import numpy as np
 
+from polar_hpc.config.run import TokenPolicy
 from polar_hpc.wire.records import ChatMessage, EvalResult, ReconstructionStats, ToolSpec
 
 SCHEMA_NAME = "polar-hpc-shard"
@@ -63,8 +69,7 @@ BLOB_ZSTD_LEVEL = 1
 BLOB_COMPRESS_MIN = 512
 FILTER_SEP = ","
 """Separates the reasons of one ``traces/filter`` item."""
-LEGACY_MARK_KEYS = ("trainable", "filter")
-"""Trace-blob metadata keys that held the training marks before schema 3."""
+TOKEN_POLICIES: tuple[str, ...] = get_args(TokenPolicy)
 
 Kind = Literal["array", "text", "blob"]
 Length = Literal["prompt", "response", "traces", "traces+1", "sessions", "sessions+1"]
@@ -86,6 +91,12 @@ class Column(msgspec.Struct, frozen=True):
     """The attribute's value → the stored item (a number, or a str for text), where it is not stored as it is.
     The writer (``encode.build_columns``) writes every ``traces`` / ``sessions`` column with a field from these
     two; the token columns come from the builders' arrays as they are."""
+    decode: Callable[[Any], Any] | None = None
+    """The stored item (a Python number, or a str for text) → the attribute's value, where it is not the item
+    itself; raises ValueError (a message without the column's path) for an item no writer makes."""
+    legacy_key: str | None = None
+    """For a shard older than ``since``: the trace-blob metadata key that held the value (encoded and decoded
+    as an item); without one, or where a blob lacks it, the ``Trace`` field's default."""
 
 
 def _a(path: str, dtype: str, length: Length, field: str | None = None,
@@ -94,13 +105,37 @@ def _a(path: str, dtype: str, length: Length, field: str | None = None,
 
 
 def _text(path: str, length: Length, field: str, since: int = 1,
-          encode: Callable[[Any], Any] | None = None) -> Column:
-    return Column(path, "text", "uint8", length, since=since, field=field, encode=encode)
+          encode: Callable[[Any], Any] | None = None, decode: Callable[[Any], Any] | None = None,
+          legacy_key: str | None = None) -> Column:
+    return Column(path, "text", "uint8", length, since=since, field=field, encode=encode, decode=decode,
+                  legacy_key=legacy_key)
 
 
 def join_reasons(reasons: list[str]) -> str:
     """One ``traces/filter`` item (``encode.filter_text`` checks the reasons first)."""
     return FILTER_SEP.join(reasons)
+
+
+def split_reasons(text: str) -> list[str]:
+    """A ``traces/filter`` item back as its reasons; ValueError for an empty reason."""
+    reasons = text.split(FILTER_SEP) if text else []
+    if "" in reasons:
+        raise ValueError(f"{text!r}: expected reasons joined by {FILTER_SEP!r}")
+    return reasons
+
+
+def flag(item: int) -> bool:
+    """A 0/1 item as bool; ValueError for anything else."""
+    if item not in (0, 1):
+        raise ValueError(f"is {item}, expected 0 or 1")
+    return bool(item)
+
+
+def token_policy(text: str) -> TokenPolicy:
+    """A ``traces/policy`` item; ValueError naming the valid ones otherwise."""
+    if text not in TOKEN_POLICIES:
+        raise ValueError(f"{text!r} is not one of {', '.join(TOKEN_POLICIES)}")
+    return text  # type: ignore[return-value]  # one of TOKEN_POLICIES, checked above
 
 
 GROUPS = ("tokens", "traces", "sessions")
@@ -144,12 +179,15 @@ TRACE_COLUMNS = (
     _a(TRACE_SESSION, "int64", "traces"),
     _a(TRACE_REWARD, "float64", "traces", "reward"),
     _text(FINISH_REASON, "traces", "finish_reason"),
-    _text(POLICY, "traces", "policy", since=2),
-    Column(TRAINABLE, "array", "uint8", "traces", since=3, field="trainable"),
-    _text(FILTER, "traces", "filter", since=3, encode=join_reasons),
+    _text(POLICY, "traces", "policy", since=2, decode=token_policy),
+    Column(TRAINABLE, "array", "uint8", "traces", since=3, field="trainable", decode=flag, legacy_key="trainable"),
+    _text(FILTER, "traces", "filter", since=3, encode=join_reasons, decode=split_reasons, legacy_key="filter"),
     Column(TRACE_BLOB, "blob", "uint8", "traces"),
 )
-"""Every ``Trace`` field is a column's ``field`` or a field of ``TraceBlob`` (tests/unit/store/test_columns.py)."""
+"""Every ``Trace`` field is a column's ``field`` or a field of ``TraceBlob`` (tests/unit/store/test_columns.py).
+A column added later (``since`` > 1) reads as its field's default in older shards unless it has a legacy_key."""
+TRACE_FIELD_COLUMNS = tuple(c for c in TRACE_COLUMNS if c.field is not None)
+"""The per-trace columns that hold a ``Trace`` field (one item per trace)."""
 SESSION_COLUMNS = (
     _text(SESSION_KEY, "sessions", "key"),
     _text(TASK_ID, "sessions", "task_id"),
@@ -195,6 +233,11 @@ def offsets_name(path: str) -> str:
 def columns_of(version: int = SCHEMA_VERSION) -> tuple[Column, ...]:
     """The columns a shard of schema ``version`` holds."""
     return tuple(c for c in ALL_COLUMNS if c.since <= version)
+
+
+def legacy_keys(version: int) -> tuple[str, ...]:
+    """The trace-blob metadata keys that held a column's value in a shard of schema ``version``."""
+    return tuple(c.legacy_key for c in TRACE_FIELD_COLUMNS if c.legacy_key is not None and c.since > version)
 
 
 def dataset_names(version: int = SCHEMA_VERSION) -> list[str]:

@@ -12,24 +12,31 @@ import h5py
 import msgspec
 import numpy as np
 
+from polar_hpc.errors import PolarError
 from polar_hpc.store import schema as S
-from polar_hpc.store.encode import blob_items, decode_trace_blob, legacy_marks, text_items
+from polar_hpc.store.encode import blob_items, decode_trace_blob, text_items
 from polar_hpc.store.schema import (
     COLUMNS,
     GROUPS,
     SHARD_SUFFIX,
     TMP_SUFFIX,
+    TRACE_FIELD_COLUMNS,
     check_attributes,
     check_offsets,
     check_structure,
     offsets_name,
     schema_version,
 )
+from polar_hpc.wire.records import Trace
 from polar_hpc.wire.rundir import shards_of
 
+_TRACE_FIELDS = {f.name: f for f in msgspec.structs.fields(Trace)}
 
-class ShardError(Exception):
+
+class ShardError(PolarError):
     """A shard that cannot be used: torn, truncated, not a shard, wrong schema. The message names the file."""
+
+    exit_code = 1
 
 
 class SessionTable(msgspec.Struct, kw_only=True):
@@ -56,16 +63,11 @@ class TraceTable(msgspec.Struct, kw_only=True):
     prompt_offsets: np.ndarray
     response_offsets: np.ndarray
     session: np.ndarray
-    reward: np.ndarray
-    finish_reason: list[str]
     blob: np.ndarray
     blob_offsets: np.ndarray
-    policy: list[str]
-    """``traces/policy`` (schema 2); every trace ``sample`` in a version-1 shard."""
-    trainable: np.ndarray
-    """``traces/trainable`` as bool (schema 3; older shards: from the blobs, see ``read_marks``)."""
-    filter: list[str]
-    """``traces/filter`` items (``encode.filter_reasons`` splits one)."""
+    fields: dict[str, list[Any]]
+    """Each of ``TRACE_FIELD_COLUMNS`` as its ``Trace`` field's values, one a trace, by field name
+    (``read_fields``)."""
 
 
 class Tokens(msgspec.Struct, kw_only=True):
@@ -240,50 +242,72 @@ def read_sessions(f: Shard) -> SessionTable:
     )
 
 
-def read_traces(f: Shard, *, blobs: bool = True) -> TraceTable:
-    """``blobs=False`` leaves the blob column (messages, tools, metadata) unread and empty."""
+def read_traces(f: Shard, *, blobs: bool = True, fields: bool = True) -> TraceTable:
+    """``blobs=False`` leaves the blob column (messages, tools, metadata) unread and empty; ``fields=False``
+    leaves ``fields`` empty (``store.validate`` reads the items itself)."""
     blob = f.read(S.TRACE_BLOB) if blobs else np.zeros(0, dtype=np.uint8)  # read_trace_blobs slices these
     blob_offsets = f.read(offsets_name(S.TRACE_BLOB)) if blobs else np.zeros(1, dtype=np.int64)
-    trainable, filters = read_marks(f, (blob, blob_offsets) if blobs else None)
     return TraceTable(
         prompt_offsets=f.read(S.PROMPT_OFFSETS),
         response_offsets=f.read(S.RESPONSE_OFFSETS),
         session=f.read(S.TRACE_SESSION),
-        reward=read_trace_rewards(f),
-        finish_reason=read_finish_reasons(f),
         blob=blob,
         blob_offsets=blob_offsets,
-        policy=read_policies(f),
-        trainable=trainable,
-        filter=filters,
+        fields=read_fields(f, blobs=(blob, blob_offsets) if blobs else None) if fields else {},
     )
+
+
+def read_items(f: Shard, c: S.Column) -> list[Any]:
+    """The stored items of column ``c`` as Python values (str for text), not decoded."""
+    return f.text(c.path) if c.kind == "text" else f.read(c.path).tolist()
+
+
+def read_fields(f: Shard, columns: tuple[S.Column, ...] = TRACE_FIELD_COLUMNS,
+                blobs: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, list[Any]]:
+    """Trace columns as their ``Trace`` field's values, by field name; ValueError for an item that does not decode.
+
+    A column the shard is older than: its ``legacy_key`` of each trace blob's metadata (the blobs are decoded
+    from ``blobs``, the blob column and its offsets, read when None), else the field's default.
+    """
+    out: dict[str, list[Any]] = {}
+    metas: list[dict[str, Any]] | None = None
+    for c in columns:
+        name = str(c.field)
+        if f.version >= c.since:
+            items = read_items(f, c)
+            out[name] = list(map(c.decode, items)) if c.decode is not None else items
+            continue
+        if c.legacy_key is None:
+            out[name] = [_default(name) for _ in range(f.shape(S.TRACE_SESSION)[0])]
+            continue
+        if metas is None:
+            data, off = blobs if blobs is not None else (f.read(S.TRACE_BLOB), f.read(offsets_name(S.TRACE_BLOB)))
+            metas = [decode_trace_blob(b).metadata for b in blob_items(data, off)]
+        out[name] = [_legacy(c, m) for m in metas]
+    return out
+
+
+def _default(name: str) -> Any:
+    info = _TRACE_FIELDS[name]
+    return info.default_factory() if info.default_factory is not msgspec.NODEFAULT else info.default
+
+
+def _legacy(c: S.Column, meta: dict[str, Any]) -> Any:
+    if c.legacy_key not in meta or meta[c.legacy_key] is None:
+        return _default(str(c.field))
+    item = meta[c.legacy_key]
+    item = c.encode(item) if c.encode is not None else item
+    return c.decode(item) if c.decode is not None else item
 
 
 def read_policies(f: Shard) -> list[str]:
     """``traces/policy``; a version-1 shard has no such column and only sampled traces."""
-    if f.version >= COLUMNS[S.POLICY].since:
-        return f.text(S.POLICY)
-    return ["sample"] * f.shape(S.TRACE_SESSION)[0]
-
-
-def has_marks(f: Shard) -> bool:
-    """Whether the shard has the ``traces/trainable`` and ``traces/filter`` columns (schema 3)."""
-    return f.version >= COLUMNS[S.TRAINABLE].since
+    return read_fields(f, (COLUMNS[S.POLICY],))["policy"]
 
 
 def read_trainable(f: Shard) -> np.ndarray:
     """``traces/trainable`` as bool; decodes every trace blob of a shard older than schema 3."""
-    return f.read(S.TRAINABLE).astype(bool) if has_marks(f) else read_marks(f)[0]
-
-
-def read_marks(f: Shard, blobs: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, list[str]]:
-    """(``traces/trainable`` as bool, ``traces/filter`` items). A shard older than schema 3 keeps both in each
-    trace blob's metadata: they are decoded from ``blobs`` (the blob column and its offsets; read when None)."""
-    if has_marks(f):
-        return f.read(S.TRAINABLE).astype(bool), f.text(S.FILTER)
-    data, off = blobs if blobs is not None else (f.read(S.TRACE_BLOB), f.read(offsets_name(S.TRACE_BLOB)))
-    marks = [legacy_marks(decode_trace_blob(b)) for b in blob_items(data, off)]
-    return np.array([m[0] for m in marks], dtype=bool), [S.FILTER_SEP.join(m[1]) for m in marks]
+    return np.array(read_fields(f, (COLUMNS[S.TRAINABLE],))["trainable"], dtype=bool)
 
 
 def read_offsets(f: Shard) -> tuple[np.ndarray, np.ndarray]:

@@ -5,24 +5,19 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import numpy as np
 
 from polar_hpc.store import schema as S
-from polar_hpc.store.encode import (
-    TOKEN_POLICIES,
-    blob_items,
-    decode_session_blob,
-    decode_trace_blob,
-    filter_reasons,
-    filter_text,
-)
+from polar_hpc.store.encode import blob_items, decode_session_blob, decode_trace_blob
+from polar_hpc.store.schema import TRACE_FIELD_COLUMNS
 from polar_hpc.store.shardfile import (
     SessionTable,
     ShardError,
-    has_marks,
     open_shard,
+    read_items,
     read_session_blobs,
     read_sessions,
     read_tokens,
@@ -67,10 +62,10 @@ def validate_shard(path: Path) -> list[Violation]:
     try:
         with open_shard(path) as f:
             st = read_sessions(f)
-            tr = read_traces(f)
+            tr = read_traces(f, fields=False)
             tok = read_tokens(f)
             sblobs = read_session_blobs(f)
-            raw_trainable = f.read(S.TRAINABLE) if has_marks(f) else None
+            items = {c.path: read_items(f, c) for c in TRACE_FIELD_COLUMNS if f.version >= c.since}
     except ShardError as err:
         return [Violation(file=file, message=str(err).removeprefix(f"{path}: "))]
     except (OSError, KeyError, ValueError) as err:
@@ -113,11 +108,15 @@ def validate_shard(path: Path) -> list[Violation]:
         if positions.size > MAX_PER_CHECK:
             out.append(Violation(file=file, message=f"{positions.size - MAX_PER_CHECK} more: {message}"))
 
-    bad_policy = [t for t, p in enumerate(tr.policy) if p not in TOKEN_POLICIES]
-    report([at_trace(t, f"{S.POLICY} {tr.policy[t]!r} is not one of {', '.join(TOKEN_POLICIES)}")
-            for t in bad_policy], f"unknown {S.POLICY} values")
-    if raw_trainable is not None:
-        report(_mark_checks(raw_trainable, tr.filter, at_trace), f"bad {S.TRAINABLE} / {S.FILTER} values")
+    values: dict[str, list[Any]] = {}
+    for c in TRACE_FIELD_COLUMNS:
+        if c.path in items:
+            values[c.path], bad = _decode_items(c, items[c.path], at_trace)
+            report(bad, f"bad {c.path} values")
+    if S.TRAINABLE in values and S.FILTER in values:
+        report([at_trace(t, f"{S.TRAINABLE} is 1 but {S.FILTER} gives reasons {items[S.FILTER][t]!r}")
+                for t, (ok, reasons) in enumerate(zip(values[S.TRAINABLE], values[S.FILTER], strict=True))
+                if ok is True and reasons], f"traces with {S.FILTER} reasons but {S.TRAINABLE} 1")
     token_check(np.flatnonzero(tok.prompt_ids < 0), tr.prompt_offsets, "negative prompt token id")
     token_check(np.flatnonzero(tok.response_ids < 0), tr.response_offsets, "negative response token id")
     token_check(np.flatnonzero(tok.loss_mask > 1), tr.response_offsets, "loss_mask value not 0/1")
@@ -128,21 +127,20 @@ def validate_shard(path: Path) -> list[Violation]:
     return out
 
 
-def _mark_checks(trainable: np.ndarray, filters: list[str],
-                 at_trace: Callable[[int, str], Violation]) -> list[Violation]:
-    """``traces/trainable`` is 0/1, each ``traces/filter`` item well formed, and a trace with reasons is not
-    trainable."""
-    out = [at_trace(int(t), f"{S.TRAINABLE} is {int(trainable[t])}, expected 0 or 1")
-           for t in np.flatnonzero(trainable > 1)]
-    for t, text in enumerate(filters):
+def _decode_items(c: S.Column, items: list[Any],
+                  at_trace: Callable[[int, str], Violation]) -> tuple[list[Any], list[Violation]]:
+    """(each item decoded by ``c.decode``, None where it fails; a violation for each failure)."""
+    if c.decode is None:
+        return items, []
+    out: list[Any] = []
+    bad: list[Violation] = []
+    for t, item in enumerate(items):
         try:
-            reasons = filter_reasons(filter_text(filter_reasons(text)))
-        except ValueError:
-            out.append(at_trace(t, f"{S.FILTER} {text!r}: expected reasons joined by {S.FILTER_SEP!r}"))
-            continue
-        if reasons and trainable[t] == 1:
-            out.append(at_trace(t, f"{S.TRAINABLE} is 1 but {S.FILTER} gives reasons {text!r}"))
-    return out
+            out.append(c.decode(item))
+        except ValueError as err:
+            out.append(None)
+            bad.append(at_trace(t, f"{c.path} {err}"))
+    return out, bad
 
 
 def _session_checks(file: str, st: SessionTable, sblobs: list[memoryview]) -> list[Violation]:

@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         n = import_rows(args.dataset, args.rows[0], args.out, namespace=args.namespace, limit=args.limit)
     except (TaskImportError, UpstreamUnavailable) as err:
         sys.stderr.write(f"polar-hpc tasks import: {err}\n")
-        return 2
+        return err.exit_code
     sys.stdout.write(f"{n} tasks → {args.out}\n")
     return 0
 
@@ -59,7 +59,7 @@ def _import_harbor(args: argparse.Namespace) -> int:
         n = import_harbor(args.rows, args.out)
     except HarborError as err:
         sys.stderr.write(f"polar-hpc tasks import harbor: {err}\n")
-        return 2
+        return err.exit_code
     sys.stdout.write(f"{n} tasks → {args.out}; build their images: polar-hpc images prepare {args.out}\n")
     return 0
 
@@ -72,6 +72,6 @@ def _build_offline(args: argparse.Namespace) -> int:
         path = build(args.out, engine=args.engine, force=args.force)
     except (BuildError, ImageBuildError) as err:
         sys.stderr.write(f"polar-hpc tasks build-offline: {err}\n")
-        return 1
+        return err.exit_code
     sys.stdout.write(f"{path}\n")
     return 0

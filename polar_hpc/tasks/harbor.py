@@ -35,6 +35,7 @@ from typing import Any
 import msgspec
 
 from polar_hpc.config import ConfigError
+from polar_hpc.errors import PolarError
 from polar_hpc.evaluate.harbor import HARBOR_KEY, TEST_SCRIPT, VERIFIER_DIR, HarborMeta
 from polar_hpc.images.base import SWE_BASE_IMAGE
 from polar_hpc.runtime.bwrap import SCRATCH_DIRS_NOT_UNDER
@@ -55,7 +56,7 @@ BWRAP_PASSIVE = frozenset({"WORKDIR", "LABEL", "MAINTAINER", "EXPOSE", "CMD", "E
 IMAGE_PREFIX = "localhost/polar-harbor/"
 
 
-class HarborError(ValueError):
+class HarborError(PolarError, ValueError):
     """A task folder that is not a Harbor task; the message names the folder and the file."""
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 import msgspec
 
+from polar_hpc.errors import PolarError
 from polar_hpc.evaluate.swe_spec import GradingSpec, test_directives
 from polar_hpc.evaluate.swegrade import eval_script, own_status_map
 from polar_hpc.images.base import SWE_BASE_IMAGE, ImageBuildError, image_exists, local_cache
@@ -44,8 +45,10 @@ GIT_ENV = {"GIT_AUTHOR_NAME": "polar-hpc", "GIT_AUTHOR_EMAIL": "polar-hpc@localh
 RUN_TIMEOUT_S = 300
 
 
-class BuildError(RuntimeError):
+class BuildError(PolarError, RuntimeError):
     """A step of the task set build failed; the message names the instance and the step."""
+
+    exit_code = 1
 
 
 def default_out() -> Path:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import msgspec
 import numpy as np
 
+from polar_hpc.errors import PolarError
 from polar_hpc.inference.protocol import DEFAULT_TEMPERATURE
 from polar_hpc.log import get_logger
 from polar_hpc.store.reader import EmptySelection, ShardReader, TraceView, require_shards
@@ -31,7 +32,7 @@ from polar_hpc.wire.records import TraceMeta
 log = get_logger("train")
 
 
-class AgreementInputError(ValueError):
+class AgreementInputError(PolarError, ValueError):
     """Traces the model cannot score (token ids beyond its vocabulary, an empty prompt); one line."""
 
 

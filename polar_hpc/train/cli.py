@@ -53,12 +53,12 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         return _run(args)
-    except (MissingShards, FileExistsError) as err:
+    except (MissingShards, EmptySelection) as err:
+        sys.stderr.write(f"polar-hpc {args.command}: {err}\n")
+        return err.exit_code
+    except FileExistsError as err:
         sys.stderr.write(f"polar-hpc {args.command}: {err}\n")
         return 2
-    except EmptySelection as err:
-        sys.stderr.write(f"polar-hpc {args.command}: {err}\n")
-        return 1
 
 
 def _run(args: argparse.Namespace) -> int:

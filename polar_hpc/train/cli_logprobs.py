@@ -83,10 +83,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         rep = measure(args.runs, model, select=_select(args), temperature=args.temperature,
                       tolerance=args.tolerance, worst=args.worst, threads=args.threads, max_chains=args.max_chains)
-    except (MissingShards, ModelLoadError, AgreementInputError) as err:
-        return _fail(str(err), 2)
-    except EmptySelection as err:
-        return _fail(str(err), 1)
+    except (MissingShards, ModelLoadError, AgreementInputError, EmptySelection) as err:
+        return _fail(str(err), err.exit_code)
     if len(args.runs) == 1 and _is_run_dir(Path(args.runs[0])):
         from polar_hpc.util.fs import write_atomic
         from polar_hpc.wire.rundir import RunDir

@@ -21,6 +21,7 @@ from typing import Literal
 import msgspec
 import numpy as np
 
+from polar_hpc.errors import PolarError
 from polar_hpc.store.select import TraceSelect
 from polar_hpc.store.shardfile import Tokens, open_shard, read_tokens
 from polar_hpc.train.index import Dedup, RunPath, TraceIndex, build_index, rl_select
@@ -92,7 +93,7 @@ class ReaderStats(msgspec.Struct, kw_only=True):
     padding: int = 0
 
 
-class CursorMismatch(ValueError):
+class CursorMismatch(PolarError, ValueError):
     pass
 
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from polar_hpc.errors import PolarError
 from polar_hpc.log import get_logger
 from polar_hpc.train.agreement import AgreementStats, agreement_stats
 
@@ -39,7 +40,7 @@ ORACLE_TEMPERATURE = 1.0
 ``input_token_logprobs``), whatever the harness asked for."""
 
 
-class ModelLoadError(ValueError):
+class ModelLoadError(PolarError, ValueError):
     """The model dir cannot be loaded as a transformers causal LM; the message is one line."""
 
 

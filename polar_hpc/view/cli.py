@@ -30,12 +30,9 @@ def run(args: argparse.Namespace) -> int:
         tok = load_tokenizer(args.tokenizer, Path(args.run))
         stats = write_site(args.run, out, session=args.session, tokenizer=tok, accept=args.accept,
                            report=not args.no_report)
-    except MissingShards as err:
+    except (MissingShards, EmptySelection) as err:
         sys.stderr.write(f"polar-hpc view: {err}\n")
-        return 2
-    except EmptySelection as err:
-        sys.stderr.write(f"polar-hpc view: {err}\n")
-        return 1
+        return err.exit_code
     sys.stdout.write(f"{stats.sessions} sessions, {stats.bytes / 1e6:.1f} MB in {stats.seconds:.1f} s; "
                      f"open {stats.index}\n")
     return 0

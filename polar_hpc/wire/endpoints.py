@@ -13,6 +13,7 @@ from pathlib import Path
 
 import msgspec
 
+from polar_hpc.errors import PolarError
 from polar_hpc.util.fs import write_atomic
 from polar_hpc.wire.rundir import ENDPOINTS
 
@@ -38,8 +39,10 @@ class Endpoint(msgspec.Struct, kw_only=True, omit_defaults=True):
     """The coordinator's HTTP facade, when it runs one."""
 
 
-class EndpointTimeout(TimeoutError):
+class EndpointTimeout(PolarError, TimeoutError):
     """Waited for endpoint files that did not all appear before the deadline."""
+
+    exit_code = 1
 
 
 def endpoint_path(run_dir: str | os.PathLike[str], name: str) -> Path:

@@ -16,6 +16,7 @@ import zmq
 import zmq.asyncio
 from zmq.auth.asyncio import AsyncioAuthenticator
 
+from polar_hpc.errors import PolarError
 from polar_hpc.log import get_logger
 from polar_hpc.util.fs import write_atomic
 from polar_hpc.wire.rundir import CONTROL_KEYS, RunDir
@@ -35,7 +36,7 @@ class RunKeys(msgspec.Struct, kw_only=True, frozen=True):
     """Bearer token of the HTTP facade."""
 
 
-class SecretsError(RuntimeError):
+class SecretsError(PolarError, RuntimeError):
     pass
 
 

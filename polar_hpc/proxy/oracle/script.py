@@ -24,6 +24,7 @@ from typing import Any
 import msgspec
 
 from polar_hpc.config.run import Policy
+from polar_hpc.errors import PolarError
 from polar_hpc.wire.actions import TOOL_CALLS, ActionFormat
 from polar_hpc.wire.records import SOLUTION_COMMANDS, SOLUTION_PATCH
 
@@ -39,7 +40,7 @@ NOOP_ANSWER = "I looked at the repository and ran the tests; I changed nothing."
 _DIFF_FILE = re.compile(r"^\+\+\+ (?:b/)?(\S+)", re.MULTILINE)
 
 
-class OracleError(ValueError):
+class OracleError(PolarError, ValueError):
     """A script or request the oracle cannot act on; the message says what was expected and what was seen."""
 
 

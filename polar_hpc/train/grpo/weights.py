@@ -12,6 +12,7 @@ from typing import Any
 
 from transformers import TrainerCallback
 
+from polar_hpc.errors import PolarError
 from polar_hpc.log import get_logger
 from polar_hpc.train.grpo.batch import StepRollouts, row_temperatures
 from polar_hpc.train.grpo.metrics import CHECKPOINTS, StepMetrics, append_step
@@ -20,8 +21,10 @@ log = get_logger("train")
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
 
 
-class WeightPushError(RuntimeError):
+class WeightPushError(PolarError, RuntimeError):
     """The engines did not load a new checkpoint; the checkpoint stays on disk."""
+
+    exit_code = 1
 
 
 class StagedWeights:

@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from polar_hpc.inference.readiness import http_status, stop_process
 from polar_hpc.wire.endpoints import endpoint_path, wait_endpoints
 from polar_hpc.wire.records import SamplingParams
 from polar_hpc.wire.rundir import RunDir
+from tests.fixtures.waits import wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -48,9 +48,8 @@ async def test_publish_serve_and_stop(tmp_path: Path) -> None:
         out, _ = job.communicate(timeout=60)
         assert job.returncode == 0, out.decode()
         assert not endpoint_path(tmp_path, "inference-3").exists()
-        deadline = time.monotonic() + 10
-        while http_status(ep.url + "/health", 1.0)[0] is not None and time.monotonic() < deadline:
-            time.sleep(0.2)
+        wait_for(lambda: http_status(ep.url + "/health", 1.0)[0] is None, 10, "the server to go down with the job",
+                 interval_s=0.2)
         assert http_status(ep.url + "/health", 1.0)[0] is None  # the server went down with the job
     finally:
         stop_process(job)

@@ -19,6 +19,7 @@ from polar_hpc.wire.codec import from_json
 from polar_hpc.wire.records import SessionResult
 from polar_hpc.wire.rundir import RunDir
 from polar_hpc.wire.waits import read_waits
+from tests.fixtures.waits import wait_for
 from tests.integration.launch.helpers import ROOT, polar
 
 RECIPE = str(ROOT / "recipes" / "local-shell.toml")
@@ -35,13 +36,11 @@ def agent_then_sleep(sleep_s: float) -> str:
 
 
 def wait_running(run: RunDir, timeout_s: float = 300) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
+    def running() -> bool:
         status = run.read_status()
-        if status is not None and any(r.occupancy.get("run", 0) for r in status.ranks):
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"no session reached RUN in {timeout_s:.0f}s; status {run.read_status()}")
+        return status is not None and any(r.occupancy.get("run", 0) for r in status.ranks)
+
+    wait_for(running, timeout_s, "a session to reach RUN", interval_s=0.2)
 
 
 def wait_paused(run_dir: Path, run: RunDir, timeout_s: float = 120) -> str:

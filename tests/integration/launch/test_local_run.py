@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
 
 from polar_hpc.wire.rundir import RunDir
+from tests.fixtures.waits import wait_for
 from tests.integration.launch.helpers import ROOT, committed_keys, kill_run, polar
 
 pytestmark = pytest.mark.slow
@@ -39,11 +39,7 @@ def test_resume_after_sigkill_of_every_component(run_dir: Path) -> None:
     out = polar("launch", RECIPE, "--run-dir", str(run_dir), "--set", "shards.max_sessions=1",
                 "--set", "tasks.num_samples=5", "--set", "gateway.run_pool=1")
     assert out.returncode == 0, out.stderr
-    deadline = time.monotonic() + 400
-    while time.monotonic() < deadline:
-        if list(RunDir(run_dir).shards.glob("*.h5")):
-            break
-        time.sleep(0.2)
+    wait_for(lambda: bool(list(RunDir(run_dir).shards.glob("*.h5"))), 400, "the run's first shard", interval_s=0.2)
     kill_run(run_dir)
     before, _ = committed_keys(run_dir)
     assert 0 < len(before) < len(_expected(5))

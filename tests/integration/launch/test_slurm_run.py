@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ import pytest
 from polar_hpc.launch.monitor import sacct_states, wait_run
 from polar_hpc.wire.rundir import RunDir
 from polar_hpc.wire.waits import read_waits
+from tests.fixtures.waits import wait_for
 from tests.integration.launch.helpers import ROOT, SLURM_SETS, committed_keys, polar, require_slurm, start_if_held
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
@@ -41,13 +43,8 @@ def _jobs(run_dir: Path) -> dict[str, str]:
     return {f"{j.component}-{j.index}": j.job_id for j in jobs.jobs}
 
 
-def _wait_for(pred, timeout: float, what: str) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return
-        time.sleep(0.5)
-    pytest.fail(f"timed out after {timeout:.0f}s waiting for {what}")
+_wait_for = partial(wait_for, interval_s=0.5)
+"""Each poll runs sacct."""
 
 
 def _scontrol(*args: str) -> None:

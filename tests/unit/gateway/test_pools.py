@@ -16,6 +16,7 @@ from polar_hpc.sim.clock import run_simulated
 from polar_hpc.sim.executor import SimulatedExecutor
 from polar_hpc.wire.records import EvalResult, Session, SessionResult, Task, Trace, TraceStatus, Trajectory
 from polar_hpc.wire.resolved import resolve_session
+from tests.fixtures.waits import async_wait_for
 
 
 def session(i: int, **task_kw: Any) -> Session:
@@ -236,8 +237,8 @@ def test_cancel_at_any_stage_tears_down_without_result(stage: Stage) -> None:
 
     async def main() -> None:
         jobs = [h.submit(session(i)) for i in range(4)]
-        while jobs[victim].stage is not stage:
-            await asyncio.sleep(0.5)
+        await async_wait_for(lambda: jobs[victim].stage is stage, 60, f"job {victim} to reach {stage.name}",
+                             interval_s=0.5)  # simulated seconds between polls; the deadline is real time
         assert await h.pools.cancel(jobs[victim].session_id)
         await h.pools.wait_idle()
 
@@ -289,8 +290,8 @@ def test_drain_cuts_running_and_cancels_waiting() -> None:
     async def main() -> None:
         nonlocal t_drain
         jobs = [h.submit(session(i)) for i in range(5)]
-        while jobs[0].stage is not Stage.RUN or jobs[1].stage is not Stage.READY:
-            await asyncio.sleep(1)
+        await async_wait_for(lambda: jobs[0].stage is Stage.RUN and jobs[1].stage is Stage.READY, 60,
+                             "job 0 in RUN and job 1 in READY", interval_s=1)
         t_drain = now()
         await h.pools.drain(grace_s=100)
         with pytest.raises(DrainingError):
@@ -331,8 +332,7 @@ def test_drain_keeps_the_outcome_of_a_session_whose_own_budget_ends_first() -> N
 
     async def main() -> None:
         job = h.submit(session(0))
-        while job.stage is not Stage.RUN:
-            await asyncio.sleep(1)
+        await async_wait_for(lambda: job.stage is Stage.RUN, 60, "the job to reach RUN", interval_s=1)
         await h.pools.drain(grace_s=400)
 
     sim(main)
@@ -401,8 +401,7 @@ async def test_no_processes_outlive_a_session(step: str, no_leaked_children: Non
     h = Harness(ex, agent_timeout_s=0.2)
     job = h.submit(session(0))
     if step == "cancel":
-        while job.stage is not Stage.RUN:
-            await asyncio.sleep(0.01)
+        await async_wait_for(lambda: job.stage is Stage.RUN, 20, "the job to reach RUN")
         await h.pools.cancel(job.session_id)
     await asyncio.wait_for(h.pools.wait_idle(), 20)
     assert not ex.procs and ex.torn_down == ["t0/0#0"]

@@ -14,6 +14,7 @@ from polar_hpc.store.reader import ShardReader
 from polar_hpc.wire.codec import from_json
 from polar_hpc.wire.records import Session, SessionResult, Task, TraceStatus
 from polar_hpc.wire.rundir import RunDir
+from tests.fixtures.waits import async_wait_for
 
 
 def expand_sessions(tasks: Iterable[Task], done: set[str]) -> Iterator[Session]:
@@ -73,8 +74,7 @@ async def test_rank_drain_releases_a_cut_session_and_sets_its_attempt_aside(tmp_
     rank.on_status = lambda sid, st: statuses.append((sid, st))
     async with rank:
         await rank.submit(next(expand_sessions([Task(task_id="slow", instruction="x")], set())))
-        while rank.occupancy()["run"] == 0:
-            await asyncio.sleep(0.01)
+        await async_wait_for(lambda: rank.occupancy()["run"] > 0, 30, "the session to reach RUN")
         await asyncio.wait_for(rank.drain(0.4), 10)
     assert results == [] and statuses[-1] == ("slow/0#0", Stage.RELEASED)
     assert list(ShardReader([tmp_path]).results(None)) == []

@@ -19,7 +19,7 @@ from polar_hpc.util.proc import start_time
 from polar_hpc.wire.endpoints import Endpoint, write_endpoint
 from polar_hpc.wire.rundir import JobRecord, JobsFile, RunDir
 from polar_hpc.wire.waits import read_waits
-from tests.fixtures.waits import async_wait_for
+from tests.fixtures.waits import async_wait_for, wait_for
 
 ROOT = Path(__file__).parents[3]
 
@@ -91,9 +91,8 @@ def test_gateway_honours_sigterm_while_waiting_for_inference(tmp_path: Path) -> 
     gw = subprocess.Popen([sys.executable, "-m", "polar_hpc", "gateway", "--config", str(run.config_path),
                            "--run-dir", str(run_dir)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 60
-        while "gateway-0" not in read_waits(run_dir) and time.monotonic() < deadline and gw.poll() is None:
-            time.sleep(0.1)
+        wait_for(lambda: "gateway-0" in read_waits(run_dir) or gw.poll() is not None, 60,
+                 "the gateway's wait record (or its exit)", interval_s=0.1)
         assert "gateway-0" in read_waits(run_dir), gw.stdout.read() if gw.poll() is not None else "no wait record"  # type: ignore[union-attr]
         gw.send_signal(signal.SIGTERM)
         assert gw.wait(timeout=15) == 143

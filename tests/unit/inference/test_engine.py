@@ -19,6 +19,7 @@ from polar_hpc.inference.errors import ContextOverflow, EngineError, EngineTimeo
 from polar_hpc.inference.protocol import GenerateRequest
 from polar_hpc.sim.sglang_stub import StubServer, error_response, instant_response, sleep_then
 from polar_hpc.wire.records import SamplingParams
+from tests.fixtures.waits import async_wait_for
 
 PARAMS = SamplingParams(max_new_tokens=3)
 
@@ -197,10 +198,7 @@ async def test_set_urls_during_retry_backoff(stubs: list[StubServer]) -> None:
         engine.pool.mark_failed(engine.pool.servers[0], "down")  # the call starts on the second server
         engine.pool.base_cooldown_s = 0.01
         call = asyncio.ensure_future(engine.generate([1], PARAMS, session_id="s"))
-        for _ in range(100):
-            if bad.requests:
-                break
-            await asyncio.sleep(0.01)
+        await async_wait_for(lambda: bool(bad.requests), 1, "the overloaded server's first request")
         assert len(bad.requests) == 1 and not call.done()  # failed once, now in its backoff
         assert engine.pool.set_urls([good.url])
         res = await asyncio.wait_for(call, 5.0)

@@ -8,6 +8,7 @@ import sys
 import time
 
 from polar_hpc.inference.readiness import stop_process
+from tests.fixtures.waits import wait_for
 
 _PARENT = """
 import subprocess, sys
@@ -45,9 +46,7 @@ def test_stop_process_terminates_children_of_the_group() -> None:
     try:
         assert _alive(child)
         stop_process(proc, grace_s=5.0)
-        deadline = time.monotonic() + 5.0
-        while _alive(child) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_for(lambda: not _alive(child), 5.0, f"child {child} to end")
         assert not _alive(child)
     finally:
         if _alive(child):
@@ -60,9 +59,7 @@ def test_stop_process_kills_children_that_ignore_sigterm() -> None:
         time.sleep(0.5)  # the child has installed its handler
         t0 = time.monotonic()
         stop_process(proc, grace_s=1.0)
-        deadline = time.monotonic() + 5.0
-        while _alive(child) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_for(lambda: not _alive(child), 5.0, f"child {child} to end")
         assert not _alive(child) and time.monotonic() - t0 < 6.0
     finally:
         if _alive(child):

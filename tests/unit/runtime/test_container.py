@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import subprocess
 import sys
 import textwrap
@@ -24,6 +23,7 @@ from polar_hpc.runtime.container import (
 from polar_hpc.runtime.naming import instance_name, owner_tag
 from polar_hpc.wire.rundir import RunDir
 from tests.fixtures.containers import container_engines, container_leftovers
+from tests.fixtures.waits import async_wait_for, wait_for
 
 FWD = str(Path(__file__).parents[3] / "polar_hpc/runtime/uds_forward.py")
 
@@ -135,9 +135,8 @@ def test_sigkill_of_the_gateway_leaves_no_container(tmp_path: Path, engine: str,
     finally:
         proc.kill()
         proc.wait()
-    deadline = time.monotonic() + 30
-    while container_leftovers(engine, label) and time.monotonic() < deadline:
-        time.sleep(0.2)
+    wait_for(lambda: not container_leftovers(engine, label), 30, f"the containers labelled {label} to go",
+             interval_s=0.2)
     assert container_leftovers(engine, label) == []
 
 
@@ -190,9 +189,11 @@ async def test_killed_commands_leave_no_zombies(tmp_path: Path, podman_image: st
         res = await rt.exec(f"(sleep {marker} &); (sleep {marker} &); sleep {marker}", timeout_s=0.5)
         assert res.timed_out
         zombies = "grep -l '^State:.*Z' /proc/[0-9]*/status 2>/dev/null | wc -l"
-        deadline = time.monotonic() + 10
-        while (count := (await rt.exec(zombies)).stdout.strip()) != "0" and time.monotonic() < deadline:
-            await asyncio.sleep(0.2)
+        async def no_zombies() -> bool:
+            return (await rt.exec(zombies)).stdout.strip() == "0"
+
+        await async_wait_for(no_zombies, 10, "no zombie processes in the container", interval_s=0.2)
+        count = (await rt.exec(zombies)).stdout.strip()
         assert count == "0"
     finally:
         await rt.stop()

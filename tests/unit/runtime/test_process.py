@@ -5,6 +5,7 @@ import os
 from pathlib import Path
 
 from polar_hpc.runtime.process import descendants, run_command
+from tests.fixtures.waits import async_wait_for
 from tests.unit.runtime.conftest import pids_with
 
 ENV = {"PATH": os.environ["PATH"]}
@@ -44,10 +45,7 @@ async def test_background_leftovers_do_not_hold_exec(marker: str) -> None:
 async def test_cancel_kills_tree(marker: str) -> None:
     live: set[int] = set()
     task = asyncio.create_task(run_command(["sh", "-c", f"sleep {marker} & sleep {marker}"], env=ENV, live=live))
-    for _ in range(100):
-        if live and len(descendants(next(iter(live)))) >= 2:
-            break
-        await asyncio.sleep(0.02)
+    await async_wait_for(lambda: bool(live) and len(descendants(next(iter(live)))) >= 2, 2, "two sleeps started")
     assert len(pids_with(marker)) >= 2
     task.cancel()
     try:

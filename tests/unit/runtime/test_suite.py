@@ -19,6 +19,7 @@ from polar_hpc.runtime.base import PrepareError
 from polar_hpc.runtime.common import SandboxBase
 from polar_hpc.runtime.prepare import run_prepare
 from tests.fixtures.containers import container_engines  # noqa: E402
+from tests.fixtures.waits import async_wait_for
 from tests.unit.runtime.conftest import pids_with
 
 BACKENDS = ["bwrap", *(pytest.param(e, marks=pytest.mark.container) for e in container_engines())]
@@ -201,9 +202,7 @@ async def test_secrets_stay_out_of_every_command_line(sandboxes, marker: str) ->
     key, spec_secret = f"sk-{uuid.uuid4().hex}", f"pw-{uuid.uuid4().hex}"
     rt = await sandboxes("k", env={"SPEC_SECRET": spec_secret})
     task = asyncio.create_task(rt.exec(f"sleep {marker}", env={"POLAR_API_KEY": key}))
-    deadline = time.monotonic() + 30
-    while not pids_with(marker) and time.monotonic() < deadline:
-        await asyncio.sleep(0.01)
+    await async_wait_for(lambda: bool(pids_with(marker)), 30, f"the sandboxed sleep {marker}")
     sleeper = pids_with(marker)
     assert sleeper
     try:

@@ -9,7 +9,15 @@ from typing import Any
 import msgspec
 
 from polar_hpc.store.export import ExportRow
-from polar_hpc.store.schema import ALL_COLUMNS, SESSION_COLUMNS, TOKEN_COLUMNS, TRACE_COLUMNS, TraceBlob
+from polar_hpc.store.reader import ShardReader
+from polar_hpc.store.schema import (
+    ALL_COLUMNS,
+    SESSION_COLUMNS,
+    TOKEN_COLUMNS,
+    TRACE_COLUMNS,
+    TRACE_FIELD_COLUMNS,
+    TraceBlob,
+)
 from polar_hpc.train.export import TRACE_FIELDS, TRACE_FIELDS_LEFT_OUT, export_sft
 from polar_hpc.wire.records import SessionResult, Trace
 from tests.unit.train.runs import write_run
@@ -35,6 +43,24 @@ def test_session_columns_name_session_result_attributes(session_result_factory: 
             for part in c.field.split("."):
                 value = getattr(value, part)  # AttributeError names a column whose field is gone
     assert len({c.path for c in ALL_COLUMNS}) == len(ALL_COLUMNS)
+
+
+def test_a_column_added_later_reads_in_older_shards() -> None:
+    defaults = {f.name for f in msgspec.structs.fields(Trace) if f.required is False}
+    for c in TRACE_FIELD_COLUMNS:
+        if c.since > 1:
+            assert c.legacy_key is not None or c.field in defaults, \
+                f"{c.path} (since {c.since}): older shards need a legacy_key or a default of Trace.{c.field}"
+
+
+def test_the_reader_carries_every_trace_column(tmp_path: Path, session_result_factory: Any) -> None:
+    written = [session_result_factory(task_id=f"t-{i}", sample_index=0) for i in range(2)]
+    run = write_run(tmp_path / "run", written, per_shard=2)
+    views = list(ShardReader(run).traces(blobs=False))
+    traces = [t for r in written for t in r.trajectory.traces]
+    assert len(views) == len(traces) > 0
+    for view, trace in zip(views, traces, strict=True):
+        assert view.fields == {str(c.field): getattr(trace, str(c.field)) for c in TRACE_FIELD_COLUMNS}
 
 
 def test_shards_export_carries_every_trace_field() -> None:

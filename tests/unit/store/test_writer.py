@@ -16,6 +16,7 @@ from polar_hpc.store.reader import ShardReader
 from polar_hpc.store.resume import resume_index
 from polar_hpc.store.validate import validate_paths
 from polar_hpc.store.writer import ShardWriter
+from tests.fixtures.waits import wait_for
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -71,10 +72,7 @@ def test_rotates_by_age_on_poll(tmp_path: Path, session_result_factory: Any) -> 
     w, seen = _writer(tmp_path, max_age_s=0.05)
     assert w.poll() is None
     w.add(session_result_factory())
-    deadline = time.monotonic() + 10
-    while w.poll() is None:
-        assert time.monotonic() < deadline, "age rotation never happened"
-        time.sleep(0.02)
+    wait_for(lambda: w.poll() is not None, 10, "age rotation")
     assert w.commit() is None
     assert len(seen) == 1
 
