@@ -11,4 +11,4 @@ bash .ci/slurm.sh up
 trap 'bash .ci/slurm.sh down' EXIT
 export SLURM_CONF=${POLAR_SLURM_DIR:-/tmp/polar-slurm}/etc/slurm.conf
 
-python3 -m pytest -q -p no:cacheprovider "$@"
+python3 -m pytest -q -p no:cacheprovider --durations=30 "$@"
