@@ -91,13 +91,14 @@ def test_stop_child_kills_the_components_whole_tree(tmp_path: Path) -> None:
         for entry in os.scandir("/proc"):
             if entry.name.isdigit():
                 try:
-                    if marker.encode() in Path(f"/proc/{entry.name}/cmdline").read_bytes() and alive(int(entry.name)):
+                    cmd = Path(f"/proc/{entry.name}/cmdline").read_bytes()
+                    if cmd.startswith(b"sleep\0") and marker.encode() in cmd and alive(int(entry.name)):
                         out.append(int(entry.name))
                 except OSError:
                     pass
         return out
 
-    wait_for(lambda: bool(grandchildren()), 10, "the grandchildren to start")
+    wait_for(lambda: bool(grandchildren()), 10, "the sleep to start")  # not sh alone: it must have forked
     job._stop_child()
     assert job._child.poll() is not None
     wait_for(lambda: not grandchildren(), 5, "the grandchildren to go")
