@@ -177,7 +177,7 @@ class RuntimeSpec(StrictStruct):
 
 class AgentSpec(StrictStruct):
     harness: str = "shell"
-    """shell, codex, claude_code, gemini_cli, qwen_code, opencode, pi, mini_swe_agent, cline, openhands."""
+    """An adapter's name: a key of ``polar_hpc.harness.ADAPTERS`` (docs/harnesses.md)."""
     command: str | None = None
     """For ``shell``: the command, with ``{instruction}`` substituted."""
     max_turns: AtLeast1 | None = None

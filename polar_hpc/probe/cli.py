@@ -16,8 +16,7 @@ from polar_hpc.config.run import InferenceConfig, Policy, RuntimeBackend, Runtim
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("probe", help="one oracle session of a harness, locally: calls, chains, breaks",
                               description=__doc__)
-    p.add_argument("harness", help="shell, codex, claude_code, gemini_cli, qwen_code, opencode, pi, mini_swe_agent, "
-                                   "cline or openhands")
+    p.add_argument("harness", help="a harness adapter's name (docs/harnesses.md; an unknown name lists them)")
     p.add_argument("--recipe", default=None, metavar="RECIPE",
                    help="take the task source (file and template), runtime and evaluator from this recipe, so "
                         "tasks of any layout probe as they run (default: the demo layout)")

@@ -12,6 +12,7 @@ from aiohttp import web
 
 from polar_hpc.coordinator.server import Coordinator
 from polar_hpc.gateway.control import GatewayControl
+from polar_hpc.harness import ADAPTERS
 from polar_hpc.sim.rank import SimulatedRank
 from polar_hpc.wire.endpoints import read_endpoint
 from polar_hpc.wire.security import load_keys
@@ -90,9 +91,7 @@ async def test_paper_payload_submit_poll_and_callback(tmp_path: Path) -> None:
             async with http.post(f"{ep.http_url}/rollout/task/submit", json=bad, headers=auth) as r:
                 assert r.status == 400
                 assert (await r.json())["error"] == (
-                    "task 'bad-1': agent.harness = 'kodex': unknown harness "
-                    "(known: shell, codex, claude_code, gemini_cli, qwen_code, opencode, pi, mini_swe_agent, cline, "
-                    "openhands)")
+                    f"task 'bad-1': agent.harness = 'kodex': unknown harness (known: {', '.join(ADAPTERS)})")
             bad = {**PAPER_PAYLOAD, "task_id": "bad-2", "num_samples": 0}
             async with http.post(f"{ep.http_url}/rollout/task/submit", json=bad, headers=auth) as r:
                 assert r.status == 400

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from polar_hpc.config import ConfigError, load_recipe
+from polar_hpc.harness import ADAPTERS
 from polar_hpc.launch.preflight import preflight_problems
 
 ROOT = Path(__file__).parents[3]
@@ -84,9 +85,7 @@ def test_required_where_a_default_would_be_wrong(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("item", "expected"), [
-    ("agent.harness=kodex", "agent.harness = 'kodex': unknown harness "
-     "(known: shell, codex, claude_code, gemini_cli, qwen_code, opencode, pi, mini_swe_agent, cline, "
-     "openhands)"),
+    ("agent.harness=kodex", f"agent.harness = 'kodex': unknown harness (known: {', '.join(ADAPTERS)})"),
     ("builder.name=prefix_merge", "builder.name = 'prefix_merge': unknown builder 'prefix_merge': known builders "
      "are per_request, prefix_merging (or give a 'module:Class' path)"),
     ("evaluator.name=pytest", "evaluator.name = 'pytest': unknown evaluator 'pytest': known evaluators are command, "
@@ -105,8 +104,7 @@ def test_dry_run_runs_preflight_and_exits_2() -> None:
     assert out.returncode == 2, out.stdout + out.stderr
     assert "# sbatch script: gateway" in out.stdout and "# preflight: 1 problem(s), see stderr" in out.stdout
     assert out.stderr == ("polar-hpc: the run cannot start:\n  - agent.harness = 'kodex': unknown harness "
-                          "(known: shell, codex, claude_code, gemini_cli, qwen_code, opencode, pi, mini_swe_agent, "
-                          "cline, openhands)\n")
+                          f"(known: {', '.join(ADAPTERS)})\n")
 
 
 def test_inference_environment_checked_at_preflight(tmp_path: Path) -> None:

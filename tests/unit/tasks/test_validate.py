@@ -9,6 +9,7 @@ import pytest
 from polar_hpc.client import RunClient
 from polar_hpc.config import ConfigError
 from polar_hpc.config.run import AgentSpec, BuilderSpec, EvaluatorSpec, RuntimeSpec
+from polar_hpc.harness import ADAPTERS
 from polar_hpc.runtime import BACKENDS
 from polar_hpc.tasks.validate import task_problems
 from polar_hpc.wire.records import Task
@@ -20,9 +21,7 @@ def _task(**kw: object) -> Task:
 
 @pytest.mark.parametrize(("task", "expected"), [
     (_task(agent=AgentSpec(harness="kodex")),
-     "task 't1': agent.harness = 'kodex': unknown harness "
-     "(known: shell, codex, claude_code, gemini_cli, qwen_code, opencode, pi, mini_swe_agent, cline, "
-     "openhands)"),
+     f"task 't1': agent.harness = 'kodex': unknown harness (known: {', '.join(ADAPTERS)})"),
     (_task(agent=AgentSpec(harness="shell")),
      "task 't1': agent.command: the shell harness needs a command, e.g. \"python agent.py {instruction}\""),
     (_task(builder=BuilderSpec(name="prefix_merge")),
@@ -60,8 +59,7 @@ async def test_run_client_refuses_before_sending(tmp_path: Path) -> None:
         await client.submit([_task(num_samples=0), _task(agent=AgentSpec(harness="kodex"))])
     assert str(info.value) == (
         "task 't1': num_samples = 0: expected an integer >= 1; task 't1': agent.harness = 'kodex': unknown "
-        "harness (known: shell, codex, claude_code, gemini_cli, qwen_code, opencode, pi, mini_swe_agent, cline, "
-        "openhands)")
+        f"harness (known: {', '.join(ADAPTERS)})")
 
 
 async def test_coordinator_rejects_with_the_reason(tmp_path: Path) -> None:
