@@ -74,6 +74,26 @@ def _number(table: dict[str, Any], key: str, where: str) -> float | None:
     return float(value)
 
 
+SIZE_UNITS_MB = {"G": 1024.0, "M": 1.0, "K": 1 / 1024}
+"""Harbor's older ``memory = "2G"`` (before ``memory_mb``): its size suffixes, in MB."""
+
+
+def _memory_mb(env: dict[str, Any], where: str) -> float | None:
+    """``memory_mb``, or the older ``memory`` size string Harbor still reads ("2G", "512M"); both must agree."""
+    memory_mb = _number(env, "memory_mb", where)
+    legacy = env.get("memory")
+    if legacy is None:
+        return memory_mb
+    text = str(legacy).strip().upper()
+    try:
+        mb = float(text[:-1]) * SIZE_UNITS_MB[text[-1:]]
+    except (KeyError, ValueError):
+        raise HarborError(f"{where}: memory must be a size like '2G' or '512M', got {legacy!r}") from None
+    if memory_mb is not None and int(mb) != int(memory_mb):
+        raise HarborError(f"{where}: memory = {legacy!r} ({int(mb)} MB) and memory_mb = {int(memory_mb)} disagree")
+    return float(int(mb))
+
+
 def _instructions(text: str) -> Iterator[tuple[int, str, str]]:
     """(line number, INSTRUCTION, arguments) of a Dockerfile, continuation lines joined, comments dropped."""
     start = 0
@@ -163,7 +183,7 @@ def read_task(folder: Path) -> dict[str, Any]:
         if not isinstance(value, dict):
             raise HarborError(f"{where}: [{key}] must be a table, got {type(value).__name__}")
     env = sections["environment"]
-    memory_mb = _number(env, "memory_mb", f"{where} [environment]")
+    memory_mb = _memory_mb(env, f"{where} [environment]")
     instruction = (folder / INSTRUCTION).read_text().strip()
     if not instruction:
         raise HarborError(f"harbor task {folder}: {INSTRUCTION} is empty")

@@ -15,7 +15,7 @@ from polar_hpc.cli import main
 from polar_hpc.config import load_recipe
 from polar_hpc.evaluate.harbor import read_reward
 from polar_hpc.images.prepare import apptainer_definition, base_images, jobs_from_rows
-from polar_hpc.tasks.harbor import HarborError, bwrap_layout, import_harbor, read_task
+from polar_hpc.tasks.harbor import HARBOR_KEY, HarborError, bwrap_layout, import_harbor, read_task
 from polar_hpc.tasks.source import iter_tasks
 from polar_hpc.wire.records import Task
 
@@ -73,6 +73,26 @@ def test_bad_task_toml_names_the_file(tmp_path: Path) -> None:
         import_harbor([task], tmp_path / "out.jsonl")
     with pytest.raises(HarborError, match="has no task.toml, nor any folder with one"):
         import_harbor([tmp_path / "t" / "tests"], tmp_path / "out.jsonl")
+
+
+@pytest.mark.parametrize(("environment", "memory_mb"), [
+    ('memory = "2G"', 2048), ('memory = "512M"', 512), ('memory = "1.5G"\nmemory_mb = 1536', 1536)])
+def test_the_older_memory_field_reads_as_harbor_reads_it(tmp_path: Path, environment: str, memory_mb: int) -> None:
+    task = tmp_path / "t"
+    shutil.copytree(TASKS / "hello-file", task)
+    (task / "task.toml").write_text(f"[environment]\n{environment}\n")
+    assert read_task(task)[HARBOR_KEY]["memory_gb"] * 1024 == memory_mb  # tools/harbor_crosscheck.py: harbor agrees
+
+
+@pytest.mark.parametrize(("environment", "message"), [
+    ('memory = "2 gigs"', "memory must be a size like '2G' or '512M', got '2 gigs'"),
+    ('memory = "2G"\nmemory_mb = 1024', "memory = '2G' \\(2048 MB\\) and memory_mb = 1024 disagree")])
+def test_a_bad_memory_field_names_the_file(tmp_path: Path, environment: str, message: str) -> None:
+    task = tmp_path / "t"
+    shutil.copytree(TASKS / "hello-file", task)
+    (task / "task.toml").write_text(f"[environment]\n{environment}\n")
+    with pytest.raises(HarborError, match=r"task.toml \[environment\]: " + message):
+        read_task(task)
 
 
 @pytest.mark.parametrize(("files", "reward"), [
