@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from polar_hpc.tasks.harbor import HARBOR_KEY, SOLUTION_COMMANDS, read_task  # noqa: E402
+from polar_hpc.tasks.harbor import HARBOR_KEY, SOLUTION_COMMANDS, HarborError, read_task  # noqa: E402
 
 HARBOR_SIDE = """
 import json, sys
@@ -54,6 +54,11 @@ def main() -> int:
     p.add_argument("tasks", nargs="+", type=Path, help="Harbor task folders")
     args = p.parse_args()
     folders = [t.resolve() for t in args.tasks]
+    try:
+        mine_all = {f: ours(f) for f in folders}
+    except HarborError as err:
+        sys.stderr.write(f"harbor_crosscheck: {err}\n")
+        return 2
     run = subprocess.run([args.harbor_python, "-c", HARBOR_SIDE, *map(str, folders)], capture_output=True, text=True)
     if run.returncode != 0:
         sys.stderr.write(f"harbor_crosscheck: harbor could not read the tasks: {run.stderr.strip()[-500:]}\n")
@@ -61,7 +66,7 @@ def main() -> int:
     theirs = json.loads(run.stdout)
     differ = 0
     for folder in folders:
-        mine, harbor = ours(folder), theirs[str(folder)]
+        mine, harbor = mine_all[folder], theirs[str(folder)]
         if harbor["workdir"] is None:  # task.toml sets none: ours is the Dockerfile's WORKDIR, Harbor leaves it
             mine["workdir"] = None
         bad = [k for k in mine if mine[k] != harbor[k]]
