@@ -206,10 +206,11 @@ class EvaluatorSpec(StrictStruct):
 class TaskTemplate(StrictStruct):
     """How one JSONL row becomes a task: ``{field}`` placeholders are filled from the row.
 
-    The same placeholders (plus ``{recipe_dir}`` and ``{task_id}``) are filled in the runtime's prepare
-    commands and image and in the evaluator's command; every other brace (``${HOME}``, awk's ``{print $1}``) is
-    left to the command, and ``{{`` / ``}}`` are literal braces (``tasks/source.py``). Row keys
-    ``FAIL_TO_PASS``/``PASS_TO_PASS`` (lists or JSON text) fill the evaluator's test lists. docs/tasks.md.
+    The same placeholders (plus ``{recipe_dir}``, ``{tasks_dir}``: the task file's folder, and ``{task_id}``) are
+    filled in the runtime's prepare commands and image and in the evaluator's command; every other brace
+    (``${HOME}``, awk's ``{print $1}``) is left to the command, and ``{{`` / ``}}`` are literal braces
+    (``tasks/source.py``). Row keys ``FAIL_TO_PASS``/``PASS_TO_PASS`` (lists or JSON text) fill the evaluator's
+    test lists. docs/tasks.md.
     """
 
     id: str = "{task_id}"

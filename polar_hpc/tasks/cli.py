@@ -1,4 +1,5 @@
-"""``polar-hpc tasks import swe-gym|swe-bench ROWS --out tasks.jsonl``; ``tasks import harbor DIR... --out``."""
+"""``polar-hpc tasks import swe-gym|swe-bench ROWS --out tasks.jsonl``; ``tasks import harbor DIR... --out``;
+``tasks generate --out DIR`` (the CPU-sized bug-fix family with a held-out split)."""
 
 from __future__ import annotations
 
@@ -30,11 +31,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     off.add_argument("--engine", choices=["podman", "docker"], default="podman")
     off.add_argument("--force", action="store_true", help="rebuild even when up to date")
     off.set_defaults(func=run)
+    from polar_hpc.tasks.generate import DEFAULT_COUNTS, DEFAULT_SEED
+
+    gen = sub.add_parser("generate", help="write a seeded family of small bug-fix repositories (one failing test "
+                                          "each, a one-line sed as the reference solution): train.jsonl, "
+                                          "heldout.jsonl (names and values no train task has) and repos/")
+    gen.add_argument("--out", type=Path, required=True, help="output folder (new, empty, or generated before)")
+    gen.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    gen.add_argument("--train", type=int, default=DEFAULT_COUNTS["train"], help="train tasks")
+    gen.add_argument("--heldout", type=int, default=DEFAULT_COUNTS["heldout"], help="held-out tasks")
+    gen.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.tasks_command == "build-offline":
         return _build_offline(args)
+    if args.tasks_command == "generate":
+        return _generate(args)
     if args.dataset == HARBOR:
         return _import_harbor(args)
     from polar_hpc.evaluate.swe_upstream import UpstreamUnavailable
@@ -74,4 +87,17 @@ def _build_offline(args: argparse.Namespace) -> int:
         sys.stderr.write(f"polar-hpc tasks build-offline: {err}\n")
         return err.exit_code
     sys.stdout.write(f"{path}\n")
+    return 0
+
+
+def _generate(args: argparse.Namespace) -> int:
+    from polar_hpc.tasks.generate import GenerateError, generate
+
+    try:
+        done = generate(args.out, seed=args.seed, train=args.train, heldout=args.heldout)
+    except GenerateError as err:
+        sys.stderr.write(f"polar-hpc {err}\n")
+        return err.exit_code
+    sys.stdout.write(f"{done.counts['train']} train + {done.counts['heldout']} held-out tasks (seed {done.seed}) → "
+                     f"{args.out}/train.jsonl, {args.out}/heldout.jsonl, {args.out}/repos/\n")
     return 0

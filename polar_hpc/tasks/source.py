@@ -13,9 +13,9 @@ import msgspec
 from polar_hpc.config import ConfigError, RunConfig
 from polar_hpc.tasks.harbor import HARBOR_KEY, harbor_task
 from polar_hpc.util.jsonl import json_objects
-from polar_hpc.wire.records import SOLUTION_COMMANDS, SOLUTION_DIR, SOLUTION_PATCH, Task
+from polar_hpc.wire.records import SOLUTION_COMMANDS, SOLUTION_DIR, SOLUTION_FILES, SOLUTION_PATCH, Task
 
-ORACLE_FIELDS = (SOLUTION_PATCH, SOLUTION_COMMANDS, SOLUTION_DIR)
+ORACLE_FIELDS = (SOLUTION_PATCH, SOLUTION_COMMANDS, SOLUTION_FILES, SOLUTION_DIR)
 """Row keys always kept in the task metadata: the reference solution the oracle policy writes."""
 
 
@@ -62,7 +62,9 @@ def _test_list(value: Any, where: str, name: str) -> list[str]:
 
 def task_from_row(cfg: RunConfig, row: dict[str, Any], where: str) -> Task:
     tpl = cfg.tasks.template
-    fields = _Fields({**row, "recipe_dir": cfg.recipe_dir or "."}, where)
+    tasks = task_file(cfg)
+    tasks_dir = str(tasks.parent) if tasks is not None else cfg.recipe_dir or "."
+    fields = _Fields({**row, "recipe_dir": cfg.recipe_dir or ".", "tasks_dir": tasks_dir}, where)
     task_id = fields.fill(tpl.id, "tasks.template.id")
     fields.row["task_id"] = task_id
     runtime = msgspec.structs.replace(

@@ -30,6 +30,9 @@ SOLUTION_PATCH = "solution_patch"
 """Task metadata key: the reference solution as a unified diff (SWE-bench's ``patch``), for the oracle policy."""
 SOLUTION_COMMANDS = "solution_commands"
 """Task metadata key: the reference solution as a list of shell commands (run in the workdir, in order)."""
+SOLUTION_FILES = "solution_files"
+"""Task metadata key: the files the solution commands edit (what the oracle reads before it runs them; a patch
+names its own)."""
 SOLUTION_DIR = "solution_dir"
 """Task metadata key: a host folder the solution commands need (a Harbor task's ``solution/``), copied to
 :data:`SANDBOX_SOLUTION_DIR` in the session's sandbox before the harness starts, under the ``oracle`` policy only."""

@@ -1,8 +1,9 @@
 """An oracle script: what the oracle does in a session, from the task's reference solution.
 
-Turns: *look* (``git status``, the first file the patch touches), *apply* (the patch through ``git apply`` from a
-heredoc, or the solution commands), *verify* (the task's test command) and a plain final *answer* that ends the
-session. Where the harness accepts parallel tool calls, the look turn makes two calls at once.
+Turns: *look* (``git status``, the first file the patch touches or ``solution_files`` names), *apply* (the patch
+through ``git apply`` from a heredoc, or the solution commands), *verify* (the task's test command) and a plain
+final *answer* that ends the session. Where the harness accepts parallel tool calls, the look turn makes two
+calls at once.
 
 A solution goes literally (a patch in a heredoc) only when it is plain text a harness's shell tool takes as it is:
 no control characters but newlines and tabs (Claude Code refuses a command holding a carriage return, "control
@@ -26,7 +27,7 @@ import msgspec
 from polar_hpc.config.run import Policy
 from polar_hpc.errors import PolarError
 from polar_hpc.wire.actions import TOOL_CALLS, ActionFormat
-from polar_hpc.wire.records import SOLUTION_COMMANDS, SOLUTION_PATCH
+from polar_hpc.wire.records import SOLUTION_COMMANDS, SOLUTION_FILES, SOLUTION_PATCH
 
 HEREDOC_TAG = "POLAR_ORACLE_PATCH"
 LITERAL_MAX = 60_000
@@ -49,6 +50,8 @@ class OracleScript(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
     solution_patch: str | None = None
     solution_commands: list[str] = msgspec.field(default_factory=list)
+    solution_files: list[str] = msgspec.field(default_factory=list)
+    """The files the solution commands edit; the look turn reads the first (a patch names its own)."""
     verify: str | None = None
     """The test command run after applying (default: none, the verify turn is left out)."""
     answer: str = DEFAULT_ANSWER
@@ -67,7 +70,10 @@ class OracleScript(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
                               "(a list of shell commands); it has neither")
 
     def patch_files(self) -> list[str]:
-        return [f for f in _DIFF_FILE.findall(self.solution_patch or "") if f != "/dev/null"]
+        """The files the solution edits: the patch's, else ``solution_files``."""
+        if not self.solution_patch:
+            return list(self.solution_files)
+        return [f for f in _DIFF_FILE.findall(self.solution_patch) if f != "/dev/null"]
 
 
 class Turn(msgspec.Struct, kw_only=True, frozen=True):
@@ -93,9 +99,11 @@ def _heredoc_fits(patch: str) -> bool:
 
 def apply_commands(script: OracleScript, *, encoded: bool = False) -> list[str]:
     """The commands that apply the solution, one a turn: the patch in a heredoc, or base64-encoded (``encoded``,
-    or when the heredoc cannot carry it) in pieces; or the solution commands."""
+    or when the heredoc cannot carry it) in pieces; or the solution commands (under ``set -e``; one one-line
+    command as it is, the shortest turn a model can learn to write)."""
     if not script.solution_patch:
-        body = "set -e\n" + "\n".join(script.solution_commands)
+        one = len(script.solution_commands) == 1 and "\n" not in script.solution_commands[0]
+        body = script.solution_commands[0] if one else "set -e\n" + "\n".join(script.solution_commands)
         if not encoded and plain_text(body):
             return [body]
         return [f"printf %s '{base64.b64encode(body.encode()).decode()}' | base64 -d | bash"]
@@ -169,9 +177,13 @@ def script_from_task(metadata: dict[str, Any], *, policy: Policy, verify: str | 
                           f"got {type(patch).__name__}")
     if isinstance(commands, str):
         commands = [commands]
+    files = metadata.get(SOLUTION_FILES, [])
+    if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+        raise OracleError(f"task metadata {SOLUTION_FILES}: expected a list of file paths, got {files!r:.200}")
     if not isinstance(commands, list) or not all(isinstance(c, str) for c in commands):
         raise OracleError(f"task metadata {SOLUTION_COMMANDS}: expected a list of shell commands, "
                           f"got {commands!r:.200}")
-    return OracleScript(solution_patch=patch or None, solution_commands=list(commands), verify=verify,
+    return OracleScript(solution_patch=patch or None, solution_commands=list(commands), solution_files=files,
+                        verify=verify,
                         noop=policy == "oracle_noop", delegate=policy == "oracle_subagent", task=task,
                         actions=actions)

@@ -111,6 +111,12 @@ def test_turns_from_patch_and_commands() -> None:
     assert apply.startswith("git apply") and apply.endswith(HEREDOC_TAG) and PATCH in apply
     cmds = OracleScript(solution_commands=["sed -i s/-/+/ calc.py", "true"])
     assert turns(cmds, parallel=True)[1].commands == ("set -e\nsed -i s/-/+/ calc.py\ntrue",)
+    one = script_from_task({"solution_commands": ["sed -i s/-/+/ calc.py"], "solution_files": ["calc.py"]},
+                           policy="oracle", verify="pytest -q")
+    assert [t.commands for t in turns(one, parallel=False)[:3]] == [
+        ("git status --short && cat calc.py",), ("sed -i s/-/+/ calc.py",), ("pytest -q",)]
+    with pytest.raises(OracleError, match="solution_files: expected a list of file paths"):
+        script_from_task({"solution_commands": ["true"], "solution_files": "calc.py"}, policy="oracle", verify=None)
     noop = script_from_task({}, policy="oracle_noop", verify="pytest")
     assert [t.label for t in turns(noop, parallel=True)] == ["look", "verify", "answer"]
 

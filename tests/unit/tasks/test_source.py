@@ -50,7 +50,8 @@ def test_a_missing_field_names_the_recipe_key_and_the_row(tmp_path: Path, key: s
         tasks_of(tmp_path, [{"task_id": "t1", "repo": "calc", "problem": "p"}], f"{key}={value}")
     where = "runtime.prepare[1]" if key == "runtime.prepare" else key
     assert str(err.value).startswith(f"{where}: placeholder {{{placeholder}}} is not a field of the task row at "
-                                     f"{tmp_path / 'tasks.jsonl'}:1 (its fields: problem, recipe_dir, repo, task_id)")
+                                     f"{tmp_path / 'tasks.jsonl'}:1 (its fields: problem, recipe_dir, repo, task_id, "
+                                     "tasks_dir)")
     assert f"write {{{{{placeholder}}}}} for literal braces, ${{{placeholder}}} for a shell variable" in str(err.value)
 
 
