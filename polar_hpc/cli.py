@@ -28,6 +28,7 @@ SUBCOMMAND_MODULES = [
     "polar_hpc.images.cli",
     "polar_hpc.tasks.cli",
     "polar_hpc.probe.cli",
+    "polar_hpc.measure.cli",
 ]
 
 

@@ -69,7 +69,7 @@ def _open_run(path: str) -> Any:
 
 def run_launch(args: argparse.Namespace) -> int:
     from polar_hpc.config import ConfigError, dump_config, load_recipe
-    from polar_hpc.launch.preflight import preflight, preflight_problems
+    from polar_hpc.launch.preflight import preflight_problems
 
     overrides = list(args.overrides)
     if args.backend:
@@ -90,13 +90,10 @@ def run_launch(args: argparse.Namespace) -> int:
         if problems:
             raise ConfigError("the run cannot start:\n  - " + "\n  - ".join(problems))
         return 0
-    from polar_hpc.launch.rundir import create_run_dir, default_run_dir
+    from polar_hpc.launch.start import new_run
     from polar_hpc.launch.submit import submit_run
-    preflight(cfg)
-    try:
-        run = create_run_dir(cfg, Path(args.run_dir or cfg.launch.run_dir or default_run_dir(cfg)))
-    except FileExistsError as err:
-        raise ConfigError(str(err)) from None
+
+    run = new_run(cfg, args.run_dir)
     if args.no_submit:
         import shlex
 

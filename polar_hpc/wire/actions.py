@@ -6,6 +6,7 @@ completion record names it (``CompletionRecord.action_format``). Never guessed f
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 import msgspec
@@ -33,6 +34,13 @@ class ActionFormat(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fie
     def name(self) -> str:
         """What the completion record says: ``tool_calls``, or ``text:<fence>``."""
         return "tool_calls" if self.kind == "tool_calls" else f"text:{self.fence}"
+
+    def text_actions(self, text: str) -> list[str]:
+        """The commands a text-action harness reads from a reply (mini-swe-agent's regex,
+        ```` ```<fence>\\s*\\n(.*?)\\n``` ````; it acts only when there is exactly one); none for tool calls."""
+        if self.kind != "text":
+            return []
+        return re.findall(rf"```{re.escape(self.fence)}\s*\n(.*?)\n```", text, re.DOTALL)
 
 
 TOOL_CALLS = ActionFormat()

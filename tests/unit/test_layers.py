@@ -33,7 +33,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("launch",),
     ("client",),
     ("train",),
-    ("view", "probe"),
+    ("view", "probe", "measure"),
     ("sim",),
     ("cli",),
 )

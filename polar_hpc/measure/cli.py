@@ -1,0 +1,45 @@
+"""``polar-hpc eval RECIPE... --model DIR|asset:NAME --tasks FILE``: pass@1 (Wilson 95% CI), pass@k and failure
+causes per harness, from sampled sessions through each recipe's real harness."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("eval", help="measure a model through recipes' real harnesses on a task file: "
+                                           "pass@1 with a 95%% Wilson interval, pass@k, failure causes")
+    p.add_argument("recipes", nargs="+", metavar="RECIPE", help="recipe TOML(s); one row per harness")
+    p.add_argument("--model", required=True, help="a model dir (e.g. an SFT checkpoint) or asset:NAME")
+    p.add_argument("--tasks", required=True, type=Path,
+                   help="task JSONL in the recipes' format (e.g. recipes/tasks/distill/heldout.jsonl)")
+    p.add_argument("--samples", type=int, default=1, metavar="K", help="sampled sessions per task (pass@K)")
+    p.add_argument("--limit", type=int, default=None, metavar="N", help="the first N tasks of the file")
+    p.add_argument("--seed", type=int, default=0, help="inference.random_seed (every call's sampling seed)")
+    p.add_argument("--json", type=Path, default=None, metavar="PATH", help="also write the rows as JSON")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a recipe value (repeatable; applied last)")
+    p.add_argument("--runs-dir", type=Path, default=None, help="where the runs go (default: ./runs)")
+    p.add_argument("--timeout", type=float, default=None, help="give up waiting for a run after this many seconds")
+    p.set_defaults(func=run)
+
+
+def _say(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+def run(args: argparse.Namespace) -> int:
+    from polar_hpc.measure.eval import run_eval, table, write_json
+
+    report = run_eval(args.recipes, model=args.model, tasks=args.tasks, samples=args.samples, limit=args.limit,
+                      seed=args.seed, overrides=args.overrides, runs_dir=args.runs_dir, timeout_s=args.timeout,
+                      say=_say)
+    sys.stdout.write(table(report) + "\n")
+    if args.json is not None:
+        write_json(report, args.json)
+        sys.stdout.write(f"written to {args.json}\n")
+    return 0

@@ -1,0 +1,146 @@
+"""``polar-hpc eval``: a model measured through each recipe's real harness on a task file.
+
+Each recipe runs as ``polar-hpc launch`` runs it (:func:`polar_hpc.launch.start.start_run`, waited for like
+``--wait``) with its task file, model, samples per task, limit and seed replaced, sessions sampled
+(``agent.policy = "sample"``). Its committed shards are then read back: per harness, the sessions, pass@1 (the
+mean over tasks of each task's pass rate) with the 95% Wilson score interval of the sessions' pass rate, pass@k
+for k = samples (the unbiased estimator), and why the others failed (:mod:`.causes`). Everything that can be known
+before a run starts is checked first (:mod:`.checks`): a bad input is one line and nothing is launched.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+import msgspec
+
+from polar_hpc.config import RunConfig
+from polar_hpc.errors import PolarError
+from polar_hpc.harness import get_adapter
+from polar_hpc.launch.monitor import wait_run
+from polar_hpc.launch.rundir import runs_root
+from polar_hpc.launch.start import start_run
+from polar_hpc.log import get_logger
+from polar_hpc.measure.causes import FAILURES, Cause, cause_of
+from polar_hpc.measure.checks import eval_config
+from polar_hpc.measure.stats import mean_pass_at_k, wilson
+from polar_hpc.store.reader import ShardReader
+from polar_hpc.wire.records import SessionResult
+
+log = get_logger("measure")
+INTERVAL = "95% Wilson score interval of the sessions' pass rate (each session one trial)"
+
+
+class EvalRow(msgspec.Struct, kw_only=True):
+    """One harness's figures on one task file (``--json`` writes a list of these)."""
+
+    harness: str
+    model: str
+    tasks: str
+    """The task file."""
+    split: str
+    """Its name without the suffix (``heldout`` for ``heldout.jsonl``)."""
+    recipe: str
+    n: int
+    """Sessions read back (tasks x samples when every session committed)."""
+    task_count: int
+    samples: int
+    pass_at_1: float
+    ci_low: float
+    ci_high: float
+    pass_at_k: float | None
+    """With k = ``samples`` (None for one sample a task)."""
+    k: int
+    causes: dict[str, int]
+    """Sessions per failure cause (``no_tool_call``, ``parse_error``, ``wrong_edit``, ``timeout``, ``error``)."""
+    wall_s: float
+    """The run, launch to last commit (the inference server's start included)."""
+    session_s: float | None
+    """Median wall time of one session (its ``total`` timing: prepare, harness, evaluation)."""
+    seed: int
+    run_dir: str
+
+
+class EvalReport(msgspec.Struct, kw_only=True):
+    rows: list[EvalRow]
+    interval: str = INTERVAL
+
+
+def summarize(results: Iterable[SessionResult], cfg: RunConfig, *, tasks: Path, model: str, samples: int,
+              seed: int, wall_s: float, run_dir: str, recipe: str) -> list[EvalRow]:
+    """One row per harness of ``results`` (a run's committed sessions)."""
+    fmt = get_adapter(cfg.agent.harness).action_format(cfg.agent)
+    by_harness: dict[str, list[tuple[str, Cause, float]]] = defaultdict(list)
+    for r in results:
+        by_harness[r.harness or cfg.agent.harness].append((r.task_id, cause_of(r, fmt), r.duration_s))
+    rows = []
+    for harness, sessions in sorted(by_harness.items()):
+        per_task: dict[str, list[bool]] = defaultdict(list)
+        for task_id, cause, _ in sessions:
+            per_task[task_id].append(cause == "passed")
+        counts = [(len(v), sum(v)) for v in per_task.values()]
+        passed = sum(c for _, c in counts)
+        low, high = wilson(passed, len(sessions))
+        causes: dict[str, int] = {c: sum(1 for _, cause, _ in sessions if cause == c) for c in FAILURES}
+        rows.append(EvalRow(
+            harness=harness, model=model, tasks=str(tasks), split=tasks.stem, recipe=recipe, n=len(sessions),
+            task_count=len(per_task), samples=samples, pass_at_1=mean_pass_at_k(counts, 1) or 0.0, ci_low=low,
+            ci_high=high, pass_at_k=mean_pass_at_k(counts, samples) if samples > 1 else None, k=samples,
+            causes=causes, wall_s=wall_s, session_s=statistics.median(d for _, _, d in sessions), seed=seed,
+            run_dir=run_dir))
+    return rows
+
+
+def run_eval(recipes: Sequence[str | Path], *, model: str, tasks: str | Path, samples: int = 1,
+             limit: int | None = None, seed: int = 0, overrides: Sequence[str] = (), runs_dir: Path | None = None,
+             timeout_s: float | None = None, say: Callable[[str], None] | None = None) -> EvalReport:
+    """Measure ``model`` through each recipe's harness on ``tasks``; every input is checked before the first
+    run starts (``EvalInputError``, exit 2). ``say`` gets the runs' progress lines."""
+    configs = [eval_config(r, model=model, tasks=tasks, samples=samples, limit=limit, seed=seed,
+                           overrides=overrides) for r in recipes]
+    rows: list[EvalRow] = []
+    for recipe, cfg in zip(recipes, configs, strict=True):
+        start = time.monotonic()
+        where = (runs_dir or runs_root()) / f"{cfg.name}-eval-{time.strftime('%Y%m%d-%H%M%S')}"
+        run, _ = start_run(cfg, where)
+        log.info("eval %s: %s through %s on %s, run dir %s", recipe, model, cfg.agent.harness, tasks, run.root)
+        code = wait_run(run, timeout_s=timeout_s, report=say or (lambda line: log.info("%s", line)))
+        if code != 0:
+            raise EvalRunError(f"eval {recipe}: the run did not finish (wait exit {code}); see polar-hpc status "
+                               f"{run.root}")
+        reader = ShardReader(run.root, must_exist=True)
+        rows += summarize(reader.results(), cfg, tasks=Path(tasks).resolve(), model=model, samples=samples,
+                          seed=seed, wall_s=time.monotonic() - start, run_dir=str(run.root), recipe=str(recipe))
+        for problem in reader.problems:
+            log.warning("eval %s: %s", run.root, problem)
+    return EvalReport(rows=rows)
+
+
+class EvalRunError(PolarError):
+    """A run that did not finish (its sessions are in its shards; ``polar-hpc resume`` goes on)."""
+
+    exit_code = 1
+
+
+def write_json(report: EvalReport, path: Path) -> None:
+    path.write_text(json.dumps(msgspec.to_builtins(report.rows), indent=1) + "\n")
+
+
+def table(report: EvalReport) -> str:
+    """The report as a plain-text table, one row per harness, and what the interval is."""
+    head = (f"{'harness':<16} {'model':<24} {'tasks':<12} {'n':>4} {'pass@1':>7} {'95% CI':>15} {'pass@k':>8} "
+            + " ".join(f"{c:>12}" for c in FAILURES) + f" {'session':>8} {'wall':>7}")
+    lines = [head]
+    for r in report.rows:
+        pk = f"{r.pass_at_k:.3f}@{r.k}" if r.pass_at_k is not None else "-"
+        model = r.model if len(r.model) <= 24 else "…" + r.model[-23:]
+        lines.append(f"{r.harness:<16} {model:<24} {r.split:<12} {r.n:>4} {r.pass_at_1:>7.3f} "
+                     f"{f'[{r.ci_low:.3f}, {r.ci_high:.3f}]':>15} {pk:>8} "
+                     + " ".join(f"{r.causes.get(c, 0):>12}" for c in FAILURES)
+                     + f" {(f'{r.session_s:.0f}s' if r.session_s is not None else '-'):>8} {r.wall_s:>6.0f}s")
+    return "\n".join([*lines, f"CI: {report.interval}"])
