@@ -31,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     off.add_argument("--engine", choices=["podman", "docker"], default="podman")
     off.add_argument("--force", action="store_true", help="rebuild even when up to date")
     off.set_defaults(func=run)
-    from polar_hpc.tasks.generate import DEFAULT_COUNTS, DEFAULT_SEED
+    from polar_hpc.tasks.family import DEFAULT_COUNTS, DEFAULT_SEED
 
     gen = sub.add_parser("generate", help="write a seeded family of small bug-fix repositories (one failing test "
                                           "each, a one-line sed as the reference solution): train.jsonl, "

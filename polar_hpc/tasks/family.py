@@ -14,6 +14,12 @@ from typing import Literal
 
 import msgspec
 
+Split = Literal["train", "heldout"]
+SPLITS: tuple[Split, ...] = ("train", "heldout")
+DEFAULT_COUNTS: dict[Split, int] = {"train": 300, "heldout": 100}
+DEFAULT_SEED = 0
+"""The generator's defaults (here, light to import, for the command line's help)."""
+
 BugKind = Literal["operator", "constant", "off_by_one", "swapped_args", "wrong_name"]
 BUG_KINDS: tuple[BugKind, ...] = ("operator", "constant", "off_by_one", "swapped_args", "wrong_name")
 

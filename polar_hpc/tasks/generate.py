@@ -17,18 +17,27 @@ import random
 import shutil
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 
 from polar_hpc.errors import PolarError
-from polar_hpc.tasks.family import BUG_KINDS, SHAPES, SIBLINGS, Args, Bug, Names, Shape, draw_args
+from polar_hpc.tasks.family import (
+    BUG_KINDS,
+    DEFAULT_COUNTS,
+    DEFAULT_SEED,
+    SHAPES,
+    SIBLINGS,
+    SPLITS,
+    Args,
+    Bug,
+    Names,
+    Shape,
+    Split,
+    draw_args,
+)
 from polar_hpc.wire.records import SOLUTION_COMMANDS, SOLUTION_FILES
 
-Split = Literal["train", "heldout"]
-SPLITS: tuple[Split, ...] = ("train", "heldout")
-DEFAULT_COUNTS: dict[Split, int] = {"train": 300, "heldout": 100}
-DEFAULT_SEED = 0
 REPOS = "repos"
 """The repositories' folder inside the output folder (a recipe's workspace: ``{tasks_dir}/repos/{repo}``)."""
 

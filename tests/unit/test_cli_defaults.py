@@ -50,6 +50,8 @@ NOT_MIRRORED: dict[tuple[str, str], str] = {
     ("probe", "runtime"): "unset: the --recipe's runtime.backend, else the demo layout's (RuntimeSpec's default)",
     ("serve-reference", "seed"): "the reference server's default sampling seed, not trainer.seed (TRL's)",
     ("export sft", "seed"): "the train/test split's shuffle seed, not trainer.seed (TRL's)",
+    ("tasks generate", "seed"): "the task generator's seed (tasks/generate.py DEFAULT_SEED), not trainer.seed",
+    ("eval", "seed"): "becomes inference.random_seed (None there: unseeded); an evaluation is seeded, 0 unless given",
 }
 
 

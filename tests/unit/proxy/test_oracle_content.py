@@ -135,7 +135,8 @@ def test_large_patch_goes_in_pieces_and_applies(tmp_path: Path, parser: str) -> 
 def test_plain_text_is_what_shell_tools_take_literally(text: str, plain: bool) -> None:
     assert plain_text(text) is plain
     commands = apply_commands(OracleScript(solution_commands=[f"printf %s '{text}'"]))
-    assert (commands == [f"printf %s '{text}'"]) is plain and all(plain_text(c) for c in commands)
+    literal = f"printf %s '{text}'" if "\n" not in text else f"set -e\nprintf %s '{text}'"  # one line: as it is
+    assert (commands == [literal]) is plain and all(plain_text(c) for c in commands)
 
 
 def test_a_call_the_format_cannot_carry_fails_the_session_naming_the_task() -> None:
