@@ -22,7 +22,7 @@ import msgspec
 from polar_hpc.config import RunConfig
 from polar_hpc.errors import PolarError
 from polar_hpc.harness import get_adapter
-from polar_hpc.launch.monitor import wait_run
+from polar_hpc.launch.monitor import cancel_run, wait_run
 from polar_hpc.launch.rundir import runs_root
 from polar_hpc.launch.start import start_run
 from polar_hpc.log import get_logger
@@ -111,8 +111,10 @@ def run_eval(recipes: Sequence[str | Path], *, model: str, tasks: str | Path, sa
         log.info("eval %s: %s through %s on %s, run dir %s", recipe, model, cfg.agent.harness, tasks, run.root)
         code = wait_run(run, timeout_s=timeout_s, report=say or (lambda line: log.info("%s", line)))
         if code != 0:
-            raise EvalRunError(f"eval {recipe}: the run did not finish (wait exit {code}); see polar-hpc status "
-                               f"{run.root}")
+            why = "timed out" if code == 124 else "cannot finish"
+            cancel_run(run, reason=f"eval: the run {why}")
+            raise EvalRunError(f"eval {recipe}: the run {why} (its committed sessions stay in {run.shards}; "
+                               f"polar-hpc status {run.root})")
         reader = ShardReader(run.root, must_exist=True)
         rows += summarize(reader.results(), cfg, tasks=Path(tasks).resolve(), model=model, samples=samples,
                           seed=seed, wall_s=time.monotonic() - start, run_dir=str(run.root), recipe=str(recipe))
