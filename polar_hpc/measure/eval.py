@@ -33,6 +33,8 @@ from polar_hpc.store.reader import ShardReader
 from polar_hpc.wire.records import SessionResult
 
 log = get_logger("measure")
+WAITS = ("queue", "ready_wait", "postrun_wait", "prewarm_wait")
+"""A session's timings that wait for another session's slot (``wire.records.TIMING_ORDER``), not its own work."""
 INTERVAL = "95% Wilson score interval of the sessions' pass rate (each session one trial)"
 
 
@@ -61,7 +63,8 @@ class EvalRow(msgspec.Struct, kw_only=True):
     wall_s: float
     """The run, launch to last commit (the inference server's start included)."""
     session_s: float | None
-    """Median wall time of one session (its ``total`` timing: prepare, harness, evaluation)."""
+    """Median wall time of one session without its waits for a stage's slot (:data:`WAITS`): start, prepare,
+    harness, trajectory, evaluation, teardown."""
     seed: int
     run_dir: str
 
@@ -77,7 +80,8 @@ def summarize(results: Iterable[SessionResult], cfg: RunConfig, *, tasks: Path, 
     fmt = get_adapter(cfg.agent.harness).action_format(cfg.agent)
     by_harness: dict[str, list[tuple[str, Cause, float]]] = defaultdict(list)
     for r in results:
-        by_harness[r.harness or cfg.agent.harness].append((r.task_id, cause_of(r, fmt), r.duration_s))
+        busy = r.duration_s - sum(r.timings.get(w, 0.0) for w in WAITS)
+        by_harness[r.harness or cfg.agent.harness].append((r.task_id, cause_of(r, fmt), busy))
     rows = []
     for harness, sessions in sorted(by_harness.items()):
         per_task: dict[str, list[bool]] = defaultdict(list)
