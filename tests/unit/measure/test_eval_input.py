@@ -89,3 +89,20 @@ def test_a_real_model_dir_passes_the_check(tmp_path: Path) -> None:
     (broken / "tokenizer.json").write_text(json.dumps({"model": "nothing"}))
     (problem,) = model_dir_problems(broken)
     assert problem.startswith(f"{broken / 'tokenizer.json'} does not load")
+
+
+def test_a_users_own_task_file_runs_unchanged() -> None:
+    """recipes/tasks/demo.jsonl through the distill recipe: its repositories are found next to it, every session
+    sampled, seeded, K samples, the first N tasks."""
+    from polar_hpc.measure.checks import eval_config
+    from polar_hpc.tasks.source import iter_tasks
+
+    cfg = eval_config(ROOT / "recipes" / "distill-mini.toml", model="asset:tiny-qwen3",
+                      tasks=ROOT / "recipes" / "tasks" / "demo.jsonl", samples=3, limit=2, seed=5)
+    tasks = list(iter_tasks(cfg))
+    assert [t.task_id for t in tasks] == ["calc-add", "fizzbuzz-15"]
+    repos = ROOT / "recipes" / "tasks" / "repos"
+    assert all(Path(t.workspace or "").is_dir() and Path(t.workspace or "").parent == repos for t in tasks)
+    assert {(t.num_samples, t.agent and t.agent.policy, t.agent and t.agent.harness) for t in tasks} == {
+        (3, "sample", "mini_swe_agent")}
+    assert (cfg.inference.random_seed, cfg.launch.backend) == (5, "local")
