@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
 
     from polar_hpc.assets import resolve_model
     from polar_hpc.train.sft.data import SftInputError
-    from polar_hpc.train.sft.run import WORK_DIR, check_out
+    from polar_hpc.train.sft.run import WORK_DIR, check_out, decoder_layers
 
     hf_logging.disable_progress_bar()
     hf_logging.set_verbosity_error()
@@ -80,6 +80,8 @@ def run(args: argparse.Namespace) -> int:
     from polar_hpc.train.grpo.run import load_policy
 
     model, tok = load_policy(model_dir, key="sft.model")
+    if sft.layers:
+        decoder_layers(model, sft.layers)
     created = not args.out.exists()
     try:
         return _train(args, sft, model_dir, model, tok)

@@ -72,6 +72,17 @@ def _hms(s: float) -> str:
     return f"{m // 60}h{m % 60:02d}m{sec:02d}s" if m >= 60 else f"{m}m{sec:02d}s"
 
 
+def decoder_layers(model: Any, layers: int) -> Any:
+    """The model's decoder layer list when ``layers`` of them can train; ``SftInputError`` otherwise."""
+    blocks = getattr(model.get_decoder(), "layers", None)
+    if blocks is None:
+        raise SftInputError(f"sft.layers = {layers}: {type(model).__name__} has no decoder .layers to choose from; "
+                            "use sft.layers = 0 (every parameter)")
+    if layers > len(blocks):
+        raise SftInputError(f"sft.layers = {layers}: the model has {len(blocks)} decoder layers")
+    return blocks
+
+
 def freeze_lower_layers(model: Any, layers: int) -> int:
     """Train only the last ``layers`` decoder layers and the final norm (0: everything); trainable param count.
     ``SftInputError`` when the model has fewer layers."""
@@ -79,17 +90,11 @@ def freeze_lower_layers(model: Any, layers: int) -> int:
         for p in model.parameters():
             p.requires_grad_(True)
         return sum(p.numel() for p in model.parameters())
-    decoder = model.get_decoder()
-    blocks = getattr(decoder, "layers", None)
-    if blocks is None:
-        raise SftInputError(f"sft.layers = {layers}: {type(model).__name__} has no decoder .layers to choose from; "
-                            "use sft.layers = 0 (every parameter)")
-    if layers > len(blocks):
-        raise SftInputError(f"sft.layers = {layers}: the model has {len(blocks)} decoder layers")
+    blocks = decoder_layers(model, layers)
+    norm = getattr(model.get_decoder(), "norm", None)
     for p in model.parameters():
         p.requires_grad_(False)
-    keep = [*blocks[len(blocks) - layers:], *([decoder.norm] if getattr(decoder, "norm", None) is not None else [])]
-    for mod in keep:
+    for mod in [*blocks[len(blocks) - layers:], *([norm] if norm is not None else [])]:
         for p in mod.parameters():
             p.requires_grad_(True)
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
