@@ -110,7 +110,7 @@ def sft_args(cfg: SftConfig, output_dir: Path) -> Any:
         lr_scheduler_type=cfg.lr_scheduler, warmup_steps=cfg.warmup_steps, weight_decay=cfg.weight_decay,
         max_grad_norm=cfg.max_grad_norm, seed=cfg.seed, data_seed=cfg.seed, max_length=None, packing=False,
         padding_free=False, completion_only_loss=False, assistant_only_loss=False,
-        gradient_checkpointing=cfg.gradient_checkpointing, logging_steps=1, logging_first_step=True,
+        activation_checkpointing=cfg.gradient_checkpointing, logging_steps=1, logging_first_step=True,
         save_strategy="no", report_to="none", disable_tqdm=True, bf16=False, fp16=False,
         use_cpu=not torch.cuda.is_available(), dataloader_pin_memory=False, dataloader_num_workers=0,
     )
