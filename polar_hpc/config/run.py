@@ -8,6 +8,7 @@ import msgspec
 from msgspec import Meta
 
 from polar_hpc.config.base import StrictStruct
+from polar_hpc.config.sft import SftConfig
 
 Backend = Literal["local", "slurm"]
 RuntimeBackend = Literal["apptainer", "bwrap", "docker", "local", "podman"]
@@ -286,6 +287,7 @@ class RunConfig(StrictStruct):
     tasks: TaskSource = msgspec.field(default_factory=TaskSource)
     shards: ShardConfig = msgspec.field(default_factory=ShardConfig)
     trainer: TrainerConfig = msgspec.field(default_factory=TrainerConfig)
+    sft: SftConfig = msgspec.field(default_factory=SftConfig)
     proxy: ProxyConfig = msgspec.field(default_factory=ProxyConfig)
     recipe_dir: str | None = None
     """Set by the loader: the recipe's folder, for relative paths."""

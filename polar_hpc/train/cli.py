@@ -33,10 +33,13 @@ def register(subparsers: Any) -> None:
     sft.add_argument("--seed", type=int, default=0)
     sft.set_defaults(func=run)
 
-    train = subparsers.add_parser("train", help="train on a run's rollouts (GRPO with TRL)")
+    train = subparsers.add_parser("train", help="train on a run's rollouts (GRPO with TRL) or its SFT corpus")
     from polar_hpc.train.grpo.cli import register as register_grpo
+    from polar_hpc.train.sft.cli import register as register_sft
 
-    register_grpo(train.add_subparsers(dest="train_kind", metavar="KIND", required=True))
+    kinds = train.add_subparsers(dest="train_kind", metavar="KIND", required=True)
+    register_grpo(kinds)
+    register_sft(kinds)
 
     rep = subparsers.add_parser("report", help="acceptance, rewards, turns, tokens, durations of a run (md + PNG)")
     rep.add_argument("runs", nargs="+", metavar="RUN_DIR")

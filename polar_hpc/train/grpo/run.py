@@ -57,8 +57,9 @@ def trainer_model_dir(cfg: RunConfig) -> Path:
         raise ConfigError(f"trainer.model: cannot resolve {spec!r}: {err}") from None
 
 
-def load_policy(model_dir: Path) -> tuple[Any, Any]:
-    """The model (float32) and tokenizer the trainer trains; ConfigError naming the dir when they do not load."""
+def load_policy(model_dir: Path, key: str = "trainer.model") -> tuple[Any, Any]:
+    """The model (float32) and tokenizer the trainer trains; ConfigError naming ``key`` and the dir when they do not
+    load."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -67,7 +68,7 @@ def load_policy(model_dir: Path) -> tuple[Any, Any]:
         tok = AutoTokenizer.from_pretrained(str(model_dir))
     except Exception as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise ConfigError(f"trainer.model: cannot load a causal LM and tokenizer from {model_dir}: {first}") from None
+        raise ConfigError(f"{key}: cannot load a causal LM and tokenizer from {model_dir}: {first}") from None
     return model, tok
 
 
