@@ -1,0 +1,188 @@
+"""The paper in miniature: base → SFT on the oracle corpus → GRPO through pi, held-out pass@1 at each phase.
+
+Every phase is the CLI a user runs, in order, timed:
+
+  1. corpus   `launch recipes/distill-{pi,mini}.toml --set agent.policy=oracle` on the train split (gold sessions
+              through the real pi and mini-swe-agent CLIs, logprobs from the base model)
+  2. export   `export sft` of both runs (the token-level variant: the ids the harnesses' requests rendered to and
+              our loss mask)
+  3. sft      `train sft` on that export → a model dir
+  4. grpo     `train grpo recipes/distill-pi.toml` from the SFT model on the train split (weights pushed every
+              step, TIS against the recorded logprobs, env_mask from our chains)
+  5. evals    `eval` of base, SFT and SFT+GRPO on the held-out split through each harness
+
+    python tools/bench/bench_distill.py                    # SmolLM2-135M-Instruct (hours on 2 cores)
+    python tools/bench/bench_distill.py --quick            # the plumbing on tiny-qwen3, a few minutes
+    python tools/bench/bench_distill.py --json out.json    # the table's figures, one object a row
+
+The table: harness x phase held-out pass@1 with its Wilson 95% interval, the corpus (sessions, accepted,
+tokens) and each phase's wall time. The split's tasks are `recipes/tasks/distill` (`polar-hpc tasks generate`,
+seed 0): held-out names and values never appear in train.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+TASKS = ROOT / "recipes" / "tasks" / "distill"
+RECIPES = {"pi": ROOT / "recipes" / "distill-pi.toml", "mini_swe_agent": ROOT / "recipes" / "distill-mini.toml"}
+
+
+@dataclass
+class Plan:
+    model: str
+    train: int
+    heldout: int
+    sft: list[str]
+    grpo_steps: int
+    grpo_groups: int
+    grpo_samples: int
+    harnesses: tuple[str, ...]
+    grpo_sets: list[str] = field(default_factory=list)
+
+
+FULL = Plan(model="asset:smollm2", train=120, heldout=60, sft=["--epochs", "2"], grpo_steps=8, grpo_groups=2,
+            grpo_samples=4, harnesses=("pi", "mini_swe_agent"))
+QUICK = Plan(model="asset:tiny-qwen3", train=3, heldout=2, sft=["--max-steps", "2", "--batch-rows", "2"],
+             grpo_steps=2, grpo_groups=1, grpo_samples=2, harnesses=("pi",),
+             grpo_sets=["inference.max_new_tokens=16"])
+
+
+class Phase:
+    """Runs one CLI call of the pipeline, its output into the work dir's log, its wall time kept."""
+
+    def __init__(self, work: Path) -> None:
+        self.work = work
+        self.walls: dict[str, float] = {}
+
+    def __call__(self, name: str, *argv: str) -> str:
+        log = self.work / f"{name}.log"
+        cmd = [sys.executable, "-m", "polar_hpc", *argv]
+        print(f"[{time.strftime('%H:%M:%S')}] {name}: polar-hpc {' '.join(argv)}", flush=True)
+        start = time.monotonic()
+        with log.open("w") as out:
+            proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=out, text=True, cwd=ROOT)
+        self.walls[name] = self.walls.get(name, 0.0) + time.monotonic() - start
+        (self.work / f"{name}.out").write_text(proc.stdout)
+        if proc.returncode != 0:
+            tail = log.read_text().strip().splitlines()[-15:]
+            raise SystemExit(f"bench_distill: {name} exited {proc.returncode}; last lines of {log}:\n"
+                             + "\n".join(tail))
+        print(f"    {self.walls[name]:.0f}s", flush=True)
+        return proc.stdout
+
+
+def subset(work: Path, split: str, n: int) -> Path:
+    """The first ``n`` rows of a split, beside a link to the split's repositories (the recipes' ``{tasks_dir}``)."""
+    folder = work / "tasks"
+    folder.mkdir(exist_ok=True)
+    if not (folder / "repos").exists():
+        (folder / "repos").symlink_to(TASKS / "repos")
+    rows = (TASKS / f"{split}.jsonl").read_text().splitlines()[:n]
+    path = folder / f"{split}.jsonl"
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def evaluate(phase: Phase, name: str, model: str, heldout: Path, harnesses: tuple[str, ...], seed: int,
+             extra: list[str]) -> list[dict[str, object]]:
+    out = phase.work / f"{name}.json"
+    recipes = [str(RECIPES[h]) for h in harnesses]
+    phase(name, "eval", *recipes, "--model", model, "--tasks", str(heldout), "--seed", str(seed),
+          "--json", str(out), "--runs-dir", str(phase.work / "runs"), *extra)
+    rows: list[dict[str, object]] = json.loads(out.read_text())
+    return rows
+
+
+def corpus_stats(phase: Phase, runs: list[Path]) -> dict[str, int]:
+    text = phase("inspect", "shards", "inspect", *map(str, runs))
+    stats: dict[str, int] = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if parts[:1] == ["sessions"]:
+            stats["sessions"] = int(parts[1])
+        elif parts[:1] == ["tokens"]:
+            stats.update(prompt_tokens=int(parts[2]), response_tokens=int(parts[4]), trainable_tokens=int(parts[6]))
+    return stats
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="the plumbing on tiny-qwen3 with a handful of tasks")
+    ap.add_argument("--work", type=Path, default=None, help="work dir (default: runs/bench-distill-<time>)")
+    ap.add_argument("--json", type=Path, default=None, help="write the table's rows here")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--train", type=int, help="train tasks in the corpus and GRPO (default: the plan's)")
+    ap.add_argument("--heldout", type=int, help="held-out tasks per evaluation (default: the plan's)")
+    ap.add_argument("--grpo-steps", type=int)
+    ap.add_argument("--skip-base", action="store_true", help="leave out the base model's evaluation")
+    args = ap.parse_args()
+    plan = QUICK if args.quick else FULL
+    plan.train = args.train or plan.train
+    plan.heldout = args.heldout or plan.heldout
+    plan.grpo_steps = args.grpo_steps or plan.grpo_steps
+    work = (args.work or ROOT / "runs" / f"bench-distill-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    phase = Phase(work)
+    train, heldout = subset(work, "train", plan.train), subset(work, "heldout", plan.heldout)
+    model_sets = [] if plan.model == "asset:smollm2" else ["--set", f"inference.model={plan.model}"]
+    quick_sets = [a for s in plan.grpo_sets for a in ("--set", s)]
+    seed = ["--set", f"inference.random_seed={args.seed}"]
+    print(f"work dir {work}: {plan.train} train / {plan.heldout} held-out tasks, model {plan.model}", flush=True)
+
+    rows: list[dict[str, object]] = []
+    if not args.skip_base:
+        rows += [r | {"phase": "base"} for r in
+                 evaluate(phase, "eval-base", plan.model, heldout, plan.harnesses, args.seed, quick_sets)]
+    corpus_runs: list[Path] = []
+    for h in plan.harnesses:
+        run = work / f"corpus-{h}"
+        phase("corpus", "launch", str(RECIPES[h]), "--set", "agent.policy=oracle", "--set", f"tasks.path={train}",
+              *model_sets, *seed, "--run-dir", str(run), "--wait")
+        corpus_runs.append(run)
+    corpus = corpus_stats(phase, corpus_runs)
+    export = work / "export"
+    phase("export", "export", "sft", *map(str, corpus_runs), "--out", str(export), "--test-fraction", "0",
+          "--seed", str(args.seed))
+    sft_model = work / "sft-model"
+    phase("sft", "train", "sft", str(export), "--out", str(sft_model), "--model", plan.model, "--seed",
+          str(args.seed), *plan.sft)
+    rows += [r | {"phase": "sft"} for r in
+             evaluate(phase, "eval-sft", str(sft_model), heldout, plan.harnesses, args.seed, quick_sets)]
+    grpo_run = work / "grpo"
+    phase("grpo", "train", "grpo", str(RECIPES["pi"]), "--set", f"tasks.path={train}",
+          "--set", f"trainer.model={sft_model}", "--set", f"inference.model={sft_model}",
+          "--set", f"trainer.steps={plan.grpo_steps}", "--set", f"trainer.groups_per_step={plan.grpo_groups}",
+          "--set", f"tasks.num_samples={plan.grpo_samples}", "--set", f"trainer.seed={args.seed}", *seed,
+          *quick_sets, "--run-dir", str(grpo_run))
+    grpo_model = grpo_run / "checkpoints" / f"step-{plan.grpo_steps}"
+    rows += [r | {"phase": "sft+grpo"} for r in
+             evaluate(phase, "eval-grpo", str(grpo_model), heldout, ("pi",), args.seed, quick_sets)]
+
+    walls = {k: round(v, 1) for k, v in phase.walls.items()}
+    print(f"\ncorpus: {corpus}\nphase wall s: {walls}\n")
+    print(f"{'harness':<16}{'phase':<10}{'n':>5}{'pass@1':>8}   95% CI (Wilson)")
+    for r in rows:
+        print(f"{r['harness']!s:<16}{r['phase']!s:<10}{r['n']!s:>5}{float(r['pass_at_1']):>8.3f}   "  # type: ignore[arg-type]
+              f"[{float(r['ci_low']):.3f}, {float(r['ci_high']):.3f}]")  # type: ignore[arg-type]
+    if args.json:
+        table = [{"harness": r["harness"], "phase": r["phase"], "split": "heldout", "n": r["n"],
+                  "pass_at_1": r["pass_at_1"], "ci_low": r["ci_low"], "ci_high": r["ci_high"],
+                  "causes": r.get("causes"), "phase_wall_s": walls, "corpus": corpus, "model": plan.model}
+                 for r in rows]
+        args.json.write_text(json.dumps(table, indent=1))
+        print(f"written to {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
