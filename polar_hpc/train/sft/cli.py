@@ -67,6 +67,9 @@ def run(args: argparse.Namespace) -> int:
     from polar_hpc.train.sft.run import WORK_DIR, check_out, decoder_layers
 
     hf_logging.disable_progress_bar()
+    from datasets.utils import logging as ds_logging
+
+    ds_logging.disable_progress_bar()  # TRL's dataset preparation: the step lines are the progress
     hf_logging.set_verbosity_error()
     warnings.filterwarnings("ignore", category=FutureWarning, module="transformers")
     cfg = settings(args)

@@ -43,7 +43,10 @@ async def test_oracle_corpus_to_a_checkpoint_the_server_and_grpo_load(reference_
     model, tok = load_policy(out)
     assert type(model).__name__ == "Qwen3ForCausalLM" and tok.chat_template
 
-    prompt = tok.apply_chat_template([{"role": "user", "content": "Fix add in calc.py"}], add_generation_prompt=True)
+    text = tok.apply_chat_template([{"role": "user", "content": "Fix add in calc.py"}], tokenize=False,
+                                   add_generation_prompt=True)
+    prompt = tok(text, add_special_tokens=False)["input_ids"]
+    assert prompt
     with start_reference_server(out, seed=0, threads=1, log_path=tmp_path / "server.log") as server:
         body = {"input_ids": list(prompt), "sampling_params": {"max_new_tokens": 4, "temperature": 0.0},
                 "return_logprob": True}

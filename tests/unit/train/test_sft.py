@@ -127,7 +127,7 @@ def test_max_length_cuts_rows_and_drops_untrainable_ones() -> None:
         fit_length(SftCorpus(ids, masks, "test"), 2)
 
 
-def _cli(capsys: Any, *argv: str) -> tuple[int, str, str]:
+def _cli(capsys: Any, *argv: str | Path) -> tuple[int, str, str]:
     """``polar-hpc train sft ARGV`` as a fresh process would log: its handler writes to this test's stderr."""
     import logging
 
@@ -188,5 +188,6 @@ def test_bad_input_is_one_line_before_training(case: str, tmp_path: Path, sessio
     lines = err.strip().splitlines()
     assert lines[-1].startswith("polar-hpc: ") and "Traceback" not in err
     # the only line before it: the export of the runs' accepted sessions, where the corpus decides (max_length)
-    assert len(lines) == 1 or (case == "max-length" and len(lines) == 2 and "exported 3 train / 0 test traces" in lines[0]), lines
+    exported = len(lines) == 2 and "exported 3 train / 0 test traces" in lines[0]
+    assert len(lines) == 1 or (case == "max-length" and exported), lines
     assert not (out / "model.safetensors").exists()
