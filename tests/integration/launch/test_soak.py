@@ -23,7 +23,7 @@ SESSIONS = 100
 def test_soak_small_every_session_once_and_every_component_sampled(run_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "soak.json"
     done = subprocess.run(
-        [sys.executable, str(BENCH), "--sessions", str(SESSIONS), "--ranks", "2", "--calls", "8", "--interval", "1",
+        [sys.executable, str(BENCH), "--sessions", str(SESSIONS), "--ranks", "2", "--calls", "8", "--interval", "0.25",
          "--window", "10", "--run-dir", str(run_dir), "--out", str(out)],
         capture_output=True, text=True, timeout=240, cwd=ROOT)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]

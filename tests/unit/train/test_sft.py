@@ -135,6 +135,7 @@ def _cli(capsys: Any, *argv: str | Path) -> tuple[int, str, str]:
     kept = list(logger.handlers)
     for h in kept:
         logger.removeHandler(h)
+    capsys.readouterr()  # what the test's own setup logged (writing the run's shards) is not the CLI's
     try:
         rc = main(["train", "sft", *map(str, argv)])
     finally:
