@@ -14,6 +14,7 @@ Every phase is the CLI a user runs, in order, timed:
     python tools/bench/bench_distill.py                    # SmolLM2-135M-Instruct (hours on 2 cores)
     python tools/bench/bench_distill.py --quick            # the plumbing on tiny-qwen3, a few minutes
     python tools/bench/bench_distill.py --json out.json    # the table's figures, one object a row
+    python tools/bench/bench_distill.py --work W ...       # again with the same W: resumes after the last phase done
 
 The table: harness x phase held-out pass@1 with its Wilson 95% interval, the corpus (sessions, accepted,
 tokens) and each phase's wall time. The split's tasks are `recipes/tasks/distill` (`polar-hpc tasks generate`,
@@ -25,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -57,26 +59,34 @@ QUICK = Plan(model="asset:tiny-qwen3", train=3, heldout=2, sft=["--max-steps", "
 
 
 class Phase:
-    """Runs one CLI call of the pipeline, its output into the work dir's log, its wall time kept."""
+    """Runs one CLI call of the pipeline, its output into the work dir's log, its wall time kept. A call that
+    finished before in the same work dir (``KEY.ok``) is not run again: a cut bench resumes where it stopped."""
 
     def __init__(self, work: Path) -> None:
         self.work = work
         self.walls: dict[str, float] = {}
 
-    def __call__(self, name: str, *argv: str) -> str:
-        log = self.work / f"{name}.log"
+    def __call__(self, name: str, *argv: str, key: str | None = None) -> str:
+        key = key or name
+        log, done = self.work / f"{key}.log", self.work / f"{key}.ok"
+        if done.exists():
+            saved = json.loads(done.read_text())
+            self.walls[name] = self.walls.get(name, 0.0) + saved["wall_s"]
+            print(f"[{time.strftime('%H:%M:%S')}] {key}: done before ({saved['wall_s']:.0f}s), kept", flush=True)
+            return str(saved["stdout"])
         cmd = [sys.executable, "-m", "polar_hpc", *argv]
-        print(f"[{time.strftime('%H:%M:%S')}] {name}: polar-hpc {' '.join(argv)}", flush=True)
+        print(f"[{time.strftime('%H:%M:%S')}] {key}: polar-hpc {' '.join(argv)}", flush=True)
         start = time.monotonic()
         with log.open("w") as out:
             proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=out, text=True, cwd=ROOT)
-        self.walls[name] = self.walls.get(name, 0.0) + time.monotonic() - start
-        (self.work / f"{name}.out").write_text(proc.stdout)
+        wall = time.monotonic() - start
+        self.walls[name] = self.walls.get(name, 0.0) + wall
         if proc.returncode != 0:
             tail = log.read_text().strip().splitlines()[-15:]
-            raise SystemExit(f"bench_distill: {name} exited {proc.returncode}; last lines of {log}:\n"
+            raise SystemExit(f"bench_distill: {key} exited {proc.returncode}; last lines of {log}:\n"
                              + "\n".join(tail))
-        print(f"    {self.walls[name]:.0f}s", flush=True)
+        done.write_text(json.dumps({"wall_s": wall, "stdout": proc.stdout}))
+        print(f"    {wall:.0f}s", flush=True)
         return proc.stdout
 
 
@@ -124,11 +134,19 @@ def main() -> int:
     ap.add_argument("--heldout", type=int, help="held-out tasks per evaluation (default: the plan's)")
     ap.add_argument("--grpo-steps", type=int)
     ap.add_argument("--skip-base", action="store_true", help="leave out the base model's evaluation")
+    ap.add_argument("--harnesses", default=None, help="comma-separated, of: " + ", ".join(RECIPES))
+    ap.add_argument("--sft-args", default=None, help="train sft's flags, one string (default: the plan's)")
     args = ap.parse_args()
     plan = QUICK if args.quick else FULL
     plan.train = args.train or plan.train
     plan.heldout = args.heldout or plan.heldout
-    plan.grpo_steps = args.grpo_steps or plan.grpo_steps
+    plan.grpo_steps = plan.grpo_steps if args.grpo_steps is None else args.grpo_steps
+    plan.sft = shlex.split(args.sft_args) if args.sft_args is not None else plan.sft
+    if args.harnesses:
+        plan.harnesses = tuple(args.harnesses.split(","))
+        unknown = sorted(set(plan.harnesses) - set(RECIPES))
+        if unknown:
+            ap.error(f"--harnesses: {', '.join(unknown)} is not one of {', '.join(RECIPES)}")
     work = (args.work or ROOT / "runs" / f"bench-distill-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
     work.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -147,7 +165,7 @@ def main() -> int:
     for h in plan.harnesses:
         run = work / f"corpus-{h}"
         phase("corpus", "launch", str(RECIPES[h]), "--set", "agent.policy=oracle", "--set", f"tasks.path={train}",
-              *model_sets, *seed, "--run-dir", str(run), "--wait")
+              *model_sets, *seed, "--run-dir", str(run), "--wait", key=f"corpus-{h}")
         corpus_runs.append(run)
     corpus = corpus_stats(phase, corpus_runs)
     export = work / "export"
@@ -158,15 +176,16 @@ def main() -> int:
           str(args.seed), *plan.sft)
     rows += [r | {"phase": "sft"} for r in
              evaluate(phase, "eval-sft", str(sft_model), heldout, plan.harnesses, args.seed, quick_sets)]
-    grpo_run = work / "grpo"
-    phase("grpo", "train", "grpo", str(RECIPES["pi"]), "--set", f"tasks.path={train}",
-          "--set", f"trainer.model={sft_model}", "--set", f"inference.model={sft_model}",
-          "--set", f"trainer.steps={plan.grpo_steps}", "--set", f"trainer.groups_per_step={plan.grpo_groups}",
-          "--set", f"tasks.num_samples={plan.grpo_samples}", "--set", f"trainer.seed={args.seed}", *seed,
-          *quick_sets, "--run-dir", str(grpo_run))
-    grpo_model = grpo_run / "checkpoints" / f"step-{plan.grpo_steps}"
-    rows += [r | {"phase": "sft+grpo"} for r in
-             evaluate(phase, "eval-grpo", str(grpo_model), heldout, ("pi",), args.seed, quick_sets)]
+    if plan.grpo_steps > 0 and "pi" in plan.harnesses:
+        grpo_run = work / "grpo"
+        phase("grpo", "train", "grpo", str(RECIPES["pi"]), "--set", f"tasks.path={train}",
+              "--set", f"trainer.model={sft_model}", "--set", f"inference.model={sft_model}",
+              "--set", f"trainer.steps={plan.grpo_steps}", "--set", f"trainer.groups_per_step={plan.grpo_groups}",
+              "--set", f"tasks.num_samples={plan.grpo_samples}", "--set", f"trainer.seed={args.seed}", *seed,
+              *quick_sets, "--run-dir", str(grpo_run))
+        grpo_model = grpo_run / "checkpoints" / f"step-{plan.grpo_steps}"
+        rows += [r | {"phase": "sft+grpo"} for r in
+                 evaluate(phase, "eval-grpo", str(grpo_model), heldout, ("pi",), args.seed, quick_sets)]
 
     walls = {k: round(v, 1) for k, v in phase.walls.items()}
     print(f"\ncorpus: {corpus}\nphase wall s: {walls}\n")
