@@ -102,10 +102,11 @@ class TisGRPOTrainer(GRPOTrainer):
             from polar_hpc.train.grpo.credit import token_weights
 
             mask = out["completion_mask"] if "tool_mask" not in out else out["completion_mask"] * out["tool_mask"]
-            w = token_weights(mask.cpu().numpy(), rolled["session"], rolled["group"], loss_norm=self.loss_norm,
-                              loss_type=self.loss_type)
-            adv = torch.tensor(rolled["advantage"], dtype=torch.float32, device=mask.device)
-            out["advantages"] = adv.unsqueeze(1) * torch.as_tensor(w, dtype=torch.float32, device=mask.device)
+            norm = token_weights(mask.cpu().numpy(), rolled["session"], rolled["group"], loss_norm=self.loss_norm,
+                                 loss_type=self.loss_type)
+            session_adv = torch.tensor(rolled["advantage"], dtype=torch.float32, device=mask.device)
+            out["advantages"] = session_adv.unsqueeze(1) * torch.as_tensor(norm, dtype=torch.float32,
+                                                                           device=mask.device)
         sampling = out.get("sampling_per_token_logps")
         if sampling is None:
             return out
