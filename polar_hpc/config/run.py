@@ -241,6 +241,9 @@ class ShardConfig(StrictStruct):
 
 
 TisLevel = Literal["token", "sequence"]
+LossNorm = Literal["token", "session", "group"]
+"""What one unit of loss weight is (``train.grpo.credit``): a sampled token, a session (its chains together), or a
+group."""
 
 
 class TrainerConfig(StrictStruct):
@@ -264,6 +267,17 @@ class TrainerConfig(StrictStruct):
     tis_clip: Annotated[float, Meta(gt=0)] = 2.0
     """Truncated importance sampling: the trainer/rollout probability ratio is capped at this value."""
     tis_level: TisLevel = "token"
+    loss_norm: LossNorm = "token"
+    """How rows weigh in the loss (every chain of a session is a row with the session's advantage): ``token``
+    every sampled token the same (a session weighs its sampled tokens), ``session`` each session the same
+    whatever its number of chains and tokens, ``group`` each group the same. ``session`` / ``group`` need a
+    ``loss_type`` that sums tokens (dapo, bnpo) or averages rows (grpo); ``token`` one that sums tokens (not grpo)."""
+    dynamic_sampling: bool = False
+    """Set aside groups whose sessions all got the same reward (no advantage) and submit fresh groups in their
+    place, so a step trains on ``groups_per_step`` informative groups (DAPO's dynamic sampling)."""
+    max_refill_groups: AtLeast0 = 4
+    """With ``dynamic_sampling``: at most this many fresh groups submitted per step; past it the step trains on
+    the informative groups it has (logged)."""
     seed: int = 0
     threads: AtLeast1 = 1
     """torch threads in the trainer process (with OMP_WAIT_POLICY=PASSIVE: spinning OpenMP threads starve the

@@ -204,9 +204,11 @@ class AsyncRollouts:
                                        metadata=meta)
 
     async def submit_groups(self, tasks: Iterable[Task], *, rollout_step: int,
-                            num_samples: int | None = None) -> list[str]:
-        """Submit one group per task (tagged with the current policy version); returns the group ids."""
-        tagged = [self.tag(t, rollout_step=rollout_step, num_samples=num_samples) for t in tasks]
+                            num_samples: int | None = None, suffix: str = "") -> list[str]:
+        """Submit one group per task (tagged with the current policy version); returns the group ids
+        (``{task_id}@step{rollout_step}{suffix}``: a ``suffix`` tells apart groups of one task in one step)."""
+        tagged = [self.tag(t, rollout_step=rollout_step, num_samples=num_samples,
+                           group_id=f"{t.task_id}@step{rollout_step}{suffix}" if suffix else None) for t in tasks]
         reply = await self.client.submit(tagged)
         if reply.rejected:
             raise ValueError("coordinator rejected groups: " + "; ".join(f"{k}: {v}" for k, v in

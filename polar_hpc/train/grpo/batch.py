@@ -1,18 +1,18 @@
-"""Evaluated groups as the rows TRL's ``rollout_func`` returns: one completion per session, always ``size`` a group.
+"""Evaluated groups as the rows TRL's ``rollout_func`` returns: one row per trainable chain of every session.
 
-TRL computes GRPO advantages over fixed blocks of ``num_generations`` rows, so a group must come back at the size
-it was submitted. Each session gives exactly one row:
+Each session gives:
 
-- the session's **last chain** that the policy sampled (not an oracle trace), is trainable and has at least one
-  loss-mask token: its prompt ids, response ids, rollout logprobs and loss mask (``env_mask``); the session's
-  outcome reward (``SessionResult.reward``) rides along. A session with several chains (compaction,
-  sub-agents) trains on the last one; the others are counted in ``extra_chains``, not trained on (GRPO gives
-  one advantage per session, TRL one row per advantage);
+- one row per **chain** the policy sampled (not an oracle trace) that is trainable and has at least one loss-mask
+  token, in trace order: its prompt ids, response ids, rollout logprobs and loss mask (``env_mask``). A session
+  with several chains (compaction, sub-agents, ``per_request`` traces) trains on all of them; every row carries
+  the session's outcome reward and its **advantage** against the group, computed over sessions (each counted
+  once, ``credit.session_advantages``); ``trainer.loss_norm`` then decides how the rows weigh (``credit``);
 - a **placeholder** when the session has no such chain: it sent no result (ERROR, CANCELLED), it ended TIMEOUT or
-  ERROR (its mask is all 0), or every chain is marked untrainable. A placeholder has ``env_mask`` all 0 and reward
-  ``None``: TRL leaves an all-``None`` row out of the group's mean and gives it advantage 0, so it adds no gradient
-  and does not bias the baseline. A group with fewer completed sessions than ``min_group_fraction`` becomes all
-  placeholders (counted in ``rejected_groups``).
+  ERROR (its mask is all 0), or every chain is marked untrainable. A placeholder has ``env_mask`` all 0, reward
+  ``None`` and advantage 0: it adds no gradient and is not in the baseline. A group with fewer completed sessions
+  than ``min_group_fraction`` becomes all placeholders (counted in ``rejected_groups``).
+
+A step's row count therefore varies; ``TisGRPOTrainer`` trains on the rows with their own advantages.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import msgspec
 import numpy as np
 
 from polar_hpc.train.async_client import Group, TrainSample, group_samples
+from polar_hpc.train.grpo.credit import informative, session_advantages
 from polar_hpc.wire.records import TraceStatus
 
 
@@ -41,6 +42,10 @@ class Completion(msgspec.Struct, kw_only=True):
     temperatures: list[float] = msgspec.field(default_factory=list)
     """The temperatures the engine sampled the chain at (its logprobs are under them; empty: not recorded)."""
     placeholder: bool = False
+    advantage: float = 0.0
+    """The session's advantage against its group (every row of a session the same)."""
+    session: str = ""
+    """``group_id/sample_index``: the rows of one session share it."""
 
 
 class GroupCounts(msgspec.Struct, kw_only=True):
@@ -55,13 +60,28 @@ class GroupCounts(msgspec.Struct, kw_only=True):
     """Sessions that ended TIMEOUT / ERROR with a result (mask all 0)."""
     untrainable: int = 0
     """Completed sessions without a trainable sampled chain (marked untrainable, oracle only, no masked token)."""
+    rows: int = 0
+    """Rows trained on (one per trainable chain of the trained sessions; placeholders not counted)."""
     extra_chains: int = 0
-    """Chains beyond the one trained on, in sessions with several (compaction, sub-agents)."""
+    """Rows beyond the first of their session (compaction, sub-agents, per_request calls): ``rows - trained``."""
+    skipped_chains: int = 0
+    """Chains of trained sessions left out (oracle, untrainable or without a masked token)."""
     rejected_groups: int = 0
 
     def add(self, other: GroupCounts) -> None:
         for f in self.__struct_fields__:
             setattr(self, f, getattr(self, f) + getattr(other, f))
+
+
+class RefillCounts(msgspec.Struct, kw_only=True):
+    """What dynamic sampling did in one step (``refill``)."""
+
+    set_aside: int = 0
+    """Groups with no reward variance, not trained on."""
+    submitted: int = 0
+    """Fresh groups submitted in their place (at most ``trainer.max_refill_groups``)."""
+    short: int = 0
+    """Informative groups the step lacked when the budget was spent (it trained on fewer)."""
 
 
 class StepRollouts(msgspec.Struct, kw_only=True):
@@ -73,30 +93,32 @@ class StepRollouts(msgspec.Struct, kw_only=True):
     """From the call to its groups' return, pushes excluded."""
     push_s: float = 0.0
     """Loading the newest checkpoint on every engine during this call (0: none was new)."""
+    refill: RefillCounts | None = None
+    """What dynamic sampling did (None: ``trainer.dynamic_sampling`` off)."""
 
 
 def _usable(s: TrainSample) -> bool:
     return s.trainable and not s.masked and bool(s.loss_mask[s.prompt_length:].any())
 
 
-def _row(s: TrainSample, reward: float) -> Completion:
+def _row(s: TrainSample, reward: float | None) -> Completion:
     pl = s.prompt_length
     mask = s.loss_mask[pl:].astype(np.int64)
     logps = np.where(mask > 0, s.rollout_logprobs, 0.0)  # tokens the policy did not sample carry no logprob
     return Completion(group_id=s.group_id, sample_index=s.sample_index, prompt_ids=s.tokens[:pl].tolist(),
                       completion_ids=s.tokens[pl:].tolist(), logprobs=logps.astype(float).tolist(),
                       env_mask=mask.tolist(), reward=reward, weight_versions=list(s.weight_versions),
-                      temperatures=list(s.temperatures))
+                      temperatures=list(s.temperatures), session=f"{s.group_id}/{s.sample_index}")
 
 
 def _placeholder(group_id: str, index: int, prompt_ids: list[int], filler_id: int) -> Completion:
     return Completion(group_id=group_id, sample_index=index, prompt_ids=prompt_ids, completion_ids=[filler_id],
-                      logprobs=[0.0], env_mask=[0], reward=None, placeholder=True)
+                      logprobs=[0.0], env_mask=[0], reward=None, placeholder=True, session=f"{group_id}/{index}")
 
 
 def group_completions(group: Group, *, filler_id: int, min_group_fraction: float = 0.0
                       ) -> tuple[list[Completion], GroupCounts]:
-    """``group.num_samples`` rows in sample order (see the module docstring), and what was counted."""
+    """The group's rows, session by session in sample order (see the module docstring), and what was counted."""
     n = group.num_samples
     counts = GroupCounts(groups=1, sessions=n)
     by_session: dict[int, list[TrainSample]] = {}
@@ -104,12 +126,12 @@ def group_completions(group: Group, *, filler_id: int, min_group_fraction: float
         by_session.setdefault(s.sample_index, []).append(s)
     statuses = {r.sample_index: r.trajectory.status for r in group.results}
     rewards = {r.sample_index: r.reward for r in group.results}
+    chains_of = {r.sample_index: len(r.trajectory.traces) for r in group.results}
     rejected = group.completed_fraction < min_group_fraction
     counts.rejected_groups = int(rejected)
-    chosen: dict[int, Completion] = {}
+    chosen: dict[int, list[Completion]] = {}
     for i in range(n):
-        chains = by_session.get(i, [])
-        usable = [s for s in chains if _usable(s)]
+        usable = sorted((s for s in by_session.get(i, []) if _usable(s)), key=lambda s: s.trace_index)
         if i not in statuses:
             counts.no_result += 1
         elif statuses[i] != TraceStatus.COMPLETED:
@@ -117,13 +139,37 @@ def group_completions(group: Group, *, filler_id: int, min_group_fraction: float
         elif not usable:
             counts.untrainable += 1
         if usable and not rejected:
-            chosen[i] = _row(max(usable, key=lambda s: s.trace_index), rewards[i])
-            counts.extra_chains += len(chains) - 1
+            chosen[i] = [_row(s, rewards[i]) for s in usable]
+            counts.skipped_chains += chains_of[i] - len(usable)
+    advantages = session_advantages([chosen[i][0].reward for i in sorted(chosen)])
+    for i, adv in zip(sorted(chosen), advantages, strict=True):
+        for r in chosen[i]:
+            r.advantage = adv
     counts.trained = len(chosen)
+    counts.rows = sum(len(rs) for rs in chosen.values())
+    counts.extra_chains = counts.rows - counts.trained
     seen = [s.tokens[:s.prompt_length].tolist() for ch in by_session.values() for s in ch]
-    any_prompt = next((c.prompt_ids for c in chosen.values()), seen[0] if seen else [filler_id])
-    rows = [chosen.get(i) or _placeholder(group.group_id, i, any_prompt, filler_id) for i in range(n)]
+    any_prompt = next((rs[0].prompt_ids for rs in chosen.values()), seen[0] if seen else [filler_id])
+    rows: list[Completion] = []
+    for i in range(n):
+        rows += chosen.get(i) or [_placeholder(group.group_id, i, any_prompt, filler_id)]
     return rows, counts
+
+
+def group_informative(rows: list[Completion]) -> bool:
+    """Whether a group's rows carry any advantage (two trained sessions with different rewards)."""
+    return informative([rs.reward for rs in first_rows(rows)])
+
+
+def first_rows(rows: list[Completion]) -> list[Completion]:
+    """The first row of each trained session (placeholders left out): one per session."""
+    seen: set[str] = set()
+    out = []
+    for r in rows:
+        if not r.placeholder and r.session not in seen:
+            seen.add(r.session)
+            out.append(r)
+    return out
 
 
 def row_temperatures(rows: list[Completion]) -> list[float]:
@@ -132,13 +178,17 @@ def row_temperatures(rows: list[Completion]) -> list[float]:
 
 
 def rollout_output(rows: list[Completion]) -> dict[str, Any]:
-    """The dict TRL's ``rollout_func`` returns; ``reward`` and ``weight_version`` reach the reward functions."""
+    """The dict TRL's ``rollout_func`` returns; ``reward`` reaches the reward function, ``advantage``, ``session``
+    and ``group`` ``TisGRPOTrainer``'s loss (``credit``)."""
     return {
         "prompt_ids": [r.prompt_ids for r in rows],
         "completion_ids": [r.completion_ids for r in rows],
         "logprobs": [r.logprobs for r in rows],
         "env_mask": [r.env_mask for r in rows],
         "reward": [r.reward for r in rows],
+        "advantage": [r.advantage for r in rows],
+        "session": [r.session for r in rows],
+        "group": [r.group_id for r in rows],
     }
 
 

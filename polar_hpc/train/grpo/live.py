@@ -13,6 +13,7 @@ session of step ``s`` is sampled by the weights of step ``max(s - k, 0)`` (versi
 the timing; generation of the next step still overlaps training. With ``k >= 2`` the groups of steps
 ``s+1 .. s+k-1`` must also be back before the push (one engine serves one weight version at a time). A step
 whose prompts differ from what was submitted ahead submits its own (logged; its staleness is then not exact).
+With ``trainer.dynamic_sampling`` a step's groups without reward variance are replaced by fresh ones (``refill``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from polar_hpc.config.run import TrainerConfig
 from polar_hpc.log import get_logger
 from polar_hpc.train.async_client import AsyncConfig, AsyncRollouts, Group
 from polar_hpc.train.grpo.batch import Completion, GroupCounts, StepRollouts, group_completions, rollout_output
+from polar_hpc.train.grpo.refill import Built, RefillOrder, fill_step
 from polar_hpc.train.grpo.weights import StagedWeights
 from polar_hpc.wire.records import Task
 
@@ -71,6 +73,8 @@ class LiveRollouts:
         self._calls = 0
         self._changed: asyncio.Event | None = None
         self._consumer: asyncio.Task[None] | None = None
+        self.refills = RefillOrder(sorted(self.tasks), cfg.seed + 1)
+        self._refilled = 0
 
     def _run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
@@ -174,13 +178,30 @@ class LiveRollouts:
             self._run(self._wait(self._outstanding(), self.cfg.group_timeout_s))  # k >= 2 only
             push_s += self.weights.push()
         self._submit_ahead(step)
+        built = [self._built(g) for g in gids]
+        refill = None
+        if self.cfg.dynamic_sampling:
+            built, refill = fill_step(built, want=len(gids), budget=self.cfg.max_refill_groups, step=step,
+                                      fetch=lambda n: self._fetch_fresh(step, n))
         rows: list[Completion] = []
         counts = GroupCounts()
-        for g in [self._ready.pop(g) for g in gids]:
-            r, c = group_completions(g, filler_id=self.filler_id, min_group_fraction=self.min_group_fraction)
+        for r, c in built:
             rows += r
             counts.add(c)
-        return StepRollouts(rows=rows, counts=counts, wait_s=time.monotonic() - t0 - push_s, push_s=push_s)
+        return StepRollouts(rows=rows, counts=counts, wait_s=time.monotonic() - t0 - push_s, push_s=push_s,
+                            refill=refill)
+
+    def _built(self, gid: str) -> Built:
+        return group_completions(self._ready.pop(gid), filler_id=self.filler_id,
+                                 min_group_fraction=self.min_group_fraction)
+
+    def _fetch_fresh(self, step: int, n: int) -> list[Built]:
+        """``n`` fresh groups for step ``step`` (dynamic sampling), evaluated."""
+        self._refilled += 1
+        gids = self._run(self.ro.submit_groups([self.tasks[i] for i in self.refills.take(n)], rollout_step=step,
+                                               num_samples=self.num_generations, suffix=f"~refill{self._refilled}"))
+        self._run(self._wait(gids, self.cfg.group_timeout_s))
+        return [self._built(g) for g in gids]
 
     def prefetch(self) -> StepRollouts:
         """Collect the first step's groups now (TRL's first call then takes them): the trainer is built with the

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import msgspec
 
-from polar_hpc.train.grpo.batch import GroupCounts
+from polar_hpc.train.grpo.batch import GroupCounts, RefillCounts
 
 TRAINER_DIR = "trainer"
 """Under the run dir: the trainer's output (TRL's output_dir) and ``STEPS``."""
@@ -44,6 +44,9 @@ class StepMetrics(msgspec.Struct, kw_only=True):
     temperatures: list[float] = msgspec.field(default_factory=list)
     """The temperatures the step's trained rows were sampled at (one, unless the harness varied it)."""
     counts: GroupCounts
+    """Groups, sessions, rows (one per trained chain; ``rows / trained`` chains per trained session)."""
+    refill: RefillCounts | None = None
+    """Dynamic sampling: groups set aside, fresh ones submitted, informative groups short (None: off)."""
     time: float
 
 
@@ -75,6 +78,10 @@ def step_line(m: StepMetrics) -> str:
             f"(max {m.logp_diff_max:.2e}, clipped {100 * m.clipped_share:.0f}%)  "
             f"rollout v{','.join(m.rollout_versions) or '-'} -> pushed v{m.pushed_version or 'default'}  "
             f"waited {100 * wait:.0f}% of {m.step_s:.1f}s (push {m.push_s:.1f}s)"
+            + (f"  rows {m.counts.rows} of {m.counts.trained} sessions "
+               f"({m.counts.rows / m.counts.trained:.1f} chains/session)" if m.counts.rows > m.counts.trained else "")
             + (f"  placeholders {placeholders}" if placeholders else "")
+            + (f"  refill: {m.refill.set_aside} set aside, {m.refill.submitted} submitted"
+               + (f", {m.refill.short} SHORT" if m.refill.short else "") if m.refill is not None else "")
             + (f"  MIXED temperatures {', '.join(f'{t:g}' for t in m.temperatures)}"
                if len(m.temperatures) > 1 else ""))

@@ -44,6 +44,11 @@ def check_recipe(cfg: RunConfig, tasks: list[Task]) -> None:
     if cfg.tasks.num_samples < 2:
         raise ConfigError(f"train grpo: tasks.num_samples is the GRPO group size and must be >= 2, "
                           f"got {cfg.tasks.num_samples}")
+    from polar_hpc.train.grpo.credit import check_loss_norm
+
+    why = check_loss_norm(cfg.trainer.loss_norm, cfg.trainer.loss_type)
+    if why is not None:
+        raise ConfigError(f"train grpo: {why}")
     if cfg.trainer.groups_per_step > len(tasks):
         raise ConfigError(f"train grpo: trainer.groups_per_step = {cfg.trainer.groups_per_step} exceeds the "
                           f"{len(tasks)} tasks of {cfg.tasks.path}")
@@ -154,7 +159,7 @@ def train_grpo(cfg: RunConfig, run_dir: Path, tasks: list[Task], *, model: Any, 
             model=model, reward_funcs=[session_reward],
             args=grpo_args(cfg, run_dir / TRAINER_DIR, temperature),
             train_dataset=Dataset.from_dict({"prompt": order}), processing_class=tokenizer,
-            rollout_func=rollouts, tis_clip=t.tis_clip, tis_level=t.tis_level,
+            rollout_func=rollouts, tis_clip=t.tis_clip, tis_level=t.tis_level, loss_norm=t.loss_norm,
         )
         trainer.remove_callback(PrinterCallback)  # the step line comes from ``report``
         trainer.add_callback(PushWeights(run_dir, stage=rollouts.weights.stage, last=lambda: rollouts.last,

@@ -13,6 +13,11 @@ type it offers here (each is linear in the advantage), and KL (``beta``) is not 
 as the PPO ratio's denominator, as on TRL's vLLM path). Per step it records the trainer-vs-rollout agreement over
 trainable tokens (``polar_hpc.train.agreement``'s figures: mean and max |Δ logp|, share above 0.1 nat, KL) and
 the share of ratios the clip truncated: ``last_tis``.
+
+Rows with their own credit: when ``rollout_func`` returns ``advantage`` / ``session`` / ``group`` per row
+(``batch.rollout_output``: one row per chain, a varying number per step), TRL's per-block group advantages do not
+apply; the trainer hands TRL the rows as they are (TRL's own advantage then unused) and trains on
+``A(session) * w(t)`` with ``w`` from ``trainer.loss_norm`` (``credit.token_weights``), times the TIS weight.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import msgspec
 import torch
 from trl import GRPOTrainer
 
-from polar_hpc.config.run import TisLevel
+from polar_hpc.config.run import LossNorm, TisLevel
 from polar_hpc.train.agreement import AgreementStats, agreement_stats
 
 
@@ -72,16 +77,36 @@ def tis_weights(trainer_logps: torch.Tensor, rollout_logps: torch.Tensor, mask: 
 class TisGRPOTrainer(GRPOTrainer):
     """``GRPOTrainer`` with truncated importance sampling against the rollout logprobs ``rollout_func`` returned.
 
-    Extra keyword arguments: ``tis_clip`` and ``tis_level`` (``[trainer]`` of the recipe)."""
+    Extra keyword arguments: ``tis_clip``, ``tis_level`` and ``loss_norm`` (``[trainer]`` of the recipe)."""
 
-    def __init__(self, *args: Any, tis_clip: float, tis_level: TisLevel = "token", **kwargs: Any) -> None:
+    def __init__(self, *args: Any, tis_clip: float, tis_level: TisLevel = "token", loss_norm: LossNorm = "token",
+                 **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.tis_clip = tis_clip
         self.tis_level: TisLevel = tis_level
+        self.loss_norm: LossNorm = loss_norm
         self.last_tis: TisStats | None = None
 
     def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
-        out = super()._generate_and_score_completions(inputs)
+        rollout_func = self.rollout_func
+        rolled = rollout_func([x["prompt"] for x in inputs], self) if rollout_func is not None else None
+        if rolled is None or "advantage" not in rolled:
+            out = self._scored(inputs, rolled)
+        else:  # our rows: as many as the step's chains, each with its session's advantage
+            n = self.num_generations
+            self.num_generations = 1  # TRL's block advantage (unused) over any row count
+            try:
+                out = self._scored([{"prompt": g} for g in rolled["group"]], rolled)
+            finally:
+                self.num_generations = n
+            from polar_hpc.train.grpo.credit import token_weights
+
+            mask = out["completion_mask"] if "tool_mask" not in out else out["completion_mask"] * out["tool_mask"]
+            norm = token_weights(mask.cpu().numpy(), rolled["session"], rolled["group"], loss_norm=self.loss_norm,
+                                 loss_type=self.loss_type)
+            session_adv = torch.tensor(rolled["advantage"], dtype=torch.float32, device=mask.device)
+            out["advantages"] = session_adv.unsqueeze(1) * torch.as_tensor(norm, dtype=torch.float32,
+                                                                           device=mask.device)
         sampling = out.get("sampling_per_token_logps")
         if sampling is None:
             return out
@@ -100,3 +125,14 @@ class TisGRPOTrainer(GRPOTrainer):
         out["advantages"] = (adv.unsqueeze(1) if adv.dim() == 1 else adv) * w
         self.last_tis = stats
         return out
+
+    def _scored(self, inputs: list[dict[str, Any]], rolled: dict[str, Any] | None) -> dict[str, Any]:
+        """TRL's scoring of ``inputs`` with the rollout already made (``rolled``)."""
+        if rolled is None:
+            return super()._generate_and_score_completions(inputs)
+        own = self.rollout_func
+        self.rollout_func = lambda _prompts, _trainer: rolled
+        try:
+            return super()._generate_and_score_completions(inputs)
+        finally:
+            self.rollout_func = own

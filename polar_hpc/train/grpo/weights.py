@@ -14,7 +14,7 @@ from transformers import TrainerCallback
 
 from polar_hpc.errors import PolarError
 from polar_hpc.log import get_logger
-from polar_hpc.train.grpo.batch import StepRollouts, row_temperatures
+from polar_hpc.train.grpo.batch import StepRollouts, first_rows, row_temperatures
 from polar_hpc.train.grpo.metrics import CHECKPOINTS, StepMetrics, append_step
 
 log = get_logger("train")
@@ -121,7 +121,7 @@ class PushWeights(TrainerCallback):
             return
         tis = self.tis()
         trained = [r for r in last.rows if not r.placeholder]
-        rewards = [r.reward for r in trained if r.reward is not None]
+        rewards = [r.reward for r in first_rows(last.rows) if r.reward is not None]  # one per session
         temps = row_temperatures(last.rows)
         step = int(state.global_step)
         if self.temperature is not None and temps and temps != [self.temperature]:
@@ -137,7 +137,7 @@ class PushWeights(TrainerCallback):
             clipped_share=tis.clipped_share if tis else float("nan"),
             rollout_versions=sorted({v for r in trained for v in r.weight_versions}),
             pushed_version=self.served(), wait_s=last.wait_s, step_s=self._step_s, push_s=last.push_s,
-            save_s=self._save_s, temperatures=temps, counts=last.counts,
+            save_s=self._save_s, temperatures=temps, counts=last.counts, refill=last.refill,
             time=time.time(),
         )
         append_step(self.run_dir, m)

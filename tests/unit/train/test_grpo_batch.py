@@ -1,4 +1,5 @@
-"""Evaluated groups -> TRL rollout_func rows: one row per session, a group keeps its size, failures counted."""
+"""Evaluated groups -> TRL rollout_func rows: one row per chain of a session (a placeholder for a session without
+one), failures counted. Multi-chain sessions on real harness sessions: test_grpo_credit.py."""
 
 from __future__ import annotations
 
@@ -38,7 +39,8 @@ def test_completed_sessions_become_their_trace_with_the_loss_mask_as_env_mask() 
         np.testing.assert_array_equal(lp[tr.loss_mask == 1], tr.response_logprobs[tr.loss_mask == 1])
         assert not lp[tr.loss_mask == 0].any()  # tool / template tokens carry no logprob
     out = rollout_output(rows)
-    assert set(out) == {"prompt_ids", "completion_ids", "logprobs", "env_mask", "reward"}
+    assert set(out) == {"prompt_ids", "completion_ids", "logprobs", "env_mask", "reward", "advantage", "session",
+                        "group"}
     assert session_reward([], [], reward=out["reward"]) == [0.0, 1.0, 0.0, 1.0]
 
 
@@ -59,13 +61,14 @@ def test_failed_timed_out_and_untrainable_sessions_are_placeholders_so_the_group
         assert r.prompt_ids == rows[0].prompt_ids
 
 
-def test_a_session_with_several_chains_trains_on_its_last_trainable_one() -> None:
+def test_a_session_with_several_chains_trains_on_each_trainable_one() -> None:
     rng = np.random.default_rng(2)
     res = _session(rng, 0, traces=3)
     res.trajectory.traces[2].trainable = False
     rows, counts = group_completions(_group([res, _session(rng, 1)], 2), filler_id=FILLER)
-    assert rows[0].completion_ids == res.trajectory.traces[1].response_ids.tolist()
-    assert counts.extra_chains == 2 and counts.trained == 2
+    assert [r.completion_ids for r in rows[:2]] == [t.response_ids.tolist() for t in res.trajectory.traces[:2]]
+    assert [r.sample_index for r in rows] == [0, 0, 1] and rows[0].session == rows[1].session != rows[2].session
+    assert (counts.trained, counts.rows, counts.extra_chains, counts.skipped_chains) == (2, 3, 1, 1)
 
 
 def test_a_group_below_min_group_fraction_is_all_placeholders() -> None:

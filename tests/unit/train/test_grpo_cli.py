@@ -41,3 +41,17 @@ def test_a_model_dir_the_trainer_cannot_load_is_refused(capsys: pytest.CaptureFi
     rc, err = _run(capsys, tmp_path, f"trainer.model={empty}")
     assert rc == 2 and len(err.splitlines()) == 1
     assert f"trainer.model: cannot load a causal LM and tokenizer from {empty}" in err
+
+
+@pytest.mark.parametrize(("sets", "says"), [
+    (["trainer.loss_type=grpo"], "trainer.loss_norm = 'token' weighs every sampled token the same, but "
+                                 "trainer.loss_type = 'grpo' averages each row's tokens first"),
+    (["trainer.loss_norm=session", "trainer.loss_type=dr_grpo"], "trainer.loss_type = 'dr_grpo' divides by a "
+                                                                 "constant"),
+    (["trainer.max_refill_groups=-1"], "trainer.max_refill_groups"),
+    (["trainer.loss_norm=rollout"], "trainer.loss_norm"),
+])
+def test_a_loss_setting_that_does_not_fit_is_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                     sets: list[str], says: str) -> None:
+    rc, err = _run(capsys, tmp_path, *sets)
+    assert rc == 2 and len(err.splitlines()) == 1 and says in err, err
