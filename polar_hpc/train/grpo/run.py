@@ -122,8 +122,11 @@ def grpo_args(cfg: RunConfig, output_dir: Path, temperature: float = 1.0) -> Any
 
 
 def train_grpo(cfg: RunConfig, run_dir: Path, tasks: list[Task], *, model: Any, tokenizer: Any, model_dir: Path,
-               report: Callable[[Any], None] | None = None) -> Any:
-    """Train ``cfg.trainer.steps`` GRPO steps on the running run ``run_dir``; returns the TRL trainer."""
+               report: Callable[[Any], None] | None = None, stopper: Any = None) -> Any:
+    """Train ``cfg.trainer.steps`` GRPO steps on the running run ``run_dir``; returns the TRL trainer.
+
+    ``stopper`` (``stop.Stopper``): a signal ends training at a step boundary (``stop``); the last checkpoint is
+    then not loaded on the engines (the run is about to be cancelled)."""
     import torch
     from datasets import Dataset
     from transformers import PrinterCallback
@@ -132,6 +135,7 @@ def train_grpo(cfg: RunConfig, run_dir: Path, tasks: list[Task], *, model: Any, 
     from polar_hpc.train.grpo.batch import row_temperatures, session_reward
     from polar_hpc.train.grpo.live import LiveRollouts
     from polar_hpc.train.grpo.metrics import TRAINER_DIR
+    from polar_hpc.train.grpo.stop import StopAtStep, Stopper
     from polar_hpc.train.grpo.tis import TisGRPOTrainer
     from polar_hpc.train.grpo.weights import PushWeights
 
@@ -148,8 +152,12 @@ def train_grpo(cfg: RunConfig, run_dir: Path, tasks: list[Task], *, model: Any, 
     filler = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     rollouts = LiveRollouts(run_dir, tasks, t, num_generations=cfg.tasks.num_samples, filler_id=int(filler),
                             schedule=order).start()
+    stopper = stopper or Stopper()
+    rollouts.interruptible = stopper.waiting
     try:
-        temperature = trainer_temperature(row_temperatures(rollouts.prefetch().rows), "step 1")
+        with stopper.waiting():
+            first = rollouts.prefetch()
+        temperature = trainer_temperature(row_temperatures(first.rows), "step 1")
         trainer = TisGRPOTrainer(
             model=model, reward_funcs=[session_reward],
             args=grpo_args(cfg, run_dir / TRAINER_DIR, temperature),
@@ -160,8 +168,9 @@ def train_grpo(cfg: RunConfig, run_dir: Path, tasks: list[Task], *, model: Any, 
         trainer.add_callback(PushWeights(run_dir, stage=rollouts.weights.stage, last=lambda: rollouts.last,
                                          base_model=model_dir, keep=t.keep_checkpoints,
                                          tis=lambda: trainer.last_tis, served=lambda: rollouts.weights.served,
-                                         temperature=temperature, finish=rollouts.push_staged, report=report,
-                                         started=started))
+                                         temperature=temperature, report=report, started=started,
+                                         finish=lambda: 0.0 if stopper.state.requested else rollouts.push_staged()))
+        trainer.add_callback(StopAtStep(stopper))
         trainer.train()
         return trainer
     finally:
