@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch loads (see polar_hpc.train.grpo.run)
     from polar_hpc.train.grpo.stop import Stopped, Stopper
 
-    stopper = Stopper().install()
+    stopper = Stopper(rank=int(os.environ.get("RANK", "0"))).install()
     try:
         return _run(args, stopper)
     except Stopped as err:  # before a run was launched: nothing to cancel
@@ -82,6 +82,7 @@ def _run(args: argparse.Namespace, stopper: Any) -> int:
     from polar_hpc.config import ConfigError, load_recipe
     from polar_hpc.log import get_logger
     from polar_hpc.tasks.source import iter_tasks
+    from polar_hpc.train.grpo.ranks import Ranks, check_ranks
     from polar_hpc.train.grpo.run import check_recipe, load_policy, train_grpo, trainer_model_dir
     from polar_hpc.train.grpo.stop import Stopped
     from polar_hpc.wire.rundir import RunDir
@@ -94,18 +95,28 @@ def _run(args: argparse.Namespace, stopper: Any) -> int:
         cfg = load_recipe(args.recipe, args.overrides)
         tasks = list(iter_tasks(cfg))
         check_recipe(cfg, tasks)
+        ranks = Ranks.from_env(cfg)
+        check_ranks(cfg, ranks.world)
         model_dir = trainer_model_dir(cfg)
         model, tok = load_policy(model_dir)
-    if args.attach:
-        run_dir = RunDir(args.attach)
-        if not run_dir.exists():
-            raise ConfigError(f"--attach {args.attach}: not a polar-hpc run directory")
-    else:  # a first signal during the launch is taken right after it (the run is then cancelled)
-        run_dir = launch_run(cfg, args.run_dir)
+    if not ranks.main:
+        return _follow(args, cfg, tasks, model, tok, model_dir, ranks, stopper)
+    try:
+        if args.attach:
+            run_dir = RunDir(args.attach)
+            if not run_dir.exists():
+                raise ConfigError(f"--attach {args.attach}: not a polar-hpc run directory")
+        else:  # a first signal during the launch is taken right after it (the run is then cancelled)
+            run_dir = launch_run(cfg, args.run_dir)
+    except BaseException as err:
+        ranks.share(("error", str(err)))
+        raise
+    ranks.share(("ok", str(run_dir.root)))
     out = sys.stdout
     t = cfg.trainer
     out.write(f"run dir: {run_dir.root}\npolicy: {model_dir}  groups/step {t.groups_per_step} x "
-              f"{cfg.tasks.num_samples} sessions  steps {t.steps}  off-policy <= {t.max_off_policy_steps}\n")
+              f"{cfg.tasks.num_samples} sessions  steps {t.steps}  off-policy <= {t.max_off_policy_steps}"
+              f"{f'  trainer processes {ranks.world}' if ranks.world > 1 else ''}\n")
     out.flush()
     from polar_hpc.train.grpo.metrics import read_steps, step_line, steps_path
     from polar_hpc.train.grpo.weights import WeightPushError
@@ -120,7 +131,7 @@ def _run(args: argparse.Namespace, stopper: Any) -> int:
         with stopper.waiting():
             wait_until_up(run_dir.root, cfg)
         train_grpo(cfg, run_dir.root, tasks, model=model, tokenizer=tok, model_dir=model_dir, report=report,
-                   stopper=stopper)
+                   stopper=stopper, ranks=ranks)
         rc = stopper.state.exit_code
     except Stopped as err:
         rc = err.exit_code
@@ -138,6 +149,7 @@ def _run(args: argparse.Namespace, stopper: Any) -> int:
             if stopper.state.requested:
                 log.warning("cancelling the launched run %s (its shards commit)", run_dir.root)
             cancel_run(run_dir)
+        ranks.barrier()  # the other ranks wait for the cancel
     steps = read_steps(run_dir.root)
     if steps:
         k = min(5, len(steps))
@@ -146,4 +158,29 @@ def _run(args: argparse.Namespace, stopper: Any) -> int:
         out.write(f"{len(steps)} steps in {time.monotonic() - t0:.0f}s: reward {first:.3f} (first {k}) -> "
                   f"{last:.3f} (last {k}); metrics {steps_path(run_dir.root)}; plots: polar-hpc report "
                   f"{run_dir.root}\n")
+    return rc
+
+
+def _follow(args: argparse.Namespace, cfg: Any, tasks: Any, model: Any, tok: Any, model_dir: Path, ranks: Any,
+            stopper: Any) -> int:
+    """A rank other than 0: trains on its slice of rank 0's rows (``ranks``), then waits for rank 0's cancel."""
+    from polar_hpc.train.grpo.run import train_grpo
+    from polar_hpc.train.grpo.stop import Stopped
+
+    kind, value = ranks.share(None)
+    if kind == "error":
+        return 1
+    rc = 0
+    try:
+        train_grpo(cfg, Path(value), tasks, model=model, tokenizer=tok, model_dir=model_dir, stopper=stopper,
+                   ranks=ranks)
+        rc = stopper.state.exit_code
+    except Stopped as err:
+        rc = err.exit_code
+    except (TimeoutError, RuntimeError, ValueError) as err:
+        sys.stderr.write(f"polar-hpc train grpo (rank {ranks.rank}): {err}\n")
+        rc = 1
+    finally:
+        stopper.cancelling()
+        ranks.barrier()
     return rc

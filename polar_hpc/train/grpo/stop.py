@@ -32,7 +32,7 @@ class Stopped(BaseException):
 
     def __init__(self, signum: int) -> None:
         super().__init__(f"stopped by {signal.Signals(signum).name}")
-        self.signum = signum
+        self.signum = int(signum)
 
     @property
     def exit_code(self) -> int:
