@@ -19,9 +19,10 @@ With ``trainer.dynamic_sampling`` a step's groups without reward variance are re
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -65,6 +66,8 @@ class LiveRollouts:
                                                           min_group_fraction=0.0))
         self.weights = StagedWeights(self.update_policy)
         self.last: StepRollouts | None = None
+        self.interruptible: Callable[[], contextlib.AbstractContextManager[None]] = contextlib.nullcontext
+        """Wraps each call's wait for its groups (``stop.Stopper.waiting``: a signal there stops at once)."""
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="polar-rollouts", daemon=True)
         self._ready: dict[str, Group] = {}
@@ -216,7 +219,11 @@ class LiveRollouts:
         step = self._calls
         self._calls += 1
         done = self._collected.pop(step, None)
-        self.last = done[1] if done is not None and done[0] == ids else self._collect(step, ids)
+        if done is not None and done[0] == ids:
+            self.last = done[1]
+        else:
+            with self.interruptible():
+                self.last = self._collect(step, ids)
         return rollout_output(self.last.rows)
 
     def update_policy(self, checkpoint: Path, version: int) -> None:

@@ -109,14 +109,15 @@ def trainer_temperature(temperatures: list[float], where: str) -> float:
     return temperatures[0]
 
 
-def grpo_args(cfg: RunConfig, output_dir: Path, temperature: float = 1.0) -> Any:
+def grpo_args(cfg: RunConfig, output_dir: Path, temperature: float = 1.0, world: int = 1) -> Any:
+    """TRL's config: one step = ``groups_per_step`` groups, split evenly across ``world`` processes (``ranks``)."""
     import torch
     from trl import GRPOConfig
 
     t = cfg.trainer
     g = cfg.tasks.num_samples
     return GRPOConfig(
-        output_dir=str(output_dir), per_device_train_batch_size=g * t.groups_per_step, num_generations=g,
+        output_dir=str(output_dir), per_device_train_batch_size=g * t.groups_per_step // world, num_generations=g,
         gradient_accumulation_steps=1, steps_per_generation=1, num_iterations=1, max_steps=t.steps,
         learning_rate=t.learning_rate, lr_scheduler_type=t.lr_scheduler, beta=t.beta, loss_type=t.loss_type,
         seed=t.seed, shuffle_dataset=False, temperature=temperature,
@@ -127,8 +128,12 @@ def grpo_args(cfg: RunConfig, output_dir: Path, temperature: float = 1.0) -> Any
 
 
 def train_grpo(cfg: RunConfig, run_dir: Path, tasks: list[Task], *, model: Any, tokenizer: Any, model_dir: Path,
-               report: Callable[[Any], None] | None = None) -> Any:
-    """Train ``cfg.trainer.steps`` GRPO steps on the running run ``run_dir``; returns the TRL trainer."""
+               report: Callable[[Any], None] | None = None, stopper: Any = None, ranks: Any = None) -> Any:
+    """Train ``cfg.trainer.steps`` GRPO steps on the running run ``run_dir``; returns the TRL trainer.
+
+    ``stopper`` (``stop.Stopper``): a signal ends training at a step boundary (``stop``); the last checkpoint is
+    then not loaded on the engines (the run is about to be cancelled). ``ranks`` (``ranks.Ranks``): with several
+    trainer processes, rank 0 alone talks to the run; the others train on their slice of its rows."""
     import torch
     from datasets import Dataset
     from transformers import PrinterCallback
@@ -137,6 +142,8 @@ def train_grpo(cfg: RunConfig, run_dir: Path, tasks: list[Task], *, model: Any, 
     from polar_hpc.train.grpo.batch import row_temperatures, session_reward
     from polar_hpc.train.grpo.live import LiveRollouts
     from polar_hpc.train.grpo.metrics import TRAINER_DIR
+    from polar_hpc.train.grpo.ranks import RankedRollouts, Ranks, agree_stop, check_in_sync
+    from polar_hpc.train.grpo.stop import StopAtStep, Stopped, Stopper
     from polar_hpc.train.grpo.tis import TisGRPOTrainer
     from polar_hpc.train.grpo.weights import PushWeights
 
@@ -151,23 +158,51 @@ def train_grpo(cfg: RunConfig, run_dir: Path, tasks: list[Task], *, model: Any, 
     started = time.monotonic()
     order = schedule([x.task_id for x in tasks], t.steps * t.groups_per_step, t.seed)
     filler = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-    rollouts = LiveRollouts(run_dir, tasks, t, num_generations=cfg.tasks.num_samples, filler_id=int(filler),
-                            schedule=order).start()
+    ranks = ranks or Ranks()
+    stopper = stopper or Stopper(rank=ranks.rank)
+    rollouts = None
+    if ranks.main:
+        rollouts = LiveRollouts(run_dir, tasks, t, num_generations=cfg.tasks.num_samples, filler_id=int(filler),
+                                schedule=order).start()
+        rollouts.interruptible = stopper.waiting
     try:
-        temperature = trainer_temperature(row_temperatures(rollouts.prefetch().rows), "step 1")
+        first: tuple[str, Any] | None = None
+        if rollouts is not None:
+            try:
+                with stopper.waiting():
+                    got = rollouts.prefetch()
+                first = ("ok", trainer_temperature(row_temperatures(got.rows), "step 1"))
+            except Stopped as err:
+                first = ("stop", err.signum)
+            except Exception as err:
+                ranks.share(("error", f"{type(err).__name__}: {err}"))
+                raise
+        kind, value = ranks.share(first)
+        if kind == "stop":
+            raise Stopped(value)
+        if kind == "error":
+            raise RuntimeError(f"rank 0: {value}")
+        temperature = float(value)
         trainer = TisGRPOTrainer(
             model=model, reward_funcs=[session_reward],
-            args=grpo_args(cfg, run_dir / TRAINER_DIR, temperature),
+            args=grpo_args(cfg, run_dir / TRAINER_DIR, temperature, ranks.world),
             train_dataset=Dataset.from_dict({"prompt": order}), processing_class=tokenizer,
-            rollout_func=rollouts, tis_clip=t.tis_clip, tis_level=t.tis_level, loss_norm=t.loss_norm,
+            rollout_func=rollouts if ranks.world == 1 else RankedRollouts(rollouts, ranks),
+            tis_clip=t.tis_clip, tis_level=t.tis_level, loss_norm=t.loss_norm,
         )
         trainer.remove_callback(PrinterCallback)  # the step line comes from ``report``
-        trainer.add_callback(PushWeights(run_dir, stage=rollouts.weights.stage, last=lambda: rollouts.last,
-                                         base_model=model_dir, keep=t.keep_checkpoints,
-                                         tis=lambda: trainer.last_tis, served=lambda: rollouts.weights.served,
-                                         temperature=temperature, finish=rollouts.push_staged, report=report,
-                                         started=started))
+        if rollouts is not None:
+            live = rollouts
+            trainer.add_callback(PushWeights(run_dir, stage=live.weights.stage, last=lambda: live.last,
+                                             base_model=model_dir, keep=t.keep_checkpoints,
+                                             tis=lambda: trainer.last_tis, served=lambda: live.weights.served,
+                                             temperature=temperature, report=report, started=started,
+                                             finish=lambda: 0.0 if stopper.state.requested else live.push_staged()))
+        trainer.add_callback(StopAtStep(stopper, agree=agree_stop if ranks.world > 1 else None))
         trainer.train()
+        if ranks.world > 1:
+            check_in_sync(model, ranks)
         return trainer
     finally:
-        rollouts.close()
+        if rollouts is not None:
+            rollouts.close()
