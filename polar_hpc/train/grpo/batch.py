@@ -67,6 +67,10 @@ class GroupCounts(msgspec.Struct, kw_only=True):
     skipped_chains: int = 0
     """Chains of trained sessions left out (oracle, untrainable or without a masked token)."""
     rejected_groups: int = 0
+    tokens: int = 0
+    """Prompt + completion tokens of the trained rows: what the trainer's forward and backward passes cost."""
+    trainable_tokens: int = 0
+    """Of those, the ones with loss (``env_mask`` 1)."""
 
     def add(self, other: GroupCounts) -> None:
         for f in self.__struct_fields__:
@@ -148,6 +152,9 @@ def group_completions(group: Group, *, filler_id: int, min_group_fraction: float
     counts.trained = len(chosen)
     counts.rows = sum(len(rs) for rs in chosen.values())
     counts.extra_chains = counts.rows - counts.trained
+    trained = [r for rs in chosen.values() for r in rs]
+    counts.tokens = sum(len(r.prompt_ids) + len(r.completion_ids) for r in trained)
+    counts.trainable_tokens = sum(int(sum(r.env_mask)) for r in trained)
     seen = [s.tokens[:s.prompt_length].tolist() for ch in by_session.values() for s in ch]
     any_prompt = next((rs[0].prompt_ids for rs in chosen.values()), seen[0] if seen else [filler_id])
     rows: list[Completion] = []
