@@ -69,6 +69,8 @@ def test_a_session_with_several_chains_trains_on_each_trainable_one() -> None:
     assert [r.completion_ids for r in rows[:2]] == [t.response_ids.tolist() for t in res.trajectory.traces[:2]]
     assert [r.sample_index for r in rows] == [0, 0, 1] and rows[0].session == rows[1].session != rows[2].session
     assert (counts.trained, counts.rows, counts.extra_chains, counts.skipped_chains) == (2, 3, 1, 1)
+    assert counts.tokens == sum(len(r.prompt_ids) + len(r.completion_ids) for r in rows)  # no placeholder here
+    assert 0 < counts.trainable_tokens == sum(sum(r.env_mask) for r in rows) <= counts.tokens
 
 
 def test_a_group_below_min_group_fraction_is_all_placeholders() -> None:
