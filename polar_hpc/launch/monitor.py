@@ -197,7 +197,7 @@ def wait_run(
     (a live display) that gets every status instead of the progress lines."""
     say = report or (lambda _line: None)
     jobs = run.read_jobs()
-    requeue = run.load_config().launch.requeue if jobs is not None else True
+    requeue = run.load_config().launch.requeue if jobs is not None and jobs.backend == "slurm" else True
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     last = ""
     gone_since: float | None = None
