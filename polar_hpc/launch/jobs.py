@@ -125,6 +125,8 @@ class ComponentJob(submitit.helpers.Checkpointable):
                 signal.signal(sig, handler)
         if self._gave_up and self.watch is None:
             self._stop_run(run, f"{self._gave_up}; see {log_dir}")
+        if self._gave_up and self.watch is not None:  # the monitor stopped the run: this job fails saying why
+            raise RuntimeError(f"{self.component}-{self.index} stopped the run: {self._gave_up}")
         if code != 0 and (self._gave_up or run.cancelled() is None):  # stopped by a cancel: not a failure
             raise RuntimeError(f"{self.component}-{self.index} exited with status {code}; see {log_dir}")
         return code

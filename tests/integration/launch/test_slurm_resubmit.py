@@ -2,8 +2,9 @@
 (the coordinator's job body, launch/resubmit.py) submits it again by itself, `status` says so, and every
 (task, sample) is committed exactly once with a real outcome (tests/integration/launch/fault_checks.py).
 
-Two gateway ranks (an array), two samples per task, one session in RUN per rank, each session sleeping after its
-call: the cancel lands mid-session and the other rank cannot finish everything before the resubmitted one joins."""
+Two gateway ranks (an array), two samples per task (more sessions than one rank takes at once: both get some),
+one session in RUN per rank, each session sleeping after its call: the cancel lands mid-session and the other rank
+cannot finish everything before the resubmitted one joins."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from tests.integration.launch.fault_checks import (
     agent_then_sleep,
     assert_once_with_real_outcomes,
     assert_views_agree,
+    released_attempts,
 )
 from tests.integration.launch.helpers import SLURM_SETS, polar, require_slurm
 
@@ -78,3 +80,42 @@ def test_gateway_array_task_cancelled_by_hand_is_resubmitted_and_every_session_c
     assert assert_once_with_real_outcomes(run_dir, samples=2)
     assert_views_agree(run_dir)
     assert said in polar("status", str(run_dir)).stdout
+    print("released:", [r.metadata["released"]["reason"] for r in released_attempts(run)])
+
+
+@pytest.mark.timeout(700)
+def test_a_gateway_lost_once_more_than_its_budget_stops_the_run_saying_why_then_resume_goes_on(
+        run_dir: Path) -> None:
+    """gateway-0's record says it was resubmitted RESUBMITS times already (as if lost that often before): lost once
+    more, the monitor stops the run as a cancel does, with the reason in `status` and `--wait`; `resume` (a fresh
+    count) finishes it, every session committed once."""
+    import msgspec
+
+    run = RunDir(run_dir)
+    out = polar("launch", RECIPE, "--run-dir", str(run_dir), *SLURM_SETS, "--set", "tasks.num_samples=2",
+                "--set", "gateway.run_pool=1", "--set", "gateway.init_pool=1", "--set", agent_then_sleep(15))
+    assert out.returncode == 0, out.stdout + out.stderr
+    _until(lambda: _rank0_running(run), 300, "gateway-0 to run a session")
+    jobs = run.read_jobs()
+    assert jobs is not None
+    budget = RESUBMITS["gateway"]
+    jobs.jobs = [msgspec.structs.replace(j, resubmits=budget) if (j.component, j.index) == ("gateway", 0) else j
+                 for j in jobs.jobs]
+    run.write_jobs(jobs)
+    lost = _gateway0(run)
+    subprocess.run(["scancel", lost.job_id], check=True, timeout=30)
+    lines: list[str] = []
+    assert wait_run(run, timeout_s=300, interval_s=1.0, report=lines.append) == 1
+    reason = (f"gateway-0 job {lost.job_id} ended CANCELLED, resubmitted {budget} times already "
+              f"(RESUBMITS {budget}); giving up")
+    assert reason in lines[-1], lines
+    assert _gateway0(run).job_id == lost.job_id, "not resubmitted"
+    status = polar("status", str(run_dir)).stdout
+    assert "stopped at " in status and reason in status, status
+    coordinator = [j for j in (run.read_jobs() or jobs).jobs if j.component == "coordinator"][0]
+    _until(lambda: sacct_states([coordinator.job_id]).get(coordinator.job_id) == "FAILED", 120,
+           "the coordinator's job to end FAILED")
+    out = polar("resume", str(run_dir), "--wait", "--timeout", "400", timeout=460)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert _gateway0(run).resubmits == 0, "resume starts the count again"
+    assert assert_once_with_real_outcomes(run_dir, samples=2)
