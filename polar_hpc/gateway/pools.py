@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
+import signal
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from typing import Any
 
@@ -36,6 +37,12 @@ from polar_hpc.wire.resolved import ResolvedSession
 log = get_logger("gateway.pools")
 
 TEARDOWN_TIMEOUT_S = 120.0
+STOP_SIGNALS = frozenset({-signal.SIGTERM, -signal.SIGKILL, 128 + signal.SIGTERM, 128 + signal.SIGKILL})
+"""A harness's exit status when a signal for the whole job killed it (a plain ``scancel``, a node shutting down:
+Slurm signals every process of the step, the sandboxes included)."""
+STOP_NOTICE_S = 1.0
+"""How long a harness killed by such a signal waits for the rank's own SIGTERM (its drain) to be seen, the two
+arriving together: killed while the rank stops, the attempt is the system's cut (released), not an outcome."""
 BUILD_TIMEOUT_S = 300.0
 
 ResultSink = Callable[[SessionResult], Awaitable[None]]
@@ -281,8 +288,19 @@ class StagePools:
                 job.agent = await self._run_harness(job, max(0.0, budget), which)
             if job.agent.status == "timeout" and self._draining and self._now() < job.own_deadline:
                 job.released = f"cut by a drain after {self._now() - now:.0f}s of RUN"
+            elif job.agent.returncode in STOP_SIGNALS and await self._stopping():
+                job.released = (f"harness killed (exit {job.agent.returncode}) while the rank stops: its job was "
+                                "cancelled or its node is going down")
         finally:
             run_sem.release()
+
+    async def _stopping(self) -> bool:
+        """The rank drains, or starts to within :data:`STOP_NOTICE_S` (its SIGTERM came with the harness's)."""
+        for _ in range(int(STOP_NOTICE_S / 0.05)):
+            if self._draining:
+                return True
+            await asyncio.sleep(0.05)
+        return self._draining
 
     async def _run_harness(self, job: SessionJob, budget: float, which: str) -> AgentOutcome:
         if budget <= 0:

@@ -329,14 +329,17 @@ class GatewayRank:
 
     def _server_jobs(self, watch: JobWatch, servers: list[str]) -> str:
         """``inference-0: job 12 PENDING (BeginTime); `` (a requeued job waits in the queue); a job that ended
-        for good says that ``polar-hpc resume`` submits it again."""
+        for good says who submits it again: on Slurm the run's monitor (the coordinator's job, up to its budget),
+        else ``polar-hpc resume``."""
         watch.refresh(servers)
         said = ""
         for name in servers:
             info = watch.info(name)
             if info is not None:
                 said += f"{name}: {info.describe()}"
-                said += "; " if info.live else f", polar-hpc resume {self.run_dir} submits it again; "
+                again = ("the run's monitor submits it again (up to its budget)" if watch.backend(name) == "slurm"
+                         else f"polar-hpc resume {self.run_dir} submits it again")
+                said += "; " if info.live else f", {again}; "
         return said
 
     def _committed(self, path: Path, keys: list[str]) -> None:

@@ -42,6 +42,7 @@ class JobWatch:
         self.run_dir = run_dir
         self.state_poll_s = state_poll_s
         self._infos: dict[str, JobInfo] = {}
+        self._backends: dict[str, str] = {}
         self._asked = 0.0
 
     def _ledger(self) -> dict[str, tuple[str, str, int | None]]:
@@ -62,6 +63,7 @@ class JobWatch:
         slurm = [job_id for job_id, backend, _ in ledger.values() if backend == "slurm"]
         infos = job_infos(slurm) if slurm else {}
         self._infos = {}
+        self._backends = {name: backend for name, (_, backend, _) in ledger.items()}
         for name, (job_id, backend, pid_start) in ledger.items():
             if backend == "slurm":
                 if infos is not None and job_id in infos:
@@ -72,6 +74,10 @@ class JobWatch:
 
     def info(self, name: str) -> JobInfo | None:
         return self._infos.get(name)
+
+    def backend(self, name: str) -> str:
+        """``slurm`` or ``local``: where the named component's job runs (empty when the ledger lacks it)."""
+        return self._backends.get(name, "")
 
 
 def _minutes(seconds: float) -> str:

@@ -14,11 +14,19 @@ from __future__ import annotations
 import math
 
 from polar_hpc.config import RunConfig
+from polar_hpc.wire.rundir import Component
 
 COMMIT_MARGIN_S = 30.0
 REQUEUE_MARGIN_S = 30.0
 DEFAULT_STOP_GRACE_S = 90.0
 """For a job pickled without a grace (drain_grace_s default 60 + COMMIT_MARGIN_S)."""
+
+
+RESUBMITS: dict[Component, int] = {"gateway": 3, "inference": 3}
+"""How often the run's monitor (``launch/resubmit.py``) submits a lost job again (cancelled by hand, node lost,
+boot failure, crashed, vanished; ``launch/lost.py`` decides), per component slot and per ``launch`` / ``resume``;
+once more lost and it stops the run saying why. The coordinator has none: its job hosts the monitor (a lost
+coordinator is ``polar-hpc resume``'s)."""
 
 
 def stop_grace_s(cfg: RunConfig) -> float:

@@ -189,6 +189,9 @@ def run_status(args: argparse.Namespace) -> int:
         name = component_name(c.component, c.index)
         rows.append(f"{name:<14} {c.job_id:>10} {c.pid or '-':>8} {c.state:<12} {'yes' if c.endpoint else 'no':<8} "
                     f"{c.reason or '-':<14} {c.node or '-':<10} {c.elapsed or '-':>10} {c.time_limit or '-':>10}")
+    resubmitted = [line for c in comps if (line := c.resubmitted_line())]
+    if resubmitted:
+        rows += ["", *resubmitted]
     if waits:
         rows += ["", *(wait_line(w) for w in waits.values())]
     rows.append("")

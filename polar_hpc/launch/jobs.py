@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import submitit
@@ -58,13 +59,17 @@ class ComponentJob(submitit.helpers.Checkpointable):
     """Runs one component of a run. Inference servers also stop when the run's status says it is over."""
 
     def __init__(self, run_dir: str, component: Component, index: int,
-                 stop_grace_s: float = DEFAULT_STOP_GRACE_S, *, requeue: bool = True) -> None:
+                 stop_grace_s: float = DEFAULT_STOP_GRACE_S, *, requeue: bool = True,
+                 watch: Callable[[], str | None] | None = None) -> None:
         self.run_dir = run_dir
         self.component = component
         self.index = index
         self.stop_grace_s = stop_grace_s
         self.requeue = requeue
         """``launch.requeue``: after a preemption or timeout signal, come back (True) or end (False)."""
+        self.watch = watch
+        """The coordinator's job: the run's monitor of lost jobs (``launch/resubmit.py``), called every second
+        while the component runs; it resubmits lost jobs and returns why the run must stop, when it must."""
         self._child: subprocess.Popen[bytes] | None = None
         self._stopping = False
         self._gave_up = ""
@@ -77,7 +82,8 @@ class ComponentJob(submitit.helpers.Checkpointable):
         return state
 
     def __setstate__(self, state: dict[str, object]) -> None:
-        self.__dict__.update({"stop_grace_s": DEFAULT_STOP_GRACE_S, "requeue": True, "_gave_up": "", **state})
+        self.__dict__.update({"stop_grace_s": DEFAULT_STOP_GRACE_S, "requeue": True, "_gave_up": "", "watch": None,
+                              **state})
 
     def pid_file(self) -> Path:
         return RunDir(self.run_dir).pid_file(self.component, self.index)
@@ -106,15 +112,34 @@ class ComponentJob(submitit.helpers.Checkpointable):
                     self._stop_child()
                     code = 0
                     break
+                why = self._watch()
+                if why:  # a lost job that keeps getting lost: stop the run (spared), then this component
+                    self._gave_up = why
+                    self._stop_run(run, why)
+                    self._stop_child()
+                    code = child.wait()
+                    break
                 time.sleep(1.0)
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
-        if self._gave_up:
+        if self._gave_up and self.watch is None:
             self._stop_run(run, f"{self._gave_up}; see {log_dir}")
+        if self._gave_up and self.watch is not None:  # the monitor stopped the run: this job fails saying why
+            raise RuntimeError(f"{self.component}-{self.index} stopped the run: {self._gave_up}")
         if code != 0 and (self._gave_up or run.cancelled() is None):  # stopped by a cancel: not a failure
             raise RuntimeError(f"{self.component}-{self.index} exited with status {code}; see {log_dir}")
         return code
+
+    def _watch(self) -> str | None:
+        """The monitor's verdict; its own failure (Slurm or the filesystem acting up) never ends the job."""
+        if self.watch is None or self._stopping:
+            return None
+        try:
+            return self.watch()
+        except Exception:
+            log.exception("the monitor of lost jobs failed; trying again at its next poll")
+            return None
 
     def _stop_run(self, run: RunDir, reason: str) -> None:
         """The run cannot go on without this component: stop it as ``cancel`` does (gateways drain first, their
@@ -165,4 +190,5 @@ class ComponentJob(submitit.helpers.Checkpointable):
         if not self.requeue:
             return None  # type: ignore[return-value]  # submitit: "checkpoint function returned None", no requeue
         return submitit.helpers.DelayedSubmission(
-            ComponentJob(self.run_dir, self.component, self.index, self.stop_grace_s, requeue=self.requeue))
+            ComponentJob(self.run_dir, self.component, self.index, self.stop_grace_s, requeue=self.requeue,
+                         watch=self.watch))

@@ -10,19 +10,16 @@ from pathlib import Path
 
 import msgspec
 
-from polar_hpc.launch.budget import cancel_grace_s
+from polar_hpc.launch.budget import RESUBMITS, cancel_grace_s
+from polar_hpc.launch.lost import SUBMIT_LAG_S, JobView, coming_back
 from polar_hpc.log import get_logger
 from polar_hpc.util import proc
 from polar_hpc.util.slurm import UNKNOWN, JobInfo, job_infos
 from polar_hpc.wire.control import RunStatus
 from polar_hpc.wire.endpoints import endpoint_path
-from polar_hpc.wire.rundir import JOBS, CancelRecord, Component, JobRecord, JobsFile, RunDir
+from polar_hpc.wire.rundir import JOBS, CancelRecord, Component, JobRecord, JobsFile, RunDir, component_name
 
 log = get_logger("launch")
-
-SUBMIT_LAG_S = 60.0
-"""A job Slurm does not list yet (sacct lags sbatch) counts as alive for this long after its submission."""
-
 
 class ComponentState(msgspec.Struct, kw_only=True):
     component: Component
@@ -39,6 +36,19 @@ class ComponentState(msgspec.Struct, kw_only=True):
     node: str = ""
     elapsed: str = ""
     time_limit: str = ""
+    submitted_at: float = 0.0
+    resubmits: int = 0
+    """How often the run's monitor submitted this component again after its job was lost."""
+    lost_job: str = ""
+    lost_state: str = ""
+
+    def resubmitted_line(self) -> str:
+        """``gateway-0 resubmitted 1/3 after CANCELLED (job 123)``; empty when never resubmitted."""
+        if not self.resubmits:
+            return ""
+        budget = RESUBMITS.get(self.component, 0)
+        return (f"{component_name(self.component, self.index)} resubmitted {self.resubmits}/{budget} after "
+                f"{self.lost_state} (job {self.lost_job})")
 
 
 def _component_pid(run: RunDir, job: JobRecord) -> int | None:
@@ -89,6 +99,8 @@ def component_states(run: RunDir, jobs: JobsFile) -> list[ComponentState]:
             alive=alive, pid=pid, endpoint=endpoint_path(run.root, job.name).is_file(),
             log_dir=job.folder, reason=info.reason if info else "", node=info.node if info else "",
             elapsed=info.elapsed if info else "", time_limit=info.time_limit if info else "",
+            submitted_at=job.submitted_at, resubmits=job.resubmits, lost_job=job.lost_job,
+            lost_state=job.lost_state,
         ))
     return out
 
@@ -137,19 +149,30 @@ DEAD_CONFIRM_S = 10.0
 job passes through states that a single sacct row may catch mid-way."""
 
 
-def _gone(states: list[ComponentState]) -> str | None:
+def _back(c: ComponentState, requeue: bool) -> bool:
+    """Alive, or lost with budget left while the coordinator's job (the run's monitor) runs: coming back."""
+    if c.alive:
+        return True
+    if c.backend != "slurm":
+        return False
+    return coming_back(JobView(component=c.component, index=c.index, job_id=c.job_id, state=c.state,
+                               submitted_at=c.submitted_at, resubmits=c.resubmits), requeue=requeue)
+
+
+def _gone(states: list[ComponentState], requeue: bool = True) -> str | None:
     """Why the run cannot finish any more: its coordinator ended, or every gateway rank did, or every inference
-    server's job (a requeued one is alive: pending); ``None`` if none."""
+    server's job (a requeued one is alive: pending; a lost one the monitor resubmits is coming back); ``None`` if
+    none."""
     coord = [c for c in states if c.component == "coordinator"]
     if coord and not coord[0].alive:
         return f"coordinator ended ({coord[0].state}) before the run finished; logs: {coord[0].log_dir}"
     servers = [c for c in states if c.component == "inference"]
-    if servers and not any(c.alive for c in servers):
+    if servers and not any(_back(c, requeue) for c in servers):
         ended = ", ".join(f"inference-{c.index} {c.state}" for c in servers)
         return (f"every inference server ended ({ended}) before the run finished; logs: {run_logs(servers[0])} "
                 "(polar-hpc resume submits them again)")
     ranks = [c for c in states if c.component == "gateway"]
-    if ranks and not any(c.alive for c in ranks):
+    if ranks and not any(_back(c, requeue) for c in ranks):
         ended = ", ".join(f"gateway-{c.index} {c.state}" for c in ranks)
         return f"every gateway rank ended ({ended}) before the run finished; logs: {run_logs(ranks[0])}"
     return None
@@ -174,6 +197,7 @@ def wait_run(
     (a live display) that gets every status instead of the progress lines."""
     say = report or (lambda _line: None)
     jobs = run.read_jobs()
+    requeue = run.load_config().launch.requeue if jobs is not None and jobs.backend == "slurm" else True
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     last = ""
     gone_since: float | None = None
@@ -192,7 +216,8 @@ def wait_run(
             say(f"the run was {stopped_line(cancelled)} (polar-hpc resume {run.root} to go on)")
             return 1
         if jobs is not None:
-            why = _gone(component_states(run, jobs))
+            jobs = run.read_jobs() or jobs  # the monitor rewrites it when it resubmits a lost job
+            why = _gone(component_states(run, jobs), requeue)
             if why is None:
                 gone_since = None
             elif gone_since is None:

@@ -63,6 +63,15 @@ def check_inference(cfg: RunConfig) -> list[str]:
     return []
 
 
+def check_capacity(cfg: RunConfig) -> list[str]:
+    """Local backend: this machine holds the gateway pools (fds, processes, memory; ``launch/capacity.py``)."""
+    if cfg.launch.backend != "local":
+        return []
+    from polar_hpc.launch.capacity import machine_limits, pool_problems
+
+    return pool_problems(cfg, machine_limits())
+
+
 def check_tasks(cfg: RunConfig) -> list[str]:
     """The task file parses and every row fills the template (the tasks inherit the recipe's checked specs)."""
     from polar_hpc.tasks.source import iter_tasks
@@ -76,8 +85,9 @@ def check_tasks(cfg: RunConfig) -> list[str]:
     return []
 
 
-CHECKS: list[Callable[[RunConfig], list[str]]] = [check_names, check_scheduler, check_sandbox, check_inference,
-                                                  check_inference_env, check_tasks, task_set_problems]
+CHECKS: list[Callable[[RunConfig], list[str]]] = [check_names, check_scheduler, check_sandbox, check_capacity,
+                                                  check_inference, check_inference_env, check_tasks,
+                                                  task_set_problems]
 
 
 def preflight_problems(cfg: RunConfig) -> list[str]:

@@ -20,6 +20,7 @@ from submitit.slurm.slurm import _make_sbatch_string
 from polar_hpc.config import ConfigError, RunConfig, SlurmResources, decode
 from polar_hpc.launch.budget import signal_delay_s, stop_grace_s
 from polar_hpc.launch.jobs import ComponentJob
+from polar_hpc.launch.resubmit import Resubmitter
 from polar_hpc.log import get_logger
 from polar_hpc.util.proc import start_time
 from polar_hpc.wire.endpoints import remove_endpoint
@@ -185,8 +186,12 @@ def _executor(cfg: RunConfig, run: RunDir, component: Component, res: SlurmResou
     return ex
 
 
-def submit_run(cfg: RunConfig, run: RunDir, only: set[tuple[Component, int]] | None = None) -> JobsFile:
-    """Submit every component (or only the given ones, for resume). Returns the ledger, also written to jobs.json."""
+def submit_run(cfg: RunConfig, run: RunDir, only: set[tuple[Component, int]] | None = None,
+               lost: dict[tuple[Component, int], str] | None = None) -> JobsFile:
+    """Submit every component (or only the given ones, for resume). Returns the ledger, also written to jobs.json.
+
+    ``lost``: the run's monitor resubmits these (component, index) -> how their job ended: the new records count
+    the resubmission on top of the old ones' (a plain submission starts the count again)."""
     res = component_resources(cfg)
     ledger = run.read_jobs() or JobsFile(backend=cfg.launch.backend)
     wanted = [j for j in planned_jobs(cfg) if only is None or j in only]
@@ -203,20 +208,26 @@ def submit_run(cfg: RunConfig, run: RunDir, only: set[tuple[Component, int]] | N
                 for i in indices:
                     remove_endpoint(run.root, component_name(component, i))
             ex = _executor(cfg, run, component, res[component])
-            bodies = [ComponentJob(str(run.root), component, i, stop_grace_s(cfg), requeue=cfg.launch.requeue)
-                      for i in indices]
+            # the coordinator's job hosts the run's monitor of lost jobs (Slurm: resubmits them)
+            watch = Resubmitter(str(run.root), submit_run) if component == "coordinator" and not local else None
+            bodies = [ComponentJob(str(run.root), component, i, stop_grace_s(cfg), requeue=cfg.launch.requeue,
+                                   watch=watch) for i in indices]
             if len(bodies) > 1 and cfg.launch.backend == "slurm":
                 jobs = ex.submit_array(bodies)
             else:
                 jobs = [ex.submit(b) for b in bodies]
             for index, job in zip(indices, jobs, strict=True):
                 folder = str(run.job_logs(component, str(job.job_id)))
+                old = next((j for j in ledger.jobs if j.component == component and j.index == index), None)
                 ledger.jobs = [j for j in ledger.jobs if not (j.component == component and j.index == index)]
-                ledger.jobs.append(
-                    JobRecord(component=component, index=index, job_id=str(job.job_id),
-                              backend=cfg.launch.backend, folder=folder, submitted_at=time.time(),
-                              pid_start=start_time(int(job.job_id)) if local else None)
-                )
+                record = JobRecord(component=component, index=index, job_id=str(job.job_id),
+                                   backend=cfg.launch.backend, folder=folder, submitted_at=time.time(),
+                                   pid_start=start_time(int(job.job_id)) if local else None)
+                if lost is not None and (component, index) in lost and old is not None:
+                    record.resubmits = old.resubmits + 1
+                    record.lost_job = old.job_id
+                    record.lost_state = lost[(component, index)]
+                ledger.jobs.append(record)
                 log.info("submitted %s-%d as job %s", component, index, job.job_id)
     run.write_jobs(ledger)
     return ledger

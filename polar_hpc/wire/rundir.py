@@ -106,6 +106,13 @@ class JobRecord(msgspec.Struct, kw_only=True):
     submitted_at: float
     pid_start: int | None = None
     """Local backend: start time (/proc/<pid>/stat field 22) of the controller whose pid is ``job_id``."""
+    resubmits: int = 0
+    """How often the run's monitor submitted this component again after its job was lost (launch/lost.py);
+    0 again after ``launch`` / ``resume``."""
+    lost_job: str = ""
+    """The job this one replaces, when the monitor resubmitted it."""
+    lost_state: str = ""
+    """How that job ended (``CANCELLED``, ``NODE_FAIL``, ...)."""
 
     @property
     def name(self) -> str:

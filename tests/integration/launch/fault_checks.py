@@ -24,7 +24,7 @@ from tests.integration.launch.helpers import ROOT, polar
 
 RECIPE = str(ROOT / "recipes" / "local-shell.toml")
 TASKS = ("calc-add", "fizzbuzz-15", "words-reverse")
-SYSTEM_CUTS = ("drain", "released", "cancel", "connection", "engine")
+SYSTEM_CUTS = ("drain", "released", "cancel", "connection", "engine", "exited -15", "exited -9")
 """Words of a cut by the system: no committed session's error may name one."""
 LATE_CALL = "agent.command=sleep 4; python3 -m polar_hpc.harness.mini_agent --max-turns 1 {instruction}"
 """The agent makes its one call 4 s into RUN: a fault landed meanwhile finds the session waiting for it."""

@@ -341,6 +341,38 @@ def test_drain_keeps_the_outcome_of_a_session_whose_own_budget_ends_first() -> N
     assert h.released == []
 
 
+def test_a_harness_killed_with_its_rank_by_a_job_signal_is_released_not_an_outcome() -> None:
+    """A plain scancel (or a node going down) SIGTERMs the harness and the rank together: the harness's exit is
+    seen first, the rank's drain a moment later; the attempt is the system's cut, never the harness's failure."""
+    killed = AgentOutcome(status="failed", returncode=-15, detail="harness exited -15")
+    ex = SimulatedExecutor({"run": 30, "build": 1}, run_outcome=lambda job: killed)
+    h = Harness(ex, agent_timeout_s=5000)
+
+    async def main() -> None:
+        h.submit(session(0))
+        await asyncio.sleep(30.2)  # the harness died at 30; the rank's SIGTERM handler runs now
+        await h.pools.drain(grace_s=100)
+
+    sim(main)
+    assert h.results == []
+    (aside,) = h.released
+    assert "harness killed (exit -15) while the rank stops" in aside.metadata["released"]["reason"]
+
+
+def test_a_harness_killed_while_its_rank_goes_on_is_the_harness_failure() -> None:
+    killed = AgentOutcome(status="failed", returncode=-15, detail="harness exited -15")
+    h = Harness(SimulatedExecutor({"run": 30, "build": 1}, run_outcome=lambda job: killed))
+
+    async def main() -> None:
+        h.submit(session(0))
+        await h.pools.wait_idle()
+
+    sim(main)
+    (r,) = h.results
+    assert r.trajectory.status is TraceStatus.ERROR or "-15" in (r.trajectory.error or ""), r.trajectory
+    assert h.released == []
+
+
 def test_bad_pool_sizes_are_refused() -> None:
     async def main() -> None:
         async def sink(result: SessionResult) -> None: ...

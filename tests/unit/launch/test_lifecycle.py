@@ -265,3 +265,51 @@ def test_wait_run_exits_1_when_every_inference_server_ended(tmp_path: Path) -> N
         for p in (coordinator, gateway):
             p.kill()
             p.wait()
+
+
+def test_a_lost_job_that_keeps_getting_lost_stops_the_run_from_the_coordinators_job(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run's monitor (the coordinator job's ``watch``) says the budget is spent: the job stops the run as a
+    cancel does (the gateway gets SIGTERM first), spares itself until then, stops its coordinator, fails, and
+    `status` / `--wait` say why."""
+    from polar_hpc.launch import jobs
+
+    run = create_run_dir(load_recipe(ROOT / "recipes" / "local-demo.toml"), tmp_path / "run")
+    gateway = _sleeper()
+    reason = "gateway-0 job 7_0 ended NODE_FAIL, resubmitted 3 times already (RESUBMITS 3); giving up"
+    calls: list[int] = []
+
+    def watch() -> str | None:
+        calls.append(1)
+        return reason if len(calls) >= 2 else None
+
+    monkeypatch.setattr(jobs, "component_argv", lambda run, component, index: ["sleep", "60"])
+    try:
+        run.logs("coordinator").mkdir(parents=True, exist_ok=True)
+        run.write_jobs(JobsFile(backend="local", jobs=[_job("coordinator", 0, 2**22 + 9, tmp_path),
+                                                       _job("gateway", 0, 2**22 + 13, tmp_path)]))
+        write_pid_file(run.pid_file("gateway", 0), gateway.pid)
+        with pytest.raises(RuntimeError, match=r"coordinator-0 stopped the run: gateway-0 job 7_0 ended NODE_FAIL"):
+            ComponentJob(str(run.root), "coordinator", 0, stop_grace_s=5, watch=watch)()
+        assert gateway.wait(timeout=10) == -signal.SIGTERM
+        stopped = run.cancelled()
+        assert stopped is not None and stopped.reason == reason
+        lines: list[str] = []
+        assert wait_run(run, timeout_s=5, interval_s=0.01, report=lines.append) == 1
+        assert lines[-1].startswith("the run was stopped at ") and reason in lines[-1], lines
+    finally:
+        gateway.kill()
+        gateway.wait()
+
+
+def test_a_failing_monitor_never_ends_the_coordinators_job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from polar_hpc.launch import jobs
+
+    run = create_run_dir(load_recipe(ROOT / "recipes" / "local-demo.toml"), tmp_path / "run")
+
+    def watch() -> str | None:
+        raise OSError("sacct: Connection refused")
+
+    monkeypatch.setattr(jobs, "component_argv", lambda run, component, index: ["sleep", "2"])
+    assert ComponentJob(str(run.root), "coordinator", 0, stop_grace_s=5, watch=watch)() == 0
+    assert run.cancelled() is None
