@@ -98,14 +98,15 @@ up() {
     rm -f "$S/run/mariadbd.pid"
     mariadbd --user=root --datadir="$S/db" --port=3307 --bind-address=127.0.0.1 --socket="$S/run/mysqld.sock" \
       --pid-file="$S/run/mariadbd.pid" --skip-grant-tables=0 >"$S/log/mariadb.log" 2>&1 &
-    for _ in $(seq 1 100); do [ -S "$S/run/mysqld.sock" ] && break; sleep 0.1; done
   fi
+  # the socket appears before the server answers; slurmdbd exits if its first connection fails
+  for _ in $(seq 1 300); do mariadb-admin --socket="$S/run/mysqld.sock" -uroot ping >/dev/null 2>&1 && break; sleep 0.1; done
   if ! alive "$S/run/slurmdbd.pid"; then
     rm -f "$S/run/slurmdbd.pid"
     SLURM_CONF=$CONF slurmdbd
-    for _ in $(seq 1 100); do alive "$S/run/slurmdbd.pid" && break; sleep 0.05; done
-    sleep 0.5
   fi
+  # slurmctld registers the cluster with slurmdbd at start: wait until slurmdbd listens (DbdPort 6819)
+  for _ in $(seq 1 300); do (exec 3<>/dev/tcp/127.0.0.1/6819) 2>/dev/null && break; sleep 0.1; done
   if ! alive "$S/run/slurmctld.pid"; then rm -f "$S/run/slurmctld.pid"; slurmctld -f "$CONF"; fi
   if ! alive "$S/run/slurmd.pid"; then rm -f "$S/run/slurmd.pid"; slurmd -f "$CONF"; fi
   export SLURM_CONF=$CONF
@@ -113,7 +114,13 @@ up() {
     if timeout 2 sinfo -h -o %t 2>/dev/null | grep -qE '^(idle|mix|alloc)'; then break; fi
     sleep 0.2
   done
-  timeout 20 srun -t1 true
+  local ran=""
+  for _ in $(seq 1 5); do timeout 20 srun -t1 true && { ran=1; break; }; sleep 2; done
+  if [ -z "$ran" ]; then
+    echo "slurm.sh: srun never ran a job; the last lines of $S/log/slurmctld.log:" >&2
+    tail -n 20 "$S/log/slurmctld.log" >&2 || true
+    exit 1
+  fi
   for _ in $(seq 1 50); do timeout 5 sacct -n -X >/dev/null 2>&1 && break; sleep 0.2; done
   echo "slurm up: SLURM_CONF=$CONF"
 }
