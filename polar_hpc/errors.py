@@ -30,5 +30,7 @@ INTERNAL: dict[str, str] = {
     "polar_hpc.proxy.errors.ProxyError": "the proxy's answer to a client call (status and provider error shape)",
     "polar_hpc.proxy.errors.Failed": "a ProxyError together with the record the proxy keeps of the call",
     "polar_hpc.sim.executor.SimulatedCrash": "a fault the simulator injects on purpose",
+    "polar_hpc.train.grpo.stop.Stopped": "a stop signal unwinding training to its step boundary; train grpo "
+                                         "exits 128 + the signal",
 }
 """Exception classes (module.qualname) that never reach a user as such, and what becomes of them."""
