@@ -5,6 +5,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from polar_hpc.launch.monitor import _component_pid, _controller_pid
@@ -24,6 +25,17 @@ SLURM_SETS = [
     "--set", "gateway.resources.time_min=20",
 ]
 """A run on the single-node CI cluster (.ci/slurm.sh): no GPU, one CPU per component, two gateway ranks."""
+
+
+def wait_until(pred: Callable[[], bool], timeout_s: float, what: str) -> None:
+    """Poll ``pred`` every 0.5 s; fail the test naming ``what`` after ``timeout_s``."""
+    import pytest
+
+    deadline = time.monotonic() + timeout_s
+    while not pred():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout_s:.0f}s waiting for {what}")
+        time.sleep(0.5)
 
 
 def require_slurm() -> None:

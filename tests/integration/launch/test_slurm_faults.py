@@ -32,7 +32,7 @@ from tests.integration.launch.fault_checks import (
     wait_paused,
     wait_running,
 )
-from tests.integration.launch.helpers import SLURM_SETS, polar, require_slurm, start_if_held
+from tests.integration.launch.helpers import SLURM_SETS, polar, require_slurm, start_if_held, wait_until
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
@@ -55,14 +55,6 @@ def _job(run: RunDir, component: str) -> JobRecord:
 
 def _job_log(run: RunDir, job: JobRecord) -> str:
     return "".join(p.read_text(errors="replace") for p in run.job_logs(job.component, job.job_id).glob("*.out"))
-
-
-def _until(pred, timeout_s: float, what: str) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout_s
-    while not pred():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout_s:.0f}s waiting for {what}")
-        time.sleep(0.5)
 
 
 @pytest.mark.timeout(700)
@@ -92,7 +84,7 @@ def test_inference_server_killed_then_its_job_preempted_mid_session(run_dir: Pat
         os.kill(supervisor, signal.SIGCONT)
     assert paused.startswith(f"paused, waiting for inference-0 to answer again (inference-0: job {server.job_id} "
                              "RUNNING"), paused
-    _until(lambda: not read_waits(run_dir), 180, "the rank to take sessions again once the server answers")
+    wait_until(lambda: not read_waits(run_dir), 180, "the rank to take sessions again once the server answers")
     record = read_pid_file(run.pid_file("inference", 0))
     assert record is not None and record[0] != pid, "the job started a new server"
     assert "inference-0 exited with status -9 while the run goes on; restarting it (1 of 3)" in _job_log(run, server)
@@ -105,7 +97,7 @@ def test_inference_server_killed_then_its_job_preempted_mid_session(run_dir: Pat
     def says_pending() -> bool:
         return any(pending in w.detail and w.detail.startswith("paused") for w in read_waits(run_dir).values())
 
-    _until(says_pending, 120, f"the paused rank to say {pending!r}")
+    wait_until(says_pending, 120, f"the paused rank to say {pending!r}")
     assert pending in polar("status", str(run_dir)).stdout
     tried = [time.monotonic() - 10.0]  # the first start 5 s after the requeue
 
@@ -114,7 +106,7 @@ def test_inference_server_killed_then_its_job_preempted_mid_session(run_dir: Pat
         now = read_endpoint(run_dir, "inference-0")
         return now is not None and now.started_at > before.started_at
 
-    _until(back, 300, "the requeued inference job to publish a new endpoint")
+    wait_until(back, 300, "the requeued inference job to publish a new endpoint")
     assert wait_run(run, timeout_s=300, interval_s=1.0) == 0
     log = _job_log(run, server)
     assert "Calling checkpoint method" in log and "Requeued job" in log, log[-3000:]
@@ -136,7 +128,7 @@ def test_cancel_mid_session_then_resume_on_slurm(run_dir: Path) -> None:
     assert out.returncode == 0, out.stdout + out.stderr
     jobs = run.read_jobs()
     assert jobs is not None
-    _until(lambda: not any(c.alive for c in component_states(run, jobs)), 120, "every job to end")
+    wait_until(lambda: not any(c.alive for c in component_states(run, jobs)), 120, "every job to end")
     assert all(s != "FAILED" for s in sacct_states([j.job_id for j in jobs.jobs]).values()), "a cancel is no failure"
     released = released_attempts(run)
     assert released and all("drain" in r.metadata["released"]["reason"] for r in released), released

@@ -24,7 +24,7 @@ from tests.integration.launch.fault_checks import (
     assert_views_agree,
     released_attempts,
 )
-from tests.integration.launch.helpers import SLURM_SETS, polar, require_slurm
+from tests.integration.launch.helpers import SLURM_SETS, polar, require_slurm, wait_until
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
@@ -41,14 +41,6 @@ def _gateway0(run: RunDir) -> JobRecord:
     return job
 
 
-def _until(pred, timeout_s: float, what: str) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout_s
-    while not pred():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout_s:.0f}s waiting for {what}")
-        time.sleep(0.5)
-
-
 def _rank0_running(run: RunDir) -> bool:
     status = run.read_status()
     return status is not None and any(r.rank == 0 and r.alive and r.occupancy.get("run", 0) for r in status.ranks)
@@ -63,11 +55,11 @@ def test_gateway_array_task_cancelled_by_hand_is_resubmitted_and_every_session_c
     assert out.returncode == 0, out.stdout + out.stderr
     lost = _gateway0(run)
     assert "_" in lost.job_id, f"the gateway ranks are an array: {lost.job_id}"
-    _until(lambda: _rank0_running(run), 300, "gateway-0 to run a session")
+    wait_until(lambda: _rank0_running(run), 300, "gateway-0 to run a session")
     subprocess.run(["scancel", lost.job_id], check=True, timeout=30)
     cancelled_at = time.monotonic()
 
-    _until(lambda: _gateway0(run).job_id != lost.job_id, 120, "the monitor to resubmit gateway-0")
+    wait_until(lambda: _gateway0(run).job_id != lost.job_id, 120, "the monitor to resubmit gateway-0")
     print(f"resubmitted {time.monotonic() - cancelled_at:.1f}s after the scancel")
     again = _gateway0(run)
     assert (again.resubmits, again.lost_job, again.lost_state) == (1, lost.job_id, "CANCELLED"), again
@@ -95,7 +87,7 @@ def test_a_gateway_lost_once_more_than_its_budget_stops_the_run_saying_why_then_
     out = polar("launch", RECIPE, "--run-dir", str(run_dir), *SLURM_SETS, "--set", "tasks.num_samples=2",
                 "--set", "gateway.run_pool=1", "--set", "gateway.init_pool=1", "--set", agent_then_sleep(15))
     assert out.returncode == 0, out.stdout + out.stderr
-    _until(lambda: _rank0_running(run), 300, "gateway-0 to run a session")
+    wait_until(lambda: _rank0_running(run), 300, "gateway-0 to run a session")
     jobs = run.read_jobs()
     assert jobs is not None
     budget = RESUBMITS["gateway"]
@@ -113,7 +105,7 @@ def test_a_gateway_lost_once_more_than_its_budget_stops_the_run_saying_why_then_
     status = polar("status", str(run_dir)).stdout
     assert "stopped at " in status and reason in status, status
     coordinator = [j for j in (run.read_jobs() or jobs).jobs if j.component == "coordinator"][0]
-    _until(lambda: sacct_states([coordinator.job_id]).get(coordinator.job_id) == "FAILED", 120,
+    wait_until(lambda: sacct_states([coordinator.job_id]).get(coordinator.job_id) == "FAILED", 120,
            "the coordinator's job to end FAILED")
     out = polar("resume", str(run_dir), "--wait", "--timeout", "400", timeout=460)
     assert out.returncode == 0, out.stdout + out.stderr
