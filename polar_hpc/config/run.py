@@ -242,6 +242,8 @@ class ShardConfig(StrictStruct):
 
 TisLevel = Literal["token", "sequence"]
 LossNorm = Literal["token", "session", "group"]
+Staleness = Literal["exact", "in_flight"]
+StaleSessions = Literal["drop", "mask"]
 """What one unit of loss weight is (``train.grpo.credit``): a sampled token, a session (its chains together), or a
 group."""
 
@@ -252,7 +254,16 @@ class TrainerConfig(StrictStruct):
     A GRPO group is one task's ``tasks.num_samples`` sessions; a step trains on ``groups_per_step`` groups."""
 
     max_off_policy_steps: AtLeast0 = 1
-    """Groups are submitted this many optimizer steps ahead of training (0: synchronous); older ones are dropped."""
+    """Groups are submitted this many optimizer steps ahead of training (0: synchronous); older ones are dropped.
+    With ``staleness = "in_flight"``: the most versions a trained token may lag the trainer (``stale_sessions``)."""
+    staleness: Staleness = "exact"
+    """``exact``: a step waits for its own groups and weights are pushed only with no group generating, so every
+    session of step ``s`` is sampled by the weights of step ``s - k``. ``in_flight``: weights are pushed while
+    sessions run (the engines switch version between calls), each step trains on the first ``groups_per_step``
+    groups back, every token with the version that sampled it (``train/grpo/inflight.py``)."""
+    stale_sessions: StaleSessions = "drop"
+    """``in_flight``: a session with a trainable token sampled more than ``max_off_policy_steps`` versions before
+    the trainer's is ``drop``ped (a placeholder, out of the baseline) or has those tokens ``mask``ed (counted)."""
     min_group_fraction: Annotated[float, Meta(ge=0, le=1)] = 1.0
     model: str | None = None
     """The policy the trainer loads (a dir or ``asset:NAME``); default: ``inference.model``."""

@@ -119,6 +119,11 @@ class TrainSample(msgspec.Struct, kw_only=True):
     trainable: bool = True
     """``Trace.trainable``: False when the trace's own marks say to leave it out (``filter`` says why)."""
     filter: list[str] = msgspec.field(default_factory=list)
+    call_versions: list[str | None] = msgspec.field(default_factory=list)
+    """Per model call of the trace, in order: the weight version that sampled it (``TraceMeta.call_versions``)."""
+    call_tokens: list[int] = msgspec.field(default_factory=list)
+    """Per model call: its sampled token count (the k-th loss-mask token is the call's whose cumulative count
+    first exceeds k; ``train.grpo.inflight.token_versions``)."""
 
 
 class AsyncStats(msgspec.Struct, kw_only=True):
@@ -152,6 +157,7 @@ def group_samples(group: Group, *, include_oracle: bool = False) -> list[TrainSa
                 masked=masked, policy_version=group.policy_version,
                 weight_versions=meta.weight_versions, temperatures=meta.temperatures(),
                 metadata={**r.metadata, **tr.metadata}, trainable=tr.trainable, filter=list(tr.filter),
+                call_versions=list(meta.call_versions), call_tokens=list(meta.call_tokens),
             ))
     return out
 
@@ -314,10 +320,13 @@ class AsyncRollouts:
             raise FileNotFoundError(f"no inference endpoints (endpoints/inference-*.json) in {self.run_dir}")
         return [e.url for e in eps]
 
-    async def update_policy(self, checkpoint_dir: str | Path, version: int) -> None:
+    async def update_policy(self, checkpoint_dir: str | Path, version: int, *, pause: bool = True) -> None:
         """Pause every inference server, load ``checkpoint_dir`` as weight version ``str(version)``, continue.
 
         Groups submitted afterwards carry ``version``; groups older than ``max_off_policy_steps`` are dropped.
+        ``pause=False`` (in-flight updates): no pause; each engine loads once the calls it is running have
+        finished, holding new ones meanwhile (SGLang's and the reference server's rule), so every call is sampled by
+        one version and the sessions in flight go on under the new one.
         """
         from polar_hpc.inference.engine import SGLangEngine
         from polar_hpc.inference.server import run_api_key
@@ -325,11 +334,14 @@ class AsyncRollouts:
         t0 = time.monotonic()
         engine = SGLangEngine(self.inference_urls(), api_key=run_api_key(self.run_dir))
         try:
-            await engine.pause_generation(self.config.pause_mode)
-            try:
+            if not pause:
                 await engine.update_weights_from_disk(str(checkpoint_dir), str(version))
-            finally:
-                await engine.continue_generation()
+            else:
+                await engine.pause_generation(self.config.pause_mode)
+                try:
+                    await engine.update_weights_from_disk(str(checkpoint_dir), str(version))
+                finally:
+                    await engine.continue_generation()
         finally:
             await engine.close()
         self.policy_version = version

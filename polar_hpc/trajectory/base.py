@@ -99,6 +99,8 @@ def completion_metadata(records: Sequence[CompletionRecord]) -> dict[str, Any]:
         "render_modes": [r.render_mode for r in records],
         "divergence_tokens": [r.divergence_tokens for r in records],
         "weight_versions": versions,
+        "call_versions": [r.weight_version for r in records],
+        "call_tokens": [int(len(r.output_ids)) for r in records],
         "sampling": [msgspec.to_builtins(r.sampling) for r in records],
         "unparsed_tool_calls": errors,
         "engine_time_s": sum(max(0.0, r.timings.engine_end - r.timings.engine_start) for r in records),

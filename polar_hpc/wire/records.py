@@ -270,6 +270,12 @@ class TraceMeta(msgspec.Struct, kw_only=True):
     render_modes: list[str] = msgspec.field(default_factory=list)
     divergence_tokens: list[int] = msgspec.field(default_factory=list)
     weight_versions: list[str] = msgspec.field(default_factory=list)
+    call_versions: list[str | None] = msgspec.field(default_factory=list)
+    """Per completion (aligned with ``completion_ids``): the weight version that sampled it (None: not recorded).
+    Empty in traces recorded before it was kept."""
+    call_tokens: list[int] = msgspec.field(default_factory=list)
+    """Per completion: its sampled (or forced) token count; the builders lay them out in the response in this
+    order, so the k-th loss-mask token belongs to the completion whose cumulative count first exceeds k."""
     sampling: list[AppliedSampling | None] = msgspec.field(default_factory=list)
     """Per completion (aligned with ``completion_ids``): what the engine applied (None: forced by the oracle).
     Empty in traces recorded before it was kept."""

@@ -24,6 +24,7 @@ import numpy as np
 
 from polar_hpc.train.async_client import Group, TrainSample, group_samples
 from polar_hpc.train.grpo.credit import informative, session_advantages
+from polar_hpc.train.grpo.inflight import StaleBound, bound_session, token_versions, version_span
 from polar_hpc.wire.records import TraceStatus
 
 
@@ -46,6 +47,9 @@ class Completion(msgspec.Struct, kw_only=True):
     """The session's advantage against its group (every row of a session the same)."""
     session: str = ""
     """``group_id/sample_index``: the rows of one session share it."""
+    versions: list[int] = msgspec.field(default_factory=list)
+    """Per completion token: the weight version that sampled it (``inflight.UNKNOWN`` where ``env_mask`` is 0 or
+    the version was not recorded)."""
 
 
 class GroupCounts(msgspec.Struct, kw_only=True):
@@ -71,6 +75,13 @@ class GroupCounts(msgspec.Struct, kw_only=True):
     """Prompt + completion tokens of the trained rows: what the trainer's forward and backward passes cost."""
     trainable_tokens: int = 0
     """Of those, the ones with loss (``env_mask`` 1)."""
+    spanned: int = 0
+    """Trained sessions whose tokens were sampled by more than one weight version (in-flight updates)."""
+    stale: int = 0
+    """Sessions with a token more than ``max_off_policy_steps`` versions behind the trainer (``inflight``):
+    dropped, or with those tokens masked, by ``trainer.stale_sessions``."""
+    stale_tokens: int = 0
+    """Trainable tokens of those sessions past the bound (not trained either way)."""
 
     def add(self, other: GroupCounts) -> None:
         for f in self.__struct_fields__:
@@ -109,10 +120,31 @@ def _row(s: TrainSample, reward: float | None) -> Completion:
     pl = s.prompt_length
     mask = s.loss_mask[pl:].astype(np.int64)
     logps = np.where(mask > 0, s.rollout_logprobs, 0.0)  # tokens the policy did not sample carry no logprob
+    versions = token_versions(mask, s.call_versions, s.call_tokens, s.weight_versions)
     return Completion(group_id=s.group_id, sample_index=s.sample_index, prompt_ids=s.tokens[:pl].tolist(),
                       completion_ids=s.tokens[pl:].tolist(), logprobs=logps.astype(float).tolist(),
                       env_mask=mask.tolist(), reward=reward, weight_versions=list(s.weight_versions),
-                      temperatures=list(s.temperatures), session=f"{s.group_id}/{s.sample_index}")
+                      temperatures=list(s.temperatures), session=f"{s.group_id}/{s.sample_index}",
+                      versions=versions.tolist())
+
+
+def _bounded(rows: list[Completion], bound: StaleBound, counts: GroupCounts) -> list[Completion] | None:
+    """One session's rows under the staleness bound (``inflight.bound_session``), counted; None: left out."""
+    masks = [np.asarray(r.env_mask, dtype=np.int64) for r in rows]
+    versions = [np.asarray(r.versions, dtype=np.int64) for r in rows]
+    kept, n = bound_session(masks, versions, now=bound.now, bound=bound.max_lag, policy=bound.policy)
+    if n:
+        counts.stale += 1
+        counts.stale_tokens += n
+    if kept is None:
+        return None
+    out = []
+    for r, m in zip(rows, kept, strict=True):
+        if m.any():
+            r.env_mask = m.tolist()
+            r.logprobs = np.where(m > 0, np.asarray(r.logprobs), 0.0).tolist()
+            out.append(r)
+    return out
 
 
 def _placeholder(group_id: str, index: int, prompt_ids: list[int], filler_id: int) -> Completion:
@@ -120,9 +152,10 @@ def _placeholder(group_id: str, index: int, prompt_ids: list[int], filler_id: in
                       logprobs=[0.0], env_mask=[0], reward=None, placeholder=True, session=f"{group_id}/{index}")
 
 
-def group_completions(group: Group, *, filler_id: int, min_group_fraction: float = 0.0
-                      ) -> tuple[list[Completion], GroupCounts]:
-    """The group's rows, session by session in sample order (see the module docstring), and what was counted."""
+def group_completions(group: Group, *, filler_id: int, min_group_fraction: float = 0.0,
+                      bound: StaleBound | None = None) -> tuple[list[Completion], GroupCounts]:
+    """The group's rows, session by session in sample order (see the module docstring), and what was counted.
+    ``bound`` (in-flight updates): sessions with tokens too old for the trainer are dropped or masked first."""
     n = group.num_samples
     counts = GroupCounts(groups=1, sessions=n)
     by_session: dict[int, list[TrainSample]] = {}
@@ -143,8 +176,14 @@ def group_completions(group: Group, *, filler_id: int, min_group_fraction: float
         elif not usable:
             counts.untrainable += 1
         if usable and not rejected:
-            chosen[i] = [_row(s, rewards[i]) for s in usable]
-            counts.skipped_chains += chains_of[i] - len(usable)
+            rows_i: list[Completion] | None = [_row(s, rewards[i]) for s in usable]
+            if bound is not None and rows_i:
+                rows_i = _bounded(rows_i, bound, counts)
+            if rows_i:
+                chosen[i] = rows_i
+                if version_span([np.asarray(r.versions) for r in rows_i]) > 1:
+                    counts.spanned += 1
+                counts.skipped_chains += chains_of[i] - len(rows_i)
     advantages = session_advantages([chosen[i][0].reward for i in sorted(chosen)])
     for i, adv in zip(sorted(chosen), advantages, strict=True):
         for r in chosen[i]:

@@ -14,6 +14,13 @@ the timing; generation of the next step still overlaps training. With ``k >= 2``
 ``s+1 .. s+k-1`` must also be back before the push (one engine serves one weight version at a time). A step
 whose prompts differ from what was submitted ahead submits its own (logged; its staleness is then not exact).
 With ``trainer.dynamic_sampling`` a step's groups without reward variance are replaced by fresh ones (``refill``).
+
+In-flight updates (``trainer.staleness = "in_flight"``): ``groups_per_step * (k + 1)`` groups are kept generating,
+in ``schedule`` order; each call pushes the staged checkpoint at once without pausing (each engine loads it between
+calls; the sessions in flight go on under it), tops the pool up, and trains on the first ``groups_per_step``
+groups back, whatever TRL's prompts say. Each token keeps the version that sampled it; tokens more than ``k``
+versions behind the trainer are dropped or masked by session (``inflight``, counted in the step's ``counts``).
+Which groups a step trains on then depends on timing: not reproducible token for token.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from polar_hpc.config.run import TrainerConfig
 from polar_hpc.log import get_logger
 from polar_hpc.train.async_client import AsyncConfig, AsyncRollouts, Group
 from polar_hpc.train.grpo.batch import Completion, GroupCounts, StepRollouts, group_completions, rollout_output
+from polar_hpc.train.grpo.inflight import StaleBound
 from polar_hpc.train.grpo.refill import Built, RefillOrder, fill_step
 from polar_hpc.train.grpo.weights import StagedWeights
 from polar_hpc.wire.records import Task
@@ -61,9 +69,11 @@ class LiveRollouts:
         self.schedule = schedule
         self.min_group_fraction = cfg.min_group_fraction if min_group_fraction is None else min_group_fraction
         self.per_step = cfg.groups_per_step
+        self.in_flight = cfg.staleness == "in_flight"
         # groups are never dropped for staleness here: they are submitted at most max_off_policy_steps ahead
-        self.ro = AsyncRollouts(self.run_dir, AsyncConfig(max_off_policy_steps=cfg.max_off_policy_steps,
-                                                          min_group_fraction=0.0))
+        # (exact), or bounded per token when their rows are built (in flight)
+        ahead = cfg.steps + 1 if self.in_flight else cfg.max_off_policy_steps
+        self.ro = AsyncRollouts(self.run_dir, AsyncConfig(max_off_policy_steps=ahead, min_group_fraction=0.0))
         self.weights = StagedWeights(self.update_policy)
         self.last: StepRollouts | None = None
         self.interruptible: Callable[[], contextlib.AbstractContextManager[None]] = contextlib.nullcontext
@@ -78,6 +88,10 @@ class LiveRollouts:
         self._consumer: asyncio.Task[None] | None = None
         self.refills = RefillOrder(sorted(self.tasks), cfg.seed + 1)
         self._refilled = 0
+        self._pool: list[str] = []
+        """In flight: groups submitted and not yet trained on, in submission order."""
+        self._next = 0
+        """In flight: the index in ``schedule`` of the next group to submit."""
 
     def _run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
@@ -160,6 +174,8 @@ class LiveRollouts:
 
     def _collect(self, step: int, ids: list[str]) -> StepRollouts:
         """Step ``step``'s groups as TRL rows; pushes the staged checkpoint once no group is generating."""
+        if self.in_flight:
+            return self._collect_in_flight(step)
         t0 = time.monotonic()
         push_s = 0.0
         planned = self._planned.pop(step, None)
@@ -194,9 +210,55 @@ class LiveRollouts:
         return StepRollouts(rows=rows, counts=counts, wait_s=time.monotonic() - t0 - push_s, push_s=push_s,
                             refill=refill)
 
-    def _built(self, gid: str) -> Built:
+    def _built(self, gid: str, bound: StaleBound | None = None) -> Built:
         return group_completions(self._ready.pop(gid), filler_id=self.filler_id,
-                                 min_group_fraction=self.min_group_fraction)
+                                 min_group_fraction=self.min_group_fraction, bound=bound)
+
+    def _collect_in_flight(self, step: int) -> StepRollouts:
+        """The first ``groups_per_step`` groups back as TRL rows, after pushing the staged checkpoint without
+        waiting and topping the pool up (module docstring)."""
+        t0 = time.monotonic()
+        push_s = self.weights.push()
+        want = self.per_step * (1 + self.cfg.max_off_policy_steps)
+        while len(self._pool) < want and self._next < len(self.schedule):
+            n = min(want - len(self._pool), len(self.schedule) - self._next)
+            for k in range(n):  # one submission per planned step (group ids are unique per step)
+                idx = self._next + k
+                self._pool += self._run(self._submit(idx // self.per_step, [self.schedule[idx]]))
+            self._next += n
+        gids = self._run(self._first_back(self.per_step, self.cfg.group_timeout_s))
+        bound = StaleBound(now=step, max_lag=self.cfg.max_off_policy_steps, policy=self.cfg.stale_sessions)
+        rows: list[Completion] = []
+        counts = GroupCounts()
+        for g in gids:
+            self._pool.remove(g)
+            r, c = self._built(g, bound)
+            rows += r
+            counts.add(c)
+        log.debug("step %d: trains on %s", step, gids)
+        return StepRollouts(rows=rows, counts=counts, wait_s=time.monotonic() - t0 - push_s, push_s=push_s)
+
+    async def _first_back(self, n: int, timeout_s: float) -> list[str]:
+        """The first ``n`` groups of the pool back (in the order they came back), or all the pool has left."""
+        assert self._changed is not None and self._consumer is not None
+        deadline = time.monotonic() + timeout_s
+        while True:
+            back = [g for g in self._ready if g in self._pool]
+            if len(back) >= min(n, len(self._pool)):
+                return back[:n]
+            lost = [g for g in self._pool if g not in self._ready and not self.ro.is_open(g)]
+            if lost:
+                raise RuntimeError(f"groups {lost} were dropped by the rollout client ({self.ro.stats})")
+            if self._consumer.done():
+                self._consumer.result()
+                raise RuntimeError(f"the run's result stream ended with groups {self._pool} outstanding")
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"{n - len(back)} of {len(self._pool)} groups in flight not back after "
+                                   f"{timeout_s:.0f}s (trainer.group_timeout_s)")
+            self._changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), left)
 
     def _fetch_fresh(self, step: int, n: int) -> list[Built]:
         """``n`` fresh groups for step ``step`` (dynamic sampling), evaluated."""
@@ -227,11 +289,12 @@ class LiveRollouts:
         return rollout_output(self.last.rows)
 
     def update_policy(self, checkpoint: Path, version: int) -> None:
-        self._run(self.ro.update_policy(checkpoint, version))
+        self._run(self.ro.update_policy(checkpoint, version, pause=not self.in_flight))
 
     def push_staged(self) -> float:
         """Load the newest saved checkpoint now (after training: the engines serve the final weights)."""
-        self._run(self._wait(self._outstanding(), self.cfg.group_timeout_s))
+        if not self.in_flight:
+            self._run(self._wait(self._outstanding(), self.cfg.group_timeout_s))
         return self.weights.push()
 
 

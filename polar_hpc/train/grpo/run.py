@@ -23,7 +23,7 @@ from typing import Any
 
 from polar_hpc.assets import resolve_model
 from polar_hpc.config import ConfigError
-from polar_hpc.config.run import RunConfig
+from polar_hpc.config.run import RunConfig, TrainerConfig
 from polar_hpc.log import get_logger
 from polar_hpc.wire.records import Task
 
@@ -49,9 +49,26 @@ def check_recipe(cfg: RunConfig, tasks: list[Task]) -> None:
     why = check_loss_norm(cfg.trainer.loss_norm, cfg.trainer.loss_type)
     if why is not None:
         raise ConfigError(f"train grpo: {why}")
+    why = check_staleness(cfg.trainer)
+    if why is not None:
+        raise ConfigError(f"train grpo: {why}")
     if cfg.trainer.groups_per_step > len(tasks):
         raise ConfigError(f"train grpo: trainer.groups_per_step = {cfg.trainer.groups_per_step} exceeds the "
                           f"{len(tasks)} tasks of {cfg.tasks.path}")
+
+
+def check_staleness(t: TrainerConfig) -> str | None:
+    """Why the staleness settings contradict each other (None: they fit)."""
+    if t.staleness == "in_flight" and t.max_off_policy_steps == 0:
+        return ("trainer.staleness = 'in_flight' pushes weights while sessions run, but trainer.max_off_policy_steps "
+                "= 0 allows no token of an older version; use max_off_policy_steps >= 1 or staleness = 'exact'")
+    if t.staleness == "in_flight" and t.dynamic_sampling:
+        return ("trainer.dynamic_sampling refills a step's own groups, which trainer.staleness = 'in_flight' does "
+                "not have (a step trains on the first groups back); use one of them")
+    if t.staleness == "exact" and t.stale_sessions != "drop":
+        return (f"trainer.stale_sessions = {t.stale_sessions!r} applies to trainer.staleness = 'in_flight' only "
+                "(exact staleness samples every session with one version); set staleness = 'in_flight'")
+    return None
 
 
 def trainer_model_dir(cfg: RunConfig) -> Path:
