@@ -193,6 +193,7 @@ class SessionExecutor:
             sandbox_session_dir=rt.sandbox_session_dir,
             is_root=rt.is_root,
             workdir=self._spec(job).workdir,
+            session_id=job.session_id,
         )
         cmd = await asyncio.to_thread(adapter.prepare, ctx)
         st.harness_log = Path(cmd.log_path)

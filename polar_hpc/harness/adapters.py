@@ -37,7 +37,7 @@ class ShellAdapter(BaseAdapter):
             raise HarnessError("agent.command: the shell harness needs a command, "
                                "e.g. \"python agent.py {instruction}\"")
         cmd = ctx.agent.command.replace("{instruction}", shlex.quote(ctx.instruction))
-        env = {"POLAR_INSTRUCTION": ctx.instruction, "OPENAI_MODEL": ctx.model}
+        env = {"POLAR_INSTRUCTION": ctx.instruction, "OPENAI_MODEL": ctx.model, "POLAR_SESSION_ID": ctx.session_id}
         if ctx.agent.max_turns is not None:
             env["POLAR_MAX_TURNS"] = str(ctx.agent.max_turns)
         extra = " ".join(shlex.quote(a) for a in self.extra_args(ctx))
