@@ -23,7 +23,7 @@ pytest.importorskip("torch", reason="the train extra (torch, trl) is not install
 
 ROOT = Path(__file__).parents[3]
 RECIPE = ROOT / "recipes" / "local-grpo-stragglers.toml"
-THINK_S = 20
+THINK_S = 12
 """Longer than step 1's training and checkpoint save on tiny-qwen3 (a few seconds on 2 busy cores)."""
 TINY = ["inference.model=asset:tiny-qwen3", "trainer.steps=2", "trainer.groups_per_step=1", "tasks.num_samples=2",
         "trainer.max_off_policy_steps=1", "trainer.staleness=in_flight", "trainer.threads=1",
