@@ -63,7 +63,8 @@ def token_versions(mask: np.ndarray, call_versions: Sequence[str | None], call_t
 
 def stale_tokens(versions: np.ndarray, now: int, bound: int) -> np.ndarray:
     """Bool per position: sampled at a known version more than ``bound`` versions before ``now``."""
-    return (versions != UNKNOWN) & (now - versions > bound)
+    out: np.ndarray = (versions != UNKNOWN) & (now - versions > bound)
+    return out
 
 
 def version_span(versions: Sequence[np.ndarray]) -> int:

@@ -8,6 +8,7 @@ import subprocess
 import tomllib
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from polar_hpc.config.run import AgentSpec
@@ -59,6 +60,8 @@ def test_shell_substitutes_quoted_instruction(tmp_path: Path) -> None:
     out = subprocess.run(cmd.argv, capture_output=True, text=True, env={"HOME": "/nonexistent"}, check=True)
     assert out.stdout == INSTR
     assert cmd.env["POLAR_MAX_TURNS"] == "3" and cmd.env["OPENAI_MODEL"] == "policy"
+    ctx = msgspec.structs.replace(ctx_for(tmp_path, "shell", command="true"), session_id="add@step1/3#0")
+    assert get_adapter("shell").prepare(ctx).env["POLAR_SESSION_ID"] == "add@step1/3#0"  # seeds a scripted agent
     with pytest.raises(HarnessError, match="agent.command: the shell harness needs a command"):
         get_adapter("shell").prepare(ctx_for(tmp_path, "shell"))
 
