@@ -30,7 +30,8 @@ class StepMetrics(msgspec.Struct, kw_only=True):
     clipped_share: float
     rollout_versions: list[str]
     """Weight versions the step's trained traces were sampled with (exactly ``max(step - 1 - k, 0)``
-    with ``k = trainer.max_off_policy_steps``; 0 is ``default``)."""
+    with ``k = trainer.max_off_policy_steps``; 0 is ``default``); with ``trainer.staleness = "in_flight"`` any of the
+    last ``k + 1`` (sessions spanning versions, tokens past the bound: ``counts.spanned`` / ``stale``)."""
     pushed_version: int
     """The version the engines serve after this step's push."""
     wait_s: float
