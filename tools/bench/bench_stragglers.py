@@ -10,12 +10,13 @@ CPUs):
   in_flight    trainer.staleness = in_flight: pushes while sessions run, a step trains on the first groups back
 
 Per mode, from ``RUN/trainer/steps.jsonl``: the trainer's idle share (its waits for rollouts and weight pushes over
-the sum of its step times, the first step included: it waits for the first rollouts too), the median step time
+the sum of its step times, the first step included: it waits for the first rollouts too; and over steps 2..,
+without the run's warm-up), the median step time
 (steps 2..: the first also builds the trainer), the wall time of all steps, the mean reward of the first and last
 5 steps, and what in-flight updates counted (sessions spanning versions, stale sessions dropped / masked).
 
     python tools/bench/bench_stragglers.py [--steps 10] [--seed 0] [--modes exact,in_flight] [--work DIR]
-        [--json PATH] [--set K=V ...]
+        [--json PATH] [--set K=V ...] [--summarize]       (--summarize: the figures of the runs under --work)
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ def summarize(mode: str, rows: list[StepMetrics], wall_s: float) -> dict[str, An
     return {
         "mode": mode, "steps": len(rows), "wall_s": round(wall_s, 1), "train_wall_s": round(sum(step_s), 1),
         "idle_share": idle / sum(step_s) if sum(step_s) > 0 else float("nan"),
+        "idle_share_after_first": (sum(m.wait_s + m.push_s for m in rows[1:]) / sum(step_s[1:])
+                                   if sum(step_s[1:]) > 0 else float("nan")),
         "median_step_s": statistics.median(step_s[1:] or step_s),
         "reward_first": statistics.mean(m.reward for m in rows[:k]),
         "reward_last": statistics.mean(m.reward for m in rows[-k:]),
@@ -87,6 +90,7 @@ def main() -> int:
     ap.add_argument("--work", type=Path, default=None)
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--set", action="append", default=[], metavar="K=V", help="a recipe override for every mode")
+    ap.add_argument("--summarize", action="store_true", help="only read the modes' runs already under --work")
     args = ap.parse_args()
     modes = args.modes.split(",")
     unknown = sorted(set(modes) - set(MODES))
@@ -97,12 +101,16 @@ def main() -> int:
     work = (args.work or ROOT / "runs" / f"bench-stragglers-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
     work.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    results = [run_mode(m, work, args.steps, args.seed, args.set) for m in modes]
+    if args.summarize:
+        results = [summarize(m, read_steps(work / m), float("nan")) for m in modes]
+    else:
+        results = [run_mode(m, work, args.steps, args.seed, args.set) for m in modes]
     base = results[0]
-    print(f"\n{'mode':<11}{'steps':>6}{'idle':>7}{'median step':>12}{'x step':>8}{'steps wall':>11}{'x wall':>8}"
-          f"{'reward first5 -> last5':>24}{'spanned':>9}{'stale':>7}")
+    print(f"\n{'mode':<11}{'steps':>6}{'idle':>7}{'idle 2..':>9}{'median step':>12}{'x step':>8}{'steps wall':>11}"
+          f"{'x wall':>8}{'reward first5 -> last5':>24}{'spanned':>9}{'stale':>7}")
     for r in results:
-        print(f"{r['mode']:<11}{r['steps']:>6}{100 * r['idle_share']:>6.0f}%{r['median_step_s']:>11.1f}s"
+        print(f"{r['mode']:<11}{r['steps']:>6}{100 * r['idle_share']:>6.0f}%{100 * r['idle_share_after_first']:>8.0f}%"
+              f"{r['median_step_s']:>11.1f}s"
               f"{base['median_step_s'] / r['median_step_s']:>8.2f}{r['train_wall_s']:>10.0f}s"
               f"{base['train_wall_s'] / r['train_wall_s']:>8.2f}{r['reward_first']:>14.3f} -> {r['reward_last']:.3f}"
               f"{r['spanned']:>9}{r['stale']:>7}")
