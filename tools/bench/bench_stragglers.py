@@ -9,11 +9,12 @@ CPUs):
   exact        trainer.staleness = exact: a step waits for its own groups; pushes with no group generating
   in_flight    trainer.staleness = in_flight: pushes while sessions run, a step trains on the first groups back
 
-Per mode, from ``RUN/trainer/steps.jsonl``: the trainer's idle share (its waits for rollouts and weight pushes over
-the sum of its step times, the first step included: it waits for the first rollouts too; and over steps 2..,
-without the run's warm-up), the median step time
-(steps 2..: the first also builds the trainer), the wall time of all steps, the mean reward of the first and last
-5 steps, and what in-flight updates counted (sessions spanning versions, stale sessions dropped / masked).
+Per mode, from ``RUN/trainer/steps.jsonl``: the trainer's idle share (its waits for rollouts and weight pushes
+over the sum of its step times, the first step included: it waits for the first rollouts too; and over steps 2..,
+without the run's warm-up), the median step time (steps 2..: the first also builds the trainer) and of its part
+spent training (the step less waits and pushes: on a shared CPU it grows when generation runs beside it), the wall
+time of all steps, the mean reward of the first and last 5 steps, and what in-flight updates counted (sessions
+spanning versions, stale sessions dropped / masked).
 
     python tools/bench/bench_stragglers.py [--steps 10] [--seed 0] [--modes exact,in_flight] [--work DIR]
         [--json PATH] [--set K=V ...] [--summarize]       (--summarize: the figures of the runs under --work)
@@ -56,6 +57,7 @@ def summarize(mode: str, rows: list[StepMetrics], wall_s: float) -> dict[str, An
         "idle_share_after_first": (sum(m.wait_s + m.push_s for m in rows[1:]) / sum(step_s[1:])
                                    if sum(step_s[1:]) > 0 else float("nan")),
         "median_step_s": statistics.median(step_s[1:] or step_s),
+        "median_trainer_s": statistics.median([m.step_s - m.wait_s - m.push_s for m in rows[1:] or rows]),
         "reward_first": statistics.mean(m.reward for m in rows[:k]),
         "reward_last": statistics.mean(m.reward for m in rows[-k:]),
         "reward": [round(m.reward, 4) for m in rows],
@@ -106,11 +108,11 @@ def main() -> int:
     else:
         results = [run_mode(m, work, args.steps, args.seed, args.set) for m in modes]
     base = results[0]
-    print(f"\n{'mode':<11}{'steps':>6}{'idle':>7}{'idle 2..':>9}{'median step':>12}{'x step':>8}{'steps wall':>11}"
-          f"{'x wall':>8}{'reward first5 -> last5':>24}{'spanned':>9}{'stale':>7}")
+    print(f"\n{'mode':<11}{'steps':>6}{'idle':>7}{'idle 2..':>9}{'median step':>12}{'(train)':>8}{'x step':>8}"
+          f"{'steps wall':>11}{'x wall':>8}{'reward first5 -> last5':>24}{'spanned':>9}{'stale':>7}")
     for r in results:
         print(f"{r['mode']:<11}{r['steps']:>6}{100 * r['idle_share']:>6.0f}%{100 * r['idle_share_after_first']:>8.0f}%"
-              f"{r['median_step_s']:>11.1f}s"
+              f"{r['median_step_s']:>11.1f}s{r['median_trainer_s']:>7.1f}s"
               f"{base['median_step_s'] / r['median_step_s']:>8.2f}{r['train_wall_s']:>10.0f}s"
               f"{base['train_wall_s'] / r['train_wall_s']:>8.2f}{r['reward_first']:>14.3f} -> {r['reward_last']:.3f}"
               f"{r['spanned']:>9}{r['stale']:>7}")
