@@ -139,6 +139,7 @@ def test_plain_user_venv_installs_fetches_and_runs_the_demo(plain_user: tuple[st
     inspect = _as(user, home, "polar-hpc", "shards", "inspect", str(RunDir(run_dir).shards), cwd=src)
     assert re.search(rf"^sessions\s+{DEMO_SESSIONS}$", inspect.stdout, re.M), inspect.stdout
     assert re.search(rf"^harnesses\s+pi {DEMO_SESSIONS}$", inspect.stdout, re.M), inspect.stdout
+    assert re.search(rf"^models\s+.*smollm2 {DEMO_SESSIONS}", inspect.stdout, re.M), inspect.stdout
     # the demo's grader is the tasks' own pytest, run by the venv's python inside the sandbox
     keys, dups = committed_keys(run_dir)
     assert len(keys) == DEMO_SESSIONS and dups == 0, keys
