@@ -121,7 +121,8 @@ def check_trace_tokens(p: np.ndarray, r: np.ndarray, m: np.ndarray, lp: np.ndarr
 
 
 def check_session(result: SessionResult) -> str | None:
-    """Why this result's traces break the token-fidelity invariant (DESIGN §4.1), or None when they hold."""
+    """Why this result's traces break the token-fidelity invariant (``check_trace_tokens``: one length for
+    the response columns, every trained token scored), or None when they hold."""
     for i, tr in enumerate(result.trajectory.traces):
         where = f"trace {i}"
         try:
