@@ -1,4 +1,4 @@
-"""Install without root, as README "Install without root" says: a plain user makes a venv (no system
+"""Install without root, as docs/install.md says: a plain user makes a venv (no system
 site-packages), ``pip install``s ``polar-hpc[demo]`` (the reference server's torch CPU wheel comes through the
 same pip configuration tools/setup.sh installs with), fetches the demo's model with ``polar-hpc assets fetch``
 and runs the README's local demo (``polar-hpc launch recipes/local-demo.toml --wait``: local backend, SmolLM2 on
