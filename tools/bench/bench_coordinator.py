@@ -51,7 +51,7 @@ class CoordinatorProc:
         from polar_hpc.wire.endpoints import read_endpoint
 
         deadline = time.monotonic() + 30
-        while (ep := read_endpoint(run_dir, "coordinator")) is None:
+        while (ep := read_endpoint(run_dir, "coordinator")) is None or ep.pid != self.proc.pid:  # not a previous one
             if time.monotonic() > deadline or self.proc.poll() is not None:
                 raise RuntimeError("coordinator did not start")
             time.sleep(0.05)
