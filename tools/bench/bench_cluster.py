@@ -76,6 +76,17 @@ async def _submit(run_dir: Path, total: int) -> None:
                 raise RuntimeError(f"submit rejected: {list(reply.rejected.items())[:2]}")
 
 
+def _settle(pid: int, quiet_pct: float = 3.0, window_s: float = 1.0, timeout_s: float = 300.0) -> float:
+    """Wait until ``pid`` uses under ``quiet_pct`` of a core over ``window_s`` (its backlog handled); seconds."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout_s:
+        cpu0 = _cpu_s(pid)
+        time.sleep(window_s)
+        if 100 * (_cpu_s(pid) - cpu0) / window_s < quiet_pct:
+            break
+    return time.monotonic() - t0
+
+
 def _coord(run_dir: Path, args: argparse.Namespace) -> CoordinatorProc:
     return CoordinatorProc(run_dir, heartbeat_interval_s=args.heartbeat, heartbeat_timeout_s=30.0,
                            status_interval_s=5.0)
@@ -101,6 +112,9 @@ def bench_coordinator(args: argparse.Namespace, root: Path) -> dict[str, Any]:
         out["dispatch_s"] = round(t1 - t0, 2)
         out["dispatch_per_s"] = round(total / (t1 - t0))
         out["dispatch_cpu_s"] = round(_cpu_s(coord.proc.pid) - cpu0, 2)
+        out["status_backlog_s"] = round(_settle(coord.proc.pid), 1)  # the ranks' SessionStatus, 4 a session
+        out["dispatch_and_status_cpu_s"] = round(_cpu_s(coord.proc.pid) - cpu0, 2)
+        out["load_hold"] = os.getloadavg()[0]
         out["rss_loaded_mb"] = round(rss_mb(coord.proc.pid), 1)
         cpu0, t0 = _cpu_s(coord.proc.pid), time.monotonic()
         time.sleep(args.hold)
@@ -117,6 +131,7 @@ def bench_coordinator(args: argparse.Namespace, root: Path) -> dict[str, Any]:
         dispatched_before = sim.ask("count")["dispatched"]
         t0 = time.monotonic()
         coord = _coord(run_dir, args)
+        out["load_restart"] = os.getloadavg()[0]
         out["restart_endpoint_s"] = round(time.monotonic() - t0, 2)
         t1, _ = asyncio.run(_status_until(
             run_dir, lambda s, st: s.get("running", 0) == total and st.ranks_alive == R, 300, "all adopted"))
@@ -132,7 +147,9 @@ def bench_coordinator(args: argparse.Namespace, root: Path) -> dict[str, Any]:
             run_dir, lambda s, st: s.get("committed", 0) >= total, 600, "all committed"))
         out["complete_s"] = round(t1 - t0, 2)
         out["complete_per_s"] = round(total / (t1 - t0))
+        _settle(coord.proc.pid)
         out["complete_cpu_s"] = round(_cpu_s(coord.proc.pid) - cpu0, 2)
+        out["complete_cpu_us_per_session"] = round(1e6 * out["complete_cpu_s"] / total, 1)
         async def final() -> Any:
             async with RunClient(run_dir) as client:
                 return await client.status()
