@@ -166,6 +166,38 @@ def bench_coordinator(args: argparse.Namespace, root: Path) -> dict[str, Any]:
     return out
 
 
+def recv_compare(args: argparse.Namespace, root: Path) -> dict[str, Any]:
+    """The coordinator's CPU per session with its receive loop reading one message per wake-up (before) and in
+    batches (after, ``server.RECV_BATCH``), same ranks, same load, one after the other."""
+    R, S = min(args.ranks, 16), args.sessions_per_rank
+    total = R * S
+    out: dict[str, Any] = {"ranks": R, "sessions": total}
+    for name, batch in (("before", 1), ("after", None)):
+        run_dir = root / f"recv-{name}"
+        coord = CoordinatorProc(run_dir, recv_batch=batch, heartbeat_interval_s=args.heartbeat,
+                                heartbeat_timeout_s=30.0, status_interval_s=5.0)
+        sim = RankSim(HERE, run_dir, coord.address, R, S, args)
+        try:
+            asyncio.run(_status_until(run_dir, lambda s, st: st.ranks_alive == R, 120, "ranks registered"))
+            cpu0 = _cpu_s(coord.proc.pid)
+            asyncio.run(_submit(run_dir, total))
+            asyncio.run(_status_until(run_dir, lambda s, st: s.get("running", 0) == total, 600, "all dispatched"))
+            _settle(coord.proc.pid)
+            cpu1 = _cpu_s(coord.proc.pid)
+            sim.ask("finish")
+            asyncio.run(_status_until(run_dir, lambda s, st: s.get("committed", 0) >= total, 600, "all committed"))
+            _settle(coord.proc.pid)
+            cpu2 = _cpu_s(coord.proc.pid)
+        finally:
+            sim.stop()
+            coord.stop()
+        out[f"{name}_start_us_per_session"] = round(1e6 * (cpu1 - cpu0) / total, 1)
+        out[f"{name}_complete_us_per_session"] = round(1e6 * (cpu2 - cpu1) / total, 1)
+    for phase in ("start", "complete"):
+        out[f"{phase}_ratio"] = round(out[f"before_{phase}_us_per_session"] / out[f"after_{phase}_us_per_session"], 2)
+    return out
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--ranks", type=int, default=64)
@@ -174,7 +206,7 @@ def main() -> int:
     p.add_argument("--hold", type=float, default=20.0, help="seconds of heartbeats with every session in flight")
     p.add_argument("--commit-every", type=int, default=64, help="sessions per shard (and per Committed)")
     p.add_argument("--writer-procs", type=int, default=4, help="processes the writers are spread over")
-    p.add_argument("--skip", action="append", default=[], choices=["coordinator", "writers", "compare"])
+    p.add_argument("--skip", action="append", default=[], choices=["coordinator", "writers", "compare", "recv"])
     p.add_argument("--json", type=Path, default=None, help="write the figures here")
     p.add_argument("--dir", type=Path, default=None, help="work directory (default: a temp dir, removed)")
     args = p.parse_args()
@@ -191,6 +223,9 @@ def main() -> int:
         if "writers" not in args.skip:
             figures["writers"] = run_writers(HERE, root / "writers", args, SAMPLES)
             print("writers:", json.dumps(figures["writers"]), flush=True)
+        if "recv" not in args.skip:
+            figures["recv"] = recv_compare(args, root)
+            print("recv:", json.dumps(figures["recv"]), flush=True)
         if "compare" not in args.skip:
             figures["compare"] = adoption_compare(args.ranks, args.sessions_per_rank, SAMPLES)
             print("compare:", json.dumps(figures["compare"]), flush=True)
