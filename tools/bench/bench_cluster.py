@@ -15,6 +15,8 @@
 3. Before/after in one run (``DispatchState`` alone, no sockets): adopting ``ranks × sessions-per-rank`` held
    sessions after a restart with the pending queue as it was (``deque.remove`` per adopted key) and as it is now
    (:class:`PendingQueue`); and the dispatch heap's size after a wave completes with nothing queued.
+4. Before/after in one run (the real coordinator, ``min(--ranks, 16)`` ranks): its CPU per session with its receive
+   loop reading one message per event-loop round (``server.RECV_BATCH = 1``) and in batches (the default).
 
     nice -n 10 python tools/bench/bench_cluster.py --ranks 64 --sessions-per-rank 1024 --json cluster.json
     python tools/bench/bench_cluster.py --ranks 4 --sessions-per-rank 64 --hold 2     # seconds
