@@ -267,6 +267,12 @@ class TrainerConfig(StrictStruct):
     tis_clip: Annotated[float, Meta(gt=0)] = 2.0
     """Truncated importance sampling: the trainer/rollout probability ratio is capped at this value."""
     tis_level: TisLevel = "token"
+    """What one importance ratio covers: ``token`` (each token its own ratio) or ``sequence`` (a row's product of
+    token ratios, the same weight on all its tokens); the clip and the mask apply at this level."""
+    tis_mask: Annotated[float, Meta(ge=0)] = 0.0
+    """IcePop-style masking: a token (or sequence, by ``tis_level``) whose trainer/rollout ratio is outside
+    ``[1/tis_mask, tis_mask]`` gets weight 0 and leaves the loss's normalizer (0: off; IcePop uses 2 or 5). Inside
+    the band the ratio is still capped at ``tis_clip``."""
     loss_norm: LossNorm = "token"
     """How rows weigh in the loss (every chain of a session is a row with the session's advantage): ``token``
     every sampled token the same (a session weighs its sampled tokens), ``session`` each session the same

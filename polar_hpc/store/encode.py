@@ -34,6 +34,7 @@ _TOKEN_DTYPES: dict[str, np.dtype[Any]] = {
     "response_ids": np.dtype("int32"),
     "loss_mask": np.dtype("uint8"),
     "response_logprobs": np.dtype("float32"),
+    "response_versions": np.dtype("int32"),
 }
 
 
@@ -45,6 +46,8 @@ class EncodedSession(msgspec.Struct, kw_only=True):
     responses: list[np.ndarray]
     masks: list[np.ndarray]
     logprobs: list[np.ndarray]
+    versions: list[np.ndarray] = msgspec.field(default_factory=list)
+    """``Trace.response_versions``, -1 per token where a trace did not record them."""
     trace_blobs: list[bytes]
     session_blob: bytes
     nbytes: int
@@ -138,6 +141,16 @@ def check_session(result: SessionResult) -> str | None:
     return None
 
 
+def response_versions(tr: Trace, n: int, where: str) -> np.ndarray:
+    """``tr.response_versions`` checked against the response length (``n``); -1 per token when not recorded."""
+    if tr.response_versions.shape[0] == 0 and n:
+        return np.full(n, -1, dtype=np.int32)
+    v = _token_array(tr.response_versions, "response_versions", where)
+    if v.shape[0] != n:
+        raise ValueError(f"{where}: response_versions has {v.shape[0]} items, response_ids {n}")
+    return v
+
+
 def encode_session(result: SessionResult, *, compress_blobs: bool = True) -> EncodedSession:
     """Check one result and encode its blobs. Raises ValueError/TypeError naming session, trace and field.
 
@@ -145,7 +158,7 @@ def encode_session(result: SessionResult, *, compress_blobs: bool = True) -> Enc
     then runs ``compress_session`` on it, e.g. in a worker thread (zstd releases the GIL), before writing.
     """
     pack = compress if compress_blobs else bytes
-    prompts, responses, masks, logprobs, blobs = [], [], [], [], []
+    prompts, responses, masks, logprobs, versions, blobs = [], [], [], [], [], []
     nbytes = 0
     for i, tr in enumerate(result.trajectory.traces):
         where = f"session {result.key!r} trace {i}"
@@ -154,6 +167,7 @@ def encode_session(result: SessionResult, *, compress_blobs: bool = True) -> Enc
         m = _token_array(tr.loss_mask, "loss_mask", where)
         lp = _token_array(tr.response_logprobs, "response_logprobs", where)
         check_trace_tokens(p, r, m, lp, where)
+        v = response_versions(tr, r.shape[0], where)
         filter_text(tr.filter, where)
         blob = pack(
             _ENC.encode(
@@ -169,8 +183,9 @@ def encode_session(result: SessionResult, *, compress_blobs: bool = True) -> Enc
         responses.append(r)
         masks.append(m)
         logprobs.append(lp)
+        versions.append(v)
         blobs.append(blob)
-        nbytes += p.nbytes + r.nbytes + m.nbytes + lp.nbytes + len(blob) + 64
+        nbytes += p.nbytes + r.nbytes + m.nbytes + lp.nbytes + v.nbytes + len(blob) + 64
     traj = result.trajectory
     sblob = pack(
         _ENC.encode(
@@ -189,6 +204,7 @@ def encode_session(result: SessionResult, *, compress_blobs: bool = True) -> Enc
         responses=responses,
         masks=masks,
         logprobs=logprobs,
+        versions=versions,
         trace_blobs=blobs,
         session_blob=sblob,
         nbytes=nbytes + len(sblob) + 256,
@@ -251,6 +267,7 @@ def token_pieces(sessions: Sequence[EncodedSession]) -> dict[str, list[np.ndarra
         S.RESPONSE_IDS: [a for s in sessions for a in s.responses],
         S.LOSS_MASK: [a for s in sessions for a in s.masks],
         S.RESPONSE_LOGPROBS: [a for s in sessions for a in s.logprobs],
+        S.RESPONSE_VERSIONS: [a for s in sessions for a in s.versions],
     }
 
 
@@ -325,13 +342,16 @@ def rebuild_trace(
     mask: np.ndarray,
     logprobs: np.ndarray,
     fields: dict[str, Any],
+    versions: np.ndarray | None = None,
 ) -> Trace:
-    """``fields``: the trace's ``schema.TRACE_FIELD_COLUMNS`` values by field name (``shardfile.read_fields``)."""
+    """``fields``: the trace's ``schema.TRACE_FIELD_COLUMNS`` values by field name (``shardfile.read_fields``);
+    ``versions`` without a known version (-1 everywhere) is what a trace without them wrote: left empty."""
     return Trace(
         prompt_ids=prompt,
         response_ids=response,
         loss_mask=mask,
         response_logprobs=logprobs,
+        **({} if versions is None or not bool((versions >= 0).any()) else {"response_versions": versions}),
         prompt_messages=tb.prompt_messages,
         response_messages=tb.response_messages,
         tools=tb.tools,

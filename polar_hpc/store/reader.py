@@ -118,6 +118,8 @@ class TraceView(msgspec.Struct, kw_only=True):
     response_ids: np.ndarray
     loss_mask: np.ndarray
     response_logprobs: np.ndarray
+    response_versions: np.ndarray
+    """The weight version that sampled each token (-1: none, or a shard older than schema 4)."""
     blob: memoryview | None
     """Compressed JSON of messages, tools, metadata: ``decode()`` it when needed (None: read without blobs)."""
     columns: dict[str, list[Any]]
@@ -300,6 +302,7 @@ class ShardReader:
                         response_ids=tok.response_ids[c:d],
                         loss_mask=tok.loss_mask[c:d],
                         response_logprobs=tok.response_logprobs[c:d],
+                        response_versions=tok.response_versions[c:d],
                         blob=tblobs[ti] if tblobs is not None else None,
                         columns=fields,
                         row=ti,
@@ -370,6 +373,7 @@ class _Loaded(msgspec.Struct):
                     tok.loss_mask[c:d].copy(),
                     tok.response_logprobs[c:d].copy(),
                     {name: values[ti] for name, values in self.tr.fields.items()},
+                    tok.response_versions[c:d].copy(),
                 )
             )
         return rebuild_session(

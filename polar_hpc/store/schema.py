@@ -6,6 +6,7 @@ One shard holds S sessions with T traces in total, columnar::
     /tokens/response_ids        int32   [R]     all responses, concatenated
     /tokens/loss_mask           uint8   [R]     aligned with response_ids
     /tokens/response_logprobs   float32 [R]     aligned with response_ids
+    /tokens/response_versions   int32   [R]     the weight version that sampled each token, -1: none (v4)
     /traces/prompt_offsets      int64   [T+1]   trace t: prompt_ids[off[t]:off[t+1]]
     /traces/response_offsets    int64   [T+1]   same for the three response-aligned columns
     /traces/session             int64   [T]     row in /sessions
@@ -29,7 +30,9 @@ File attributes: ``schema`` (SCHEMA_NAME), ``schema_version``, ``producer`` (JSO
 ``rank``, ``seq``, ``created_unix``, ``sessions``, ``traces``.
 
 Versions: 2 added ``traces/policy``; 3 added ``traces/trainable`` and ``traces/filter``, which older shards keep
-as the keys ``trainable`` and ``filter`` of each trace blob's metadata. Versions 1 and 2 are still read: a column
+as the keys ``trainable`` and ``filter`` of each trace blob's metadata; 4 added ``tokens/response_versions``
+(older shards read -1, unknown, for every token: their traces keep only each chain's versions, in the blob's
+``weight_versions``). Versions 1 and 2 are still read: a column
 a shard is older than reads as its ``legacy_key`` of each trace blob's metadata (the key leaves the metadata), or
 else as the ``Trace`` field's default (every trace of a version-1 shard is ``sample``). Readers get the same
 ``Trace`` from any version.
@@ -51,8 +54,8 @@ from polar_hpc.config.run import TokenPolicy
 from polar_hpc.wire.records import ChatMessage, EvalResult, ReconstructionStats, ToolSpec
 
 SCHEMA_NAME = "polar-hpc-shard"
-SCHEMA_VERSION = 3
-READABLE_VERSIONS = (1, 2, 3)
+SCHEMA_VERSION = 4
+READABLE_VERSIONS = (1, 2, 3, 4)
 ATTR_SCHEMA = "schema"
 ATTR_SCHEMA_VERSION = "schema_version"
 ATTR_PRODUCER = "producer"
@@ -144,6 +147,7 @@ PROMPT_IDS = "tokens/prompt_ids"
 RESPONSE_IDS = "tokens/response_ids"
 LOSS_MASK = "tokens/loss_mask"
 RESPONSE_LOGPROBS = "tokens/response_logprobs"
+RESPONSE_VERSIONS = "tokens/response_versions"
 PROMPT_OFFSETS = "traces/prompt_offsets"
 RESPONSE_OFFSETS = "traces/response_offsets"
 TRACE_SESSION = "traces/session"
@@ -172,7 +176,11 @@ TOKEN_COLUMNS = (
     _a(RESPONSE_IDS, "int32", "response", "response_ids"),
     _a(LOSS_MASK, "uint8", "response", "loss_mask"),
     _a(RESPONSE_LOGPROBS, "float32", "response", "response_logprobs"),
+    Column(RESPONSE_VERSIONS, "array", "int32", "response", since=4, field="response_versions"),
 )
+"""A token column added later (``since`` > 1) reads as ``MISSING_TOKEN`` per token in older shards."""
+MISSING_TOKEN = {RESPONSE_VERSIONS: -1}
+"""What a token column reads as, per token, in a shard older than the column (``shardfile.read_tokens``)."""
 TRACE_COLUMNS = (
     _a(PROMPT_OFFSETS, "int64", "traces+1"),
     _a(RESPONSE_OFFSETS, "int64", "traces+1"),

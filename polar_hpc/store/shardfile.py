@@ -75,6 +75,8 @@ class Tokens(msgspec.Struct, kw_only=True):
     response_ids: np.ndarray
     loss_mask: np.ndarray
     response_logprobs: np.ndarray
+    response_versions: np.ndarray
+    """-1 per token in a shard older than the column (``schema.MISSING_TOKEN``)."""
 
 
 def resolve_shards(
@@ -339,4 +341,14 @@ def read_tokens(f: Shard) -> Tokens:
         response_ids=f.read(S.RESPONSE_IDS),
         loss_mask=f.read(S.LOSS_MASK),
         response_logprobs=f.read(S.RESPONSE_LOGPROBS),
+        response_versions=read_token_column(f, S.RESPONSE_VERSIONS),
     )
+
+
+def read_token_column(f: Shard, path: str) -> np.ndarray:
+    """A token column, or what it reads as per token (``schema.MISSING_TOKEN``) where the shard predates it."""
+    c = COLUMNS[path]
+    if f.version >= c.since:
+        return f.read(path)
+    n = f.shape(S.RESPONSE_IDS if c.length == "response" else S.PROMPT_IDS)[0]
+    return np.full(n, S.MISSING_TOKEN[path], dtype=c.dtype)

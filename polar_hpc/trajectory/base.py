@@ -19,8 +19,11 @@ from polar_hpc.wire.records import (
     TraceStatus,
     Trajectory,
 )
+from polar_hpc.wire.versions import UNKNOWN, version_number
 
 UNPARSED_TOOL_MARKERS = ("<tool_call>", "<function=")
+NOT_SAMPLED = UNKNOWN
+"""``Trace.response_versions`` of a position no call sampled (interstitial tokens)."""
 
 
 class NoOptions(StrictStruct):
@@ -114,6 +117,17 @@ def mark_training_filter(trace: Trace, status: TraceStatus) -> None:
         reasons.append("unparsed_tool_call")
     trace.filter = reasons
     trace.trainable = not reasons
+
+
+def sampled_versions(rec: CompletionRecord, n: int) -> np.ndarray:
+    """``n`` copies of the version number that sampled ``rec`` (``Trace.response_versions``; -1: not recorded)."""
+    return np.full(n, version_number(rec.weight_version), dtype=np.int32)
+
+
+def recorded_versions(versions: np.ndarray) -> np.ndarray:
+    """``Trace.response_versions`` as stored: empty when no token's version is known (the same information, and
+    what a shard reads back for it)."""
+    return versions if bool((versions != UNKNOWN).any()) else np.zeros(0, dtype=np.int32)
 
 
 def sampled_part(rec: CompletionRecord) -> tuple[np.ndarray, np.ndarray]:

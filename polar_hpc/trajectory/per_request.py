@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from polar_hpc.trajectory.base import Builder, completion_metadata, sampled_part
+from polar_hpc.trajectory.base import Builder, completion_metadata, recorded_versions, sampled_part, sampled_versions
 from polar_hpc.wire.records import CompletionRecord, ReconstructionStats, Trace
 
 
@@ -21,6 +21,7 @@ class PerRequestBuilder(Builder):
                 prompt_ids=np.asarray(rec.prompt_ids, dtype=np.int32), response_ids=ids,
                 loss_mask=np.ones(ids.shape[0], dtype=np.uint8), response_logprobs=lps,
                 prompt_messages=list(rec.canonical.messages), response_messages=[rec.response],
-                tools=list(rec.canonical.tools), finish_reason=rec.finish_reason, metadata=meta))
+                tools=list(rec.canonical.tools), finish_reason=rec.finish_reason, metadata=meta,
+                response_versions=recorded_versions(sampled_versions(rec, ids.shape[0]))))
         stats.chains = len(traces)
         return traces

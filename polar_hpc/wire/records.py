@@ -306,6 +306,10 @@ class Trace(msgspec.Struct, kw_only=True):
     """False when a trainer should leave the trace out (kept, never dropped); ``filter`` says why."""
     filter: list[str] = msgspec.field(default_factory=list)
     """Why the trace is not trainable: ``session_<status>``, ``unparsed_tool_call``, ``evaluation_error``."""
+    response_versions: np.ndarray = msgspec.field(default_factory=lambda: np.zeros(0, dtype=np.int32))
+    """int32, aligned with ``response_ids``: the weight version that sampled each token (``wire.versions``:
+    ``default`` 0, ``"N"`` N; -1 where no call sampled it or the version is unknown). Empty: not recorded (traces
+    built before it was kept; the shards then read -1 everywhere)."""
 
     def meta(self) -> TraceMeta:
         """The builder's keys of ``metadata``, typed; ``msgspec.ValidationError`` names a key of the wrong type."""
