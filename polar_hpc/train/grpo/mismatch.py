@@ -21,9 +21,15 @@ Pure numpy: the trainer passes its tensors as arrays (``tis``); the tests check 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import msgspec
 import numpy as np
+
+from polar_hpc.wire.versions import UNKNOWN, version_number
+
+if TYPE_CHECKING:
+    from polar_hpc.train.async_client import TrainSample
 
 UNKNOWN_KEY = "unknown"
 """The lag of a token whose weight version was not recorded (``versions`` -1)."""
@@ -82,6 +88,17 @@ def turn_key(turn: int) -> str:
 
 def lag_key(trainer_version: int, version: int) -> str:
     return UNKNOWN_KEY if version < 0 else str(trainer_version - version)
+
+
+def sampled_versions(sample: TrainSample, mask: np.ndarray) -> np.ndarray:
+    """Per response position of ``sample``, the version that sampled it (-1 where ``mask`` is 0): the shards'
+    per-token column where recorded, else the chain's one recorded version (-1 when it has several or none)."""
+    m = np.asarray(mask) > 0
+    v = np.asarray(sample.response_versions, dtype=np.int64)
+    if v.shape[0] != m.shape[0]:
+        known = {version_number(x) for x in sample.weight_versions} - {UNKNOWN}
+        v = np.full(m.shape[0], known.pop() if len(known) == 1 else UNKNOWN, dtype=np.int64)
+    return np.where(m, v, UNKNOWN)
 
 
 def token_turns(mask: np.ndarray, completion_indices: Sequence[int]) -> np.ndarray:

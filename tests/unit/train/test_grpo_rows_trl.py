@@ -67,6 +67,9 @@ def test_a_step_of_chain_rows_trains_with_session_credit(tmp_path: Path, tiny_qw
     tis, _ = tis_weights(out["old_per_token_logps"], out["sampling_per_token_logps"], mask, clip=2.0)
     adv = torch.tensor([r.advantage for r in rows.rows]).unsqueeze(1)
     torch.testing.assert_close(out["advantages"], adv * torch.as_tensor(w, dtype=torch.float32) * tis)
+    split = trainer.last_tis.mismatch if trainer.last_tis is not None else None  # |Δlogp| by harness, lag, turn
+    assert split is not None and all(sum(b.tokens for b in split.axis(a).values()) == int(mask.sum())
+                                     for a in ("harness", "lag", "turn"))
     # rewards 1, 0, 1 -> the 0 session is below the baseline on every token of its one row
     assert (out["advantages"][3][mask[3] > 0] < 0).all() and (out["advantages"][:3][mask[:3] > 0] > 0).all()
     before = {k: v.clone() for k, v in model.state_dict().items()}
