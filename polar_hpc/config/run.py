@@ -84,6 +84,10 @@ class InferenceConfig(StrictStruct):
     tool_parser: ToolParser = "qwen"
     enable_thinking: bool | None = None
     max_new_tokens: AtLeast1 = 1024
+    top_logprobs: AtLeast0 = 0
+    """Ask the engine for the k most likely tokens at every sampled position (SGLang's ``top_logprobs_num``; the
+    reference server answers the same), kept per token in the completion records (0: off). For score centering or
+    a KL estimate offline; it costs k (logprob, id) pairs per sampled token on the wire."""
     request_timeout_s: Seconds = 600.0
     startup_timeout_s: Seconds = 900.0
     resources: SlurmResources = msgspec.field(default_factory=lambda: SlurmResources(gpus_per_node=1, cpus_per_task=8))

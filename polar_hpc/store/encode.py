@@ -35,6 +35,8 @@ _TOKEN_DTYPES: dict[str, np.dtype[Any]] = {
     "loss_mask": np.dtype("uint8"),
     "response_logprobs": np.dtype("float32"),
     "response_versions": np.dtype("int32"),
+    "response_top_ids": np.dtype("int32"),
+    "response_top_logprobs": np.dtype("float32"),
 }
 
 
@@ -48,6 +50,9 @@ class EncodedSession(msgspec.Struct, kw_only=True):
     logprobs: list[np.ndarray]
     versions: list[np.ndarray] = msgspec.field(default_factory=list)
     """``Trace.response_versions``, -1 per token where a trace did not record them."""
+    top: list[tuple[np.ndarray, np.ndarray]] = msgspec.field(default_factory=list)
+    """``Trace.response_top_ids`` / ``response_top_logprobs`` (flat, ``len(response) * k`` with the trace's own k;
+    the shard pads them to its widest: ``token_pieces``)."""
     trace_blobs: list[bytes]
     session_blob: bytes
     nbytes: int
@@ -151,6 +156,16 @@ def response_versions(tr: Trace, n: int, where: str) -> np.ndarray:
     return v
 
 
+def response_top(tr: Trace, n: int, where: str) -> tuple[np.ndarray, np.ndarray]:
+    """``tr``'s top-k arrays checked: ``n * k`` items each, for one k."""
+    ids = _token_array(tr.response_top_ids, "response_top_ids", where)
+    lps = _token_array(tr.response_top_logprobs, "response_top_logprobs", where)
+    if ids.shape != lps.shape or (n and ids.shape[0] % n) or (not n and ids.shape[0]):
+        raise ValueError(f"{where}: response_top_ids / response_top_logprobs hold {ids.shape[0]} / {lps.shape[0]} "
+                         f"items, expected one multiple of the {n} response tokens")
+    return ids, lps
+
+
 def encode_session(result: SessionResult, *, compress_blobs: bool = True) -> EncodedSession:
     """Check one result and encode its blobs. Raises ValueError/TypeError naming session, trace and field.
 
@@ -159,6 +174,7 @@ def encode_session(result: SessionResult, *, compress_blobs: bool = True) -> Enc
     """
     pack = compress if compress_blobs else bytes
     prompts, responses, masks, logprobs, versions, blobs = [], [], [], [], [], []
+    tops: list[tuple[np.ndarray, np.ndarray]] = []
     nbytes = 0
     for i, tr in enumerate(result.trajectory.traces):
         where = f"session {result.key!r} trace {i}"
@@ -168,6 +184,7 @@ def encode_session(result: SessionResult, *, compress_blobs: bool = True) -> Enc
         lp = _token_array(tr.response_logprobs, "response_logprobs", where)
         check_trace_tokens(p, r, m, lp, where)
         v = response_versions(tr, r.shape[0], where)
+        top = response_top(tr, r.shape[0], where)
         filter_text(tr.filter, where)
         blob = pack(
             _ENC.encode(
@@ -184,8 +201,9 @@ def encode_session(result: SessionResult, *, compress_blobs: bool = True) -> Enc
         masks.append(m)
         logprobs.append(lp)
         versions.append(v)
+        tops.append(top)
         blobs.append(blob)
-        nbytes += p.nbytes + r.nbytes + m.nbytes + lp.nbytes + v.nbytes + len(blob) + 64
+        nbytes += p.nbytes + r.nbytes + m.nbytes + lp.nbytes + v.nbytes + top[0].nbytes + top[1].nbytes + len(blob) + 64
     traj = result.trajectory
     sblob = pack(
         _ENC.encode(
@@ -205,6 +223,7 @@ def encode_session(result: SessionResult, *, compress_blobs: bool = True) -> Enc
         masks=masks,
         logprobs=logprobs,
         versions=versions,
+        top=tops,
         trace_blobs=blobs,
         session_blob=sblob,
         nbytes=nbytes + len(sblob) + 256,
@@ -268,7 +287,34 @@ def token_pieces(sessions: Sequence[EncodedSession]) -> dict[str, list[np.ndarra
         S.LOSS_MASK: [a for s in sessions for a in s.masks],
         S.RESPONSE_LOGPROBS: [a for s in sessions for a in s.logprobs],
         S.RESPONSE_VERSIONS: [a for s in sessions for a in s.versions],
-    }
+    } | top_pieces(sessions)
+
+
+def shard_top_width(sessions: Sequence[EncodedSession]) -> int:
+    """k of a shard's top-k columns: the widest of its traces (0: none recorded them)."""
+    return max((t[0].shape[0] // r.shape[0] for s in sessions for t, r in zip(s.top, s.responses, strict=True)
+                if r.shape[0]), default=0)
+
+
+def top_pieces(sessions: Sequence[EncodedSession]) -> dict[str, list[np.ndarray]]:
+    """The top-k pieces of every trace, each padded (-1 / NaN) to the shard's width."""
+    k = shard_top_width(sessions)
+    ids: list[np.ndarray] = []
+    lps: list[np.ndarray] = []
+    for s in sessions:
+        for (ti, tl), r in zip(s.top, s.responses, strict=True):
+            n = r.shape[0]
+            w = ti.shape[0] // n if n else 0
+            if w == k:
+                ids.append(ti)
+                lps.append(tl)
+                continue
+            pi = np.full((n, k), -1, dtype=np.int32)
+            pl = np.full((n, k), np.nan, dtype=np.float32)
+            pi[:, :w], pl[:, :w] = ti.reshape(n, w), tl.reshape(n, w)
+            ids.append(pi.reshape(-1))
+            lps.append(pl.reshape(-1))
+    return {S.RESPONSE_TOP_IDS: ids, S.RESPONSE_TOP_LOGPROBS: lps}
 
 
 def build_columns(sessions: Sequence[EncodedSession], *, tokens: bool = True) -> dict[str, np.ndarray]:
@@ -343,6 +389,7 @@ def rebuild_trace(
     logprobs: np.ndarray,
     fields: dict[str, Any],
     versions: np.ndarray | None = None,
+    top: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Trace:
     """``fields``: the trace's ``schema.TRACE_FIELD_COLUMNS`` values by field name (``shardfile.read_fields``);
     ``versions`` without a known version (-1 everywhere) is what a trace without them wrote: left empty."""
@@ -352,6 +399,8 @@ def rebuild_trace(
         loss_mask=mask,
         response_logprobs=logprobs,
         **({} if versions is None or not bool((versions >= 0).any()) else {"response_versions": versions}),
+        **({} if top is None or not bool((top[0] >= 0).any()) else {"response_top_ids": top[0],
+                                                                      "response_top_logprobs": top[1]}),
         prompt_messages=tb.prompt_messages,
         response_messages=tb.response_messages,
         tools=tb.tools,

@@ -41,6 +41,8 @@ from polar_hpc.trajectory.base import (
     recorded_versions,
     sampled_part,
     sampled_versions,
+    top_part,
+    top_width,
 )
 from polar_hpc.wire.records import ChatMessage, CompletionRecord, ReconstructionStats, Trace
 
@@ -228,6 +230,8 @@ def _trace(c: _Chain) -> Trace:
     mask: list[np.ndarray] = []
     lps: list[np.ndarray] = []
     versions: list[np.ndarray] = []
+    top: list[tuple[np.ndarray, np.ndarray]] = []
+    k = top_width(c.members)
     first = c.members[0]
     response_messages: list[ChatMessage] = []
     seen = len(first.canonical.messages)
@@ -242,6 +246,7 @@ def _trace(c: _Chain) -> Trace:
         mask.append(np.ones(out.shape[0], dtype=np.uint8))
         lps.append(lp)
         versions.append(sampled_versions(rec, out.shape[0]))
+        top.append(top_part(rec, out.shape[0], k))
         if i + 1 < len(c.members):
             nxt = np.asarray(c.members[i + 1].prompt_ids, dtype=np.int32)
             inter = nxt[rec.prompt_ids.shape[0] + c.starts[i]:]
@@ -249,6 +254,7 @@ def _trace(c: _Chain) -> Trace:
             mask.append(np.zeros(inter.shape[0], dtype=np.uint8))
             lps.append(np.zeros(inter.shape[0], dtype=np.float32))
             versions.append(np.full(inter.shape[0], NOT_SAMPLED, dtype=np.int32))
+            top.append(top_part(None, inter.shape[0], k))
     meta: dict[str, Any] = completion_metadata(c.members)
     meta.update(chain_index=c.index, parent_chain=c.parent, fork_token=c.fork_token,
                 fork_completion_id=c.fork_completion_id, break_reason=c.reason, retokenized_tokens=c.retokenized)
@@ -258,4 +264,5 @@ def _trace(c: _Chain) -> Trace:
         loss_mask=np.concatenate(mask), response_logprobs=np.concatenate(lps).astype(np.float32, copy=False),
         prompt_messages=list(first.canonical.messages), response_messages=response_messages,
         tools=list(first.canonical.tools), finish_reason=c.members[-1].finish_reason, metadata=meta,
-        response_versions=recorded_versions(np.concatenate(versions).astype(np.int32, copy=False)))
+        response_versions=recorded_versions(np.concatenate(versions).astype(np.int32, copy=False)),
+        response_top_ids=np.concatenate([t[0] for t in top]), response_top_logprobs=np.concatenate([t[1] for t in top]))

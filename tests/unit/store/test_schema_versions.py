@@ -39,7 +39,8 @@ LAYOUT_V3 = [
     "sessions/policy_version", "sessions/gateway_rank", "sessions/trace_offsets", "sessions/blob",
     "sessions/blob_offsets",
 ]
-LAYOUT_V4 = [*LAYOUT_V3[:4], "tokens/response_versions", *LAYOUT_V3[4:]]
+LAYOUT_V4 = [*LAYOUT_V3[:4], "tokens/response_versions", "tokens/response_top_ids", "tokens/response_top_logprobs",
+             *LAYOUT_V3[4:]]
 NEW_IN_V2 = {"traces/policy", "traces/policy_offsets"}
 NEW_IN_V3 = {"traces/trainable", "traces/filter", "traces/filter_offsets"}
 
@@ -112,6 +113,8 @@ def test_old_shards_read_the_same(version: int, tmp_path: Path, capsys: pytest.C
     assert all("trainable" not in t.metadata and "filter" not in t.metadata for t in traces)
     assert all(v.response_versions.tolist() == [-1] * v.response_ids.shape[0] for v in views)  # not recorded
     assert all(t.response_versions.shape == (0,) for t in traces)  # a Trace that recorded none
+    assert all(v.response_top_ids.shape == (v.response_ids.shape[0], 0) for v in views)  # k = 0
+    assert all(t.response_top_ids.shape == (0,) and t.top_width == 0 for t in traces)
     assert traces[3].metadata["unparsed_tool_calls"] == {"c1": "bad json"}
     ix = build_index(shard, TraceSelect(trainable_only=True))
     assert sorted(zip(ix.key, ix.trace_in_session.tolist(), strict=True)) == \
@@ -121,16 +124,33 @@ def test_old_shards_read_the_same(version: int, tmp_path: Path, capsys: pytest.C
     assert "1 shards checked, 0 with violations" in capsys.readouterr().out
 
 
-def test_token_versions_round_trip(tmp_path: Path, session_result_factory: Any) -> None:
-    """``tokens/response_versions``: what the builders recorded per token comes back per trace; a trace that
-    recorded none reads -1 everywhere; a length that does not match the response is refused."""
+def test_token_versions_and_top_k_round_trip(tmp_path: Path, session_result_factory: Any) -> None:
+    """``tokens/response_versions`` and the top-k columns: what the builders recorded per token comes back per
+    trace; a trace that recorded none reads -1 (NaN) everywhere, padded to the shard's k; lengths that do not match
+    the response are refused."""
     import numpy as np
 
     results = [session_result_factory(traces=2) for _ in range(2)]
     t0 = results[0].trajectory.traces[0]
     n = t0.response_ids.shape[0]
     t0.response_versions = np.arange(n, dtype=np.int32) % 3 - 1
+    t0.response_top_ids = np.arange(3 * n, dtype=np.int32)
+    t0.response_top_logprobs = -np.arange(3 * n, dtype=np.float32) / 10
+    t1 = results[1].trajectory.traces[1]  # k = 2: padded to the shard's 3
+    t1.response_top_ids = np.full(2 * t1.response_ids.shape[0], 7, dtype=np.int32)
+    t1.response_top_logprobs = np.full(2 * t1.response_ids.shape[0], -0.5, dtype=np.float32)
     path = _write(tmp_path, results)
+    with h5py.File(path, "r") as f:
+        assert int(f.attrs["top_logprobs"]) == 3
+    views = {(v.key, v.trace_index): v for v in ShardReader(path).traces(blobs=False)}
+    v0 = views[(results[0].key, 0)]
+    assert v0.response_top_ids.tolist() == np.arange(3 * n).reshape(n, 3).tolist() and v0.top_width == 3
+    v3 = views[(results[1].key, 1)]
+    assert v3.response_top_ids[:, :2].tolist() == [[7, 7]] * v3.response_ids.shape[0]
+    assert (v3.response_top_ids[:, 2] == -1).all() and np.isnan(v3.response_top_logprobs[:, 2]).all()
+    assert (views[(results[0].key, 1)].response_top_ids == -1).all()
+    back0 = next(ShardReader(path).results()).trajectory.traces[0]
+    assert back0.response_top_logprobs.tolist() == t0.response_top_logprobs.tolist() and back0.top_width == 3
     back = [t for r in ShardReader(path).results() for t in r.trajectory.traces]
     assert back[0].response_versions.tolist() == t0.response_versions.tolist()
     assert back[1].response_versions.shape == (0,)  # as written: none recorded
@@ -141,3 +161,6 @@ def test_token_versions_round_trip(tmp_path: Path, session_result_factory: Any) 
     results[1].trajectory.traces[0].response_versions = np.zeros(1, np.int32)
     with pytest.raises(ValueError, match="trace 0: response_versions has 1 items"):
         encode_session(results[1])
+    t0.response_top_logprobs = t0.response_top_logprobs[:-1]
+    with pytest.raises(ValueError, match="trace 0: response_top_ids / response_top_logprobs hold"):
+        encode_session(results[0])
