@@ -392,21 +392,23 @@ def rebuild_trace(
     top: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Trace:
     """``fields``: the trace's ``schema.TRACE_FIELD_COLUMNS`` values by field name (``shardfile.read_fields``);
-    ``versions`` without a known version (-1 everywhere) is what a trace without them wrote: left empty."""
-    return Trace(
+    ``versions`` / ``top`` without a known value (-1 everywhere) is what a trace without them wrote: left empty."""
+    tr = Trace(
         prompt_ids=prompt,
         response_ids=response,
         loss_mask=mask,
         response_logprobs=logprobs,
-        **({} if versions is None or not bool((versions >= 0).any()) else {"response_versions": versions}),
-        **({} if top is None or not bool((top[0] >= 0).any()) else {"response_top_ids": top[0],
-                                                                      "response_top_logprobs": top[1]}),
         prompt_messages=tb.prompt_messages,
         response_messages=tb.response_messages,
         tools=tb.tools,
         metadata=tb.metadata,
         **fields,
     )
+    if versions is not None and bool((versions >= 0).any()):
+        tr.response_versions = versions
+    if top is not None and bool((top[0] >= 0).any()):
+        tr.response_top_ids, tr.response_top_logprobs = top
+    return tr
 
 
 def rebuild_session(
