@@ -180,9 +180,12 @@ class TisGRPOTrainer(GRPOTrainer):
         c = tis_correction(old, sampling, mask, clip=self.tis_clip, level=self.tis_level, band=self.tis_mask)
         adv = out["advantages"]
         out["advantages"] = (adv.unsqueeze(1) if adv.dim() == 1 else adv) * c.weights
-        if bool(c.masked.any()):  # masked tokens leave the loss and its normalizer (slime PR #657's point)
+        if self.tis_mask > 0:  # masked tokens leave the loss and its normalizer (slime PR #657's point)
             keep = (~c.masked).to(completion_mask.dtype)
             out["tool_mask"] = keep if "tool_mask" not in out else out["tool_mask"] * keep
+            if "num_items_in_batch" in out:  # dapo's normalizer: the step's loss tokens over every process
+                gone = self.accelerator.gather(c.masked.sum().reshape(1)).sum()  # every rank takes this branch
+                out["num_items_in_batch"] = out["num_items_in_batch"] - gone.to(out["num_items_in_batch"].dtype)
         split_ = step_mismatch(rolled, old - sampling, mask, c, int(self.state.global_step)) if rolled else None
         self.last_tis = msgspec.structs.replace(c.stats, mismatch=split_)
         return out
