@@ -118,11 +118,11 @@ class TraceView(msgspec.Struct, kw_only=True):
     response_ids: np.ndarray
     loss_mask: np.ndarray
     response_logprobs: np.ndarray
-    response_versions: np.ndarray
+    response_versions: np.ndarray = msgspec.field(default_factory=lambda: np.zeros(0, dtype=np.int32))
     """The weight version that sampled each token (-1: none, or a shard older than schema 4)."""
-    response_top_ids: np.ndarray
+    response_top_ids: np.ndarray = msgspec.field(default_factory=lambda: np.zeros((0, 0), dtype=np.int32))
     """(n, k): the sampler's k most likely ids per response token (k 0: not recorded; -1 where none)."""
-    response_top_logprobs: np.ndarray
+    response_top_logprobs: np.ndarray = msgspec.field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
     """(n, k) float32: their logprobs (NaN where none)."""
     blob: memoryview | None
     """Compressed JSON of messages, tools, metadata: ``decode()`` it when needed (None: read without blobs)."""
