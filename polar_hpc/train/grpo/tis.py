@@ -22,7 +22,8 @@ lag and turn (``mismatch``): ``last_tis``.
 Rows with their own credit: when ``rollout_func`` returns ``advantage`` / ``session`` / ``group`` per row
 (``batch.rollout_output``: one row per chain, a varying number per step), TRL's per-block group advantages do not
 apply; the trainer hands TRL the rows as they are (TRL's own advantage then unused) and trains on
-``A(session) * w(t)`` with ``w`` from ``trainer.loss_norm`` (``credit.token_weights``), times the TIS weight.
+``A(session) * w(t)`` with ``w`` from ``trainer.loss_norm`` (``credit.token_weights``, over the tokens the
+``tis_mask`` band kept), times the TIS weight.
 """
 
 from __future__ import annotations
@@ -147,7 +148,8 @@ class TisGRPOTrainer(GRPOTrainer):
     def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
         rollout_func = self.rollout_func
         rolled = rollout_func([x["prompt"] for x in inputs], self) if rollout_func is not None else None
-        if rolled is None or "advantage" not in rolled:
+        rows = rolled is not None and "advantage" in rolled
+        if not rows or rolled is None:
             out = self._scored(inputs, rolled)
         else:  # our rows: as many as the step's chains, each with its session's advantage
             n = self.num_generations
@@ -156,38 +158,40 @@ class TisGRPOTrainer(GRPOTrainer):
                 out = self._scored([{"prompt": g} for g in rolled["group"]], rolled)
             finally:
                 self.num_generations = n
+        completion_ids, completion_mask = out["completion_ids"], out["completion_mask"]
+        mask = completion_mask if "tool_mask" not in out else completion_mask * out["tool_mask"]
+        sampling = out.get("sampling_per_token_logps")
+        c: Correction | None = None
+        if sampling is not None:
+            old = out.get("old_per_token_logps")
+            if old is None:
+                with torch.no_grad():
+                    old, _, _ = self._get_per_token_logps_and_entropies(
+                        self.model, torch.cat([out["prompt_ids"], completion_ids], dim=1),
+                        torch.cat([out["prompt_mask"], completion_mask], dim=1), completion_ids.size(1),
+                        batch_size=self.args.per_device_train_batch_size)
+                out["old_per_token_logps"] = old
+            c = tis_correction(old, sampling, mask, clip=self.tis_clip, level=self.tis_level, band=self.tis_mask)
+            split_ = step_mismatch(rolled, old - sampling, mask, c, int(self.state.global_step)) if rolled else None
+            self.last_tis = msgspec.structs.replace(c.stats, mismatch=split_)
+            if self.tis_mask > 0:  # masked tokens leave the loss and its normalizer (slime PR #657's point)
+                keep = (~c.masked).to(completion_mask.dtype)
+                out["tool_mask"] = keep if "tool_mask" not in out else out["tool_mask"] * keep
+                mask = mask * keep
+                if "num_items_in_batch" in out:  # dapo's normalizer: the step's loss tokens over every process
+                    gone = self.accelerator.gather(c.masked.sum().reshape(1)).sum()  # every rank takes this branch
+                    out["num_items_in_batch"] = out["num_items_in_batch"] - gone.to(out["num_items_in_batch"].dtype)
+        if rows and rolled is not None:  # the session's advantage, weighed by loss_norm over the tokens that train
             from polar_hpc.train.grpo.credit import token_weights
 
-            mask = out["completion_mask"] if "tool_mask" not in out else out["completion_mask"] * out["tool_mask"]
             norm = token_weights(mask.cpu().numpy(), rolled["session"], rolled["group"], loss_norm=self.loss_norm,
                                  loss_type=self.loss_type)
             session_adv = torch.tensor(rolled["advantage"], dtype=torch.float32, device=mask.device)
             out["advantages"] = session_adv.unsqueeze(1) * torch.as_tensor(norm, dtype=torch.float32,
                                                                            device=mask.device)
-        sampling = out.get("sampling_per_token_logps")
-        if sampling is None:
-            return out
-        completion_ids, completion_mask = out["completion_ids"], out["completion_mask"]
-        mask = completion_mask if "tool_mask" not in out else completion_mask * out["tool_mask"]
-        old = out.get("old_per_token_logps")
-        if old is None:
-            with torch.no_grad():
-                old, _, _ = self._get_per_token_logps_and_entropies(
-                    self.model, torch.cat([out["prompt_ids"], completion_ids], dim=1),
-                    torch.cat([out["prompt_mask"], completion_mask], dim=1), completion_ids.size(1),
-                    batch_size=self.args.per_device_train_batch_size)
-            out["old_per_token_logps"] = old
-        c = tis_correction(old, sampling, mask, clip=self.tis_clip, level=self.tis_level, band=self.tis_mask)
-        adv = out["advantages"]
-        out["advantages"] = (adv.unsqueeze(1) if adv.dim() == 1 else adv) * c.weights
-        if self.tis_mask > 0:  # masked tokens leave the loss and its normalizer (slime PR #657's point)
-            keep = (~c.masked).to(completion_mask.dtype)
-            out["tool_mask"] = keep if "tool_mask" not in out else out["tool_mask"] * keep
-            if "num_items_in_batch" in out:  # dapo's normalizer: the step's loss tokens over every process
-                gone = self.accelerator.gather(c.masked.sum().reshape(1)).sum()  # every rank takes this branch
-                out["num_items_in_batch"] = out["num_items_in_batch"] - gone.to(out["num_items_in_batch"].dtype)
-        split_ = step_mismatch(rolled, old - sampling, mask, c, int(self.state.global_step)) if rolled else None
-        self.last_tis = msgspec.structs.replace(c.stats, mismatch=split_)
+        if c is not None:
+            adv = out["advantages"]
+            out["advantages"] = (adv.unsqueeze(1) if adv.dim() == 1 else adv) * c.weights
         return out
 
     def _scored(self, inputs: list[dict[str, Any]], rolled: dict[str, Any] | None) -> dict[str, Any]:
