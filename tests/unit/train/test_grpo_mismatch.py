@@ -6,7 +6,16 @@ import numpy as np
 import pytest
 
 from polar_hpc.train.async_client import TrainSample
-from polar_hpc.train.grpo.mismatch import Bucket, merge, ordered, sampled_versions, split, summary_line, token_turns
+from polar_hpc.train.grpo.mismatch import (
+    Bucket,
+    Mismatch,
+    merge,
+    ordered,
+    sampled_versions,
+    split,
+    summary_line,
+    token_turns,
+)
 from polar_hpc.wire.records import TraceStatus
 
 # Two rows, trainer version 3. Row 0 (codex): a 2-call chain, call 0 sampled at v3 (2 tokens), an interstitial
@@ -75,3 +84,25 @@ def test_token_versions_come_from_the_shard_column_else_the_chain() -> None:
     assert sampled_versions(_sample([], ["7"]), mask).tolist() == [7, -1, 7, 7]  # one version: every token
     assert sampled_versions(_sample([], ["1", "2"]), mask).tolist() == [-1] * 4  # several: not known per token
     assert sampled_versions(_sample([], ["default"]), mask).tolist() == [0, -1, 0, 0]
+
+
+def test_the_step_line_shows_lags_and_harnesses_only_when_a_step_has_several() -> None:
+    from polar_hpc.train.grpo.batch import GroupCounts
+    from polar_hpc.train.grpo.metrics import StepMetrics, step_line
+
+    one = split(DELTA, MASK, harness=["codex", "codex"], versions=np.full_like(VERSIONS, 3), turns=TURNS,
+                trainer_version=3)
+    many = split(DELTA, MASK, harness=["codex", "shell"], versions=VERSIONS, turns=TURNS, trainer_version=3,
+                 masked=MASKED)
+
+    def line(m: Mismatch, masked: float) -> str:
+        return step_line(StepMetrics(step=2, reward=0.5, loss=0.1, logp_diff_mean=0.1, logp_diff_max=0.7,
+                                     clipped_share=0.0, masked_share=masked, rollout_versions=["2", "3"],
+                                     pushed_version=3, wait_s=0.0, step_s=1.0, counts=GroupCounts(), time=0.0,
+                                     mismatch=m))
+
+    assert "[lag" not in line(one, 0.0) and "masked" not in line(one, 0.0)
+    text = line(many, 1 / 6)
+    assert "clipped 0%, masked 17%)" in text
+    assert "[lag 0: 2.0e-01 (2 tok), 1: 2.0e-01 (1 tok), 2: 6.0e-01 (2 tok, 1 masked), unknown: 4.0e-01 (1 tok); " \
+           "harness codex: 2.0e-01 (3 tok), shell: 5.3e-01 (3 tok, 1 masked)]" in text
