@@ -119,6 +119,10 @@ class TrainSample(msgspec.Struct, kw_only=True):
     trainable: bool = True
     """``Trace.trainable``: False when the trace's own marks say to leave it out (``filter`` says why)."""
     filter: list[str] = msgspec.field(default_factory=list)
+    harness: str = ""
+    """The agent the session ran (``SessionResult.harness``)."""
+    response_versions: np.ndarray = msgspec.field(default_factory=lambda: np.zeros(0, dtype=np.int32))
+    """``Trace.response_versions``: per response token, the weight version that sampled it (empty: not recorded)."""
 
 
 class AsyncStats(msgspec.Struct, kw_only=True):
@@ -152,6 +156,7 @@ def group_samples(group: Group, *, include_oracle: bool = False) -> list[TrainSa
                 masked=masked, policy_version=group.policy_version,
                 weight_versions=meta.weight_versions, temperatures=meta.temperatures(),
                 metadata={**r.metadata, **tr.metadata}, trainable=tr.trainable, filter=list(tr.filter),
+                harness=r.harness, response_versions=tr.response_versions,
             ))
     return out
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from polar_hpc.train.async_client import Group, TrainSample, group_samples
 from polar_hpc.train.grpo.credit import informative, session_advantages
+from polar_hpc.train.grpo.mismatch import sampled_versions, token_turns
 from polar_hpc.wire.records import TraceStatus
 
 
@@ -46,6 +47,11 @@ class Completion(msgspec.Struct, kw_only=True):
     """The session's advantage against its group (every row of a session the same)."""
     session: str = ""
     """``group_id/sample_index``: the rows of one session share it."""
+    harness: str = ""
+    versions: list[int] = msgspec.field(default_factory=list)
+    """Per completion token: the weight version that sampled it (-1 where ``env_mask`` is 0 or not recorded)."""
+    turns: list[int] = msgspec.field(default_factory=list)
+    """Per completion token: the session call that sampled it (``mismatch.token_turns``; -1 where not sampled)."""
 
 
 class GroupCounts(msgspec.Struct, kw_only=True):
@@ -112,7 +118,9 @@ def _row(s: TrainSample, reward: float | None) -> Completion:
     return Completion(group_id=s.group_id, sample_index=s.sample_index, prompt_ids=s.tokens[:pl].tolist(),
                       completion_ids=s.tokens[pl:].tolist(), logprobs=logps.astype(float).tolist(),
                       env_mask=mask.tolist(), reward=reward, weight_versions=list(s.weight_versions),
-                      temperatures=list(s.temperatures), session=f"{s.group_id}/{s.sample_index}")
+                      temperatures=list(s.temperatures), session=f"{s.group_id}/{s.sample_index}",
+                      harness=s.harness, versions=sampled_versions(s, mask).tolist(),
+                      turns=token_turns(mask, s.metadata.get("completion_indices") or []).tolist())
 
 
 def _placeholder(group_id: str, index: int, prompt_ids: list[int], filler_id: int) -> Completion:
@@ -196,6 +204,9 @@ def rollout_output(rows: list[Completion]) -> dict[str, Any]:
         "advantage": [r.advantage for r in rows],
         "session": [r.session for r in rows],
         "group": [r.group_id for r in rows],
+        "harness": [r.harness for r in rows],
+        "versions": [r.versions for r in rows],
+        "turns": [r.turns for r in rows],
     }
 
 
