@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Run the test suite: lint, type check, then every tier (unit, integration, harness CLIs, real Slurm).
 # Brings up the single-node Slurm cluster for the slurm tier and stops it by pid at the end.
+#   bash tools/test.sh                  # everything; the slurm tier runs beside the rest (it mostly waits)
+#   bash tools/test.sh -m "not slow"    # the fast tier (a few minutes): any arguments go to one pytest as they are
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -8,7 +10,32 @@ ruff check polar_hpc tests tools
 mypy
 
 bash .ci/slurm.sh up
-trap 'bash .ci/slurm.sh down' EXIT
+slurm_pid=""
+cleanup() {
+  [ -z "$slurm_pid" ] || kill "$slurm_pid" 2>/dev/null || true
+  bash .ci/slurm.sh down
+}
+trap cleanup EXIT
 export SLURM_CONF=${POLAR_SLURM_DIR:-/tmp/polar-slurm}/etc/slurm.conf
+PYTEST=(python3 -m pytest -q -p no:cacheprovider)
 
-python3 -m pytest -q -p no:cacheprovider --durations=30 "$@"
+if [ $# -gt 0 ]; then
+  "${PYTEST[@]}" --durations=30 "$@"
+  exit
+fi
+
+# The slurm tier's tests wait on the scheduler and on sessions that sleep; beside the rest they cost little CPU
+# and take ~10 minutes off the wall time. Its output follows the rest's.
+slurm_log=$(mktemp)
+"${PYTEST[@]}" --durations=15 -m slurm > "$slurm_log" 2>&1 &
+slurm_pid=$!
+rest=0
+"${PYTEST[@]}" --durations=30 -m "not slurm" || rest=$?
+slurm=0
+wait "$slurm_pid" || slurm=$?
+slurm_pid=""
+echo "---------------------------------- slurm tier ----------------------------------"
+cat "$slurm_log"
+rm -f "$slurm_log"
+echo "tiers: rest rc=$rest, slurm rc=$slurm"
+[ "$rest" = 0 ] && [ "$slurm" = 0 ]

@@ -84,6 +84,10 @@ class InferenceConfig(StrictStruct):
     tool_parser: ToolParser = "qwen"
     enable_thinking: bool | None = None
     max_new_tokens: AtLeast1 = 1024
+    top_logprobs: AtLeast0 = 0
+    """Ask the engine for the k most likely tokens at every sampled position (SGLang's ``top_logprobs_num``; the
+    reference server answers the same), kept per token in the completion records (0: off). For score centering or
+    a KL estimate offline; it costs k (logprob, id) pairs per sampled token on the wire."""
     request_timeout_s: Seconds = 600.0
     startup_timeout_s: Seconds = 900.0
     resources: SlurmResources = msgspec.field(default_factory=lambda: SlurmResources(gpus_per_node=1, cpus_per_task=8))
@@ -278,6 +282,12 @@ class TrainerConfig(StrictStruct):
     tis_clip: Annotated[float, Meta(gt=0)] = 2.0
     """Truncated importance sampling: the trainer/rollout probability ratio is capped at this value."""
     tis_level: TisLevel = "token"
+    """What one importance ratio covers: ``token`` (each token its own ratio) or ``sequence`` (a row's product of
+    token ratios, the same weight on all its tokens); the clip and the mask apply at this level."""
+    tis_mask: Annotated[float, Meta(ge=0)] = 0.0
+    """IcePop-style masking: a token (or sequence, by ``tis_level``) whose trainer/rollout ratio is outside
+    ``[1/tis_mask, tis_mask]`` gets weight 0 and leaves the loss's normalizer (0: off; IcePop uses 2 or 5). Inside
+    the band the ratio is still capped at ``tis_clip``."""
     loss_norm: LossNorm = "token"
     """How rows weigh in the loss (every chain of a session is a row with the session's advantage): ``token``
     every sampled token the same (a session weighs its sampled tokens), ``session`` each session the same

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from polar_hpc.coordinator.pending import PendingQueue
 from polar_hpc.log import get_logger
 from polar_hpc.wire.control import SessionRef, SessionState, TaskState
 from polar_hpc.wire.records import Session, Task, TraceStatus, is_accepted, session_key
@@ -96,7 +96,7 @@ class DispatchState:
         self.max_pending = max_pending
         self.tasks: dict[str, TaskEntry] = {}
         self.sessions: dict[str, SessionEntry] = {}
-        self.pending: deque[str] = deque()
+        self.pending = PendingQueue()
         self.ranks: dict[int, RankEntry] = {}
         self.by_peer: dict[bytes, int] = {}
         self.committed_before: dict[str, tuple[int, float]] = {}
@@ -188,12 +188,11 @@ class DispatchState:
         for key in entry.keys:
             s = self.sessions[key]
             if s.state == SessionState.PENDING:
+                self.pending.discard(key)
                 self._set_state(key, s, SessionState.CANCELLED)
                 cancelled += 1
             elif s.state == SessionState.RUNNING:
                 running.setdefault(s.rank, []).append(key)
-        if cancelled:
-            self.pending = deque(k for k in self.pending if self.sessions[k].state == SessionState.PENDING)
         return cancelled, running
 
     # ---- ranks ------------------------------------------------------------------------------------------
@@ -331,6 +330,16 @@ class DispatchState:
         if r.alive and not r.draining and r.free > 0:
             load, ready = r.load_key()
             heapq.heappush(self._heap, (load, ready, next(self._seq), r.rank, r.version))
+            if len(self._heap) > 2 * len(self.ranks) + 64:
+                self._rebuild_heap()
+
+    def _rebuild_heap(self) -> None:
+        """One entry per rank that can take a session. Each change to a rank pushes an entry and outdates its
+        last, and only ``dispatch`` pops them: while the queue is empty they would pile up without bound (one a
+        session done, for as long as no task arrives)."""
+        self._heap = [(*r.load_key(), next(self._seq), r.rank, r.version) for r in self.ranks.values()
+                      if r.alive and not r.draining and r.free > 0]
+        heapq.heapify(self._heap)
 
     def dispatch(self, limit: int | None = None) -> dict[int, list[Session]]:
         """Assign pending sessions to the least-loaded live ranks, never beyond a rank's capacity."""
@@ -414,10 +423,7 @@ class DispatchState:
     # ---- internals --------------------------------------------------------------------------------------
 
     def _remove_pending(self, key: str) -> None:
-        try:
-            self.pending.remove(key)
-        except ValueError:
-            pass
+        self.pending.discard(key)
 
     def _requeue(self, keys: Iterable[str], crashed: set[str]) -> None:
         for key in sorted(keys):

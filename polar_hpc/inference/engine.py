@@ -35,7 +35,7 @@ from polar_hpc.inference.protocol import (
     finish_fields,
     new_rid,
 )
-from polar_hpc.inference.result import GenerateResult
+from polar_hpc.inference.result import GenerateResult, top_arrays
 from polar_hpc.inference.routing import ServerPool, ServerState
 from polar_hpc.inference.stream import EngineStream, open_stream
 from polar_hpc.log import get_logger
@@ -70,7 +70,8 @@ class SGLangEngine(EngineAdmin):
         """The engine client of a proxy (a gateway rank's, ``polar-hpc proxy``'s) as the recipe's sections say."""
         return cls(endpoints, request_timeout_s=inference.request_timeout_s, context_length=inference.context_length,
                    default_max_new_tokens=inference.max_new_tokens, api_key=api_key,
-                   stream_interval=proxy.stream_interval, stream_max_delay_s=proxy.stream_max_delay_s)
+                   stream_interval=proxy.stream_interval, stream_max_delay_s=proxy.stream_max_delay_s,
+                   top_logprobs=inference.top_logprobs)
 
     def __init__(
         self,
@@ -89,8 +90,10 @@ class SGLangEngine(EngineAdmin):
         max_connections: int = 0,
         stream_interval: int = _PROXY.stream_interval,
         stream_max_delay_s: float = _PROXY.stream_max_delay_s,
+        top_logprobs: int = _INF.top_logprobs,
     ) -> None:
         self.pool = ServerPool(endpoints)
+        self.top_logprobs = top_logprobs
         self.stream_interval = stream_interval
         self.stream_max_delay_s = stream_max_delay_s
         self.api_key = api_key
@@ -170,6 +173,7 @@ class SGLangEngine(EngineAdmin):
             rid=rid,
             return_logprob=True,
             logprob_start_len=-1,
+            top_logprobs_num=self.top_logprobs or None,
             stream=False,
         )
 
@@ -335,9 +339,12 @@ class SGLangEngine(EngineAdmin):
         if meta.finish_reason is None:
             raise EngineError(f"{url} (rid {rid}) returned a finished response without a finish_reason")
         reason, matched, abort_message = finish_fields(meta.finish_reason)
+        top_ids, top_lps = top_arrays(meta.output_top_logprobs, len(ids), self.top_logprobs)
         return GenerateResult(
             output_ids=ids,
             output_logprobs=lps,
+            output_top_ids=top_ids,
+            output_top_logprobs=top_lps,
             finish_reason=reason,
             matched_stop=matched,
             prompt_tokens=meta.prompt_tokens,

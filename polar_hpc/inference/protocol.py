@@ -120,6 +120,9 @@ class MetaInfo(msgspec.Struct, kw_only=True):
     input_token_logprobs: list[LogprobEntry] | None = None
     """With ``logprob_start_len`` = k >= 0: one entry per prompt position from k on; the first has a ``null``
     logprob (SGLang shifts them by one: position i holds the logprob of token i given the tokens before it)."""
+    output_top_logprobs: list[list[LogprobEntry] | None] | None = None
+    """With ``top_logprobs_num`` = k > 0: per output token, the k most likely tokens at that position (most likely
+    first), each ``[logprob, token_id, text]`` under the distribution the sampled token's logprob is from."""
 
 
 class GenerateResponse(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -139,6 +142,7 @@ class StreamMeta(msgspec.Struct, kw_only=True, gc=False):
     cached_tokens: int = 0
     weight_version: str | None = None
     output_token_logprobs: list[LogprobEntry] | None = None
+    output_top_logprobs: list[list[LogprobEntry] | None] | None = None
 
 
 class StreamChunk(msgspec.Struct, kw_only=True, gc=False):

@@ -38,7 +38,7 @@ from polar_hpc.inference.protocol import (
     finish_fields,
     new_rid,
 )
-from polar_hpc.inference.result import GenerateResult
+from polar_hpc.inference.result import GenerateResult, top_arrays
 from polar_hpc.log import get_logger
 from polar_hpc.wire.records import SamplingParams
 
@@ -56,6 +56,7 @@ class Engine(Protocol):
     connect_timeout_s: float
     stream_interval: int
     stream_max_delay_s: float
+    top_logprobs: int
     request_hook: Callable[[bytes], None] | None
     http1: Http1Pool
 
@@ -108,6 +109,8 @@ class EngineStream:
         self._buf = bytearray()
         self._ids: list[int] = []
         self._lps: list[float] = []
+        self._top: list[list[LogprobEntry] | None] = []
+        """``output_top_logprobs`` rows, aligned with ``_ids`` (when the engine asked for them)."""
         self._text: list[str] = []
         self._cumulative = True
         self._handed = 0.0
@@ -197,6 +200,8 @@ class EngineStream:
             if not self._cumulative and entries is not None and seen + len(entries) == meta.completion_tokens:
                 deltas.append(entries)
                 seen += len(entries)
+                if meta.output_top_logprobs is not None:
+                    self._top += meta.output_top_logprobs
                 self._text.append(chunk.text)
             else:
                 self._take(deltas)
@@ -276,6 +281,9 @@ class EngineStream:
             )
         self._ids += [e[1] for e in new]
         self._lps += [e[0] for e in new]  # type: ignore[misc]  # Nones are checked where the ids are taken
+        if meta.output_top_logprobs is not None:
+            top = meta.output_top_logprobs
+            self._top = self._top[:seen] + list(top[len(top) - len(new):])
 
     def _chunk_error(self, payload: bytes) -> EngineError:
         try:
@@ -287,9 +295,12 @@ class EngineStream:
 
     def _finish(self, meta: StreamMeta | None, fr: FinishReason) -> None:
         reason, matched, abort_message = finish_fields(fr)
+        top_ids, top_lps = top_arrays(self._top, len(self._ids), self._engine.top_logprobs)
         self.result = GenerateResult(
             output_ids=np.asarray(self._ids, dtype=np.int32),
             output_logprobs=np.asarray(self._lps, dtype=np.float32),
+            output_top_ids=top_ids,
+            output_top_logprobs=top_lps,
             finish_reason=reason,
             matched_stop=matched,
             prompt_tokens=meta.prompt_tokens if meta else 0,

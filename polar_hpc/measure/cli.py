@@ -1,5 +1,6 @@
 """``polar-hpc eval RECIPE... --model DIR|asset:NAME --tasks FILE``: pass@1 (Wilson 95% CI), pass@k and failure
-causes per harness, from sampled sessions through each recipe's real harness."""
+causes per harness, from sampled sessions through each recipe's real harness; ``polar-hpc eval --from RUN...``: the
+same figures from runs already made. Exit 1 when a run did not finish (its figures are over what it committed)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,11 @@ from typing import Any
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("eval", help="measure a model through recipes' real harnesses on a task file: "
                                            "pass@1 with a 95%% Wilson interval, pass@k, failure causes")
-    p.add_argument("recipes", nargs="+", metavar="RECIPE", help="recipe TOML(s); one row per harness")
-    p.add_argument("--model", required=True, help="a model dir (e.g. an SFT checkpoint) or asset:NAME")
-    p.add_argument("--tasks", required=True, type=Path,
+    p.add_argument("recipes", nargs="*", metavar="RECIPE", help="recipe TOML(s); one row per harness")
+    p.add_argument("--from", dest="runs", action="append", default=[], type=Path, metavar="RUN",
+                   help="measure a run already made (e.g. an eval cut by --timeout) instead of launching; repeatable")
+    p.add_argument("--model", help="a model dir (e.g. an SFT checkpoint) or asset:NAME")
+    p.add_argument("--tasks", type=Path,
                    help="task JSONL in the recipes' format (e.g. recipes/tasks/distill/heldout.jsonl)")
     p.add_argument("--samples", type=int, default=1, metavar="K", help="sampled sessions per task (pass@K)")
     p.add_argument("--limit", type=int, default=None, metavar="N", help="the first N tasks of the file")
@@ -33,13 +36,24 @@ def _say(line: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from polar_hpc.measure.eval import run_eval, table, write_json
+    from polar_hpc.measure.checks import EvalInputError
+    from polar_hpc.measure.eval import from_runs, run_eval, table, write_json
 
-    report = run_eval(args.recipes, model=args.model, tasks=args.tasks, samples=args.samples, limit=args.limit,
-                      seed=args.seed, overrides=args.overrides, runs_dir=args.runs_dir, timeout_s=args.timeout,
-                      say=_say)
+    if args.runs:
+        if args.recipes or args.model or args.tasks:
+            raise EvalInputError("eval --from RUN measures runs already made: give no RECIPE, --model or --tasks "
+                                 "with it")
+        report = from_runs(args.runs)
+    else:
+        missing = [name for name, value in (("RECIPE", args.recipes), ("--model", args.model),
+                                            ("--tasks", args.tasks)) if not value]
+        if missing:
+            raise EvalInputError(f"eval needs {', '.join(missing)} (or --from RUN for a run already made)")
+        report = run_eval(args.recipes, model=args.model, tasks=args.tasks, samples=args.samples, limit=args.limit,
+                          seed=args.seed, overrides=args.overrides, runs_dir=args.runs_dir, timeout_s=args.timeout,
+                          say=_say)
     sys.stdout.write(table(report) + "\n")
     if args.json is not None:
         write_json(report, args.json)
         sys.stdout.write(f"written to {args.json}\n")
-    return 0
+    return 1 if report.cut else 0

@@ -5,7 +5,9 @@ Each recipe runs as ``polar-hpc launch`` runs it (:func:`polar_hpc.launch.start.
 (``agent.policy = "sample"``). Its committed shards are then read back: per harness, the sessions, pass@1 (the
 mean over tasks of each task's pass rate) with the 95% Wilson score interval of the sessions' pass rate, pass@k
 for k = samples (the unbiased estimator), and why the others failed (:mod:`.causes`). Everything that can be known
-before a run starts is checked first (:mod:`.checks`): a bad input is one line and nothing is launched.
+before a run starts is checked first (:mod:`.checks`): a bad input is one line and nothing is launched. A run
+that does not finish (``--timeout``, a lost component) is cancelled and measured over the sessions it committed,
+said as such; :func:`from_runs` measures runs already made (``polar-hpc eval --from RUN``) the same way.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pathlib import Path
 
 import msgspec
 
-from polar_hpc.config import RunConfig
+from polar_hpc.config import ConfigError, RunConfig
 from polar_hpc.errors import PolarError
 from polar_hpc.harness import get_adapter
 from polar_hpc.launch.monitor import cancel_run, wait_run
@@ -27,10 +29,12 @@ from polar_hpc.launch.rundir import runs_root
 from polar_hpc.launch.start import start_run
 from polar_hpc.log import get_logger
 from polar_hpc.measure.causes import FAILURES, Cause, cause_of
-from polar_hpc.measure.checks import eval_config
+from polar_hpc.measure.checks import EvalInputError, eval_config
 from polar_hpc.measure.stats import mean_pass_at_k, wilson
 from polar_hpc.store.reader import ShardReader
+from polar_hpc.tasks.source import iter_tasks
 from polar_hpc.wire.records import SessionResult
+from polar_hpc.wire.rundir import RunDir
 
 log = get_logger("measure")
 WAITS = ("queue", "ready_wait", "postrun_wait", "prewarm_wait")
@@ -67,15 +71,19 @@ class EvalRow(msgspec.Struct, kw_only=True):
     harness, trajectory, evaluation, teardown."""
     seed: int
     run_dir: str
+    expected: int | None = None
+    """Sessions the run was asked for (tasks x samples): more than ``n`` when it was cut before the end."""
 
 
 class EvalReport(msgspec.Struct, kw_only=True):
     rows: list[EvalRow]
     interval: str = INTERVAL
+    cut: list[str] = msgspec.field(default_factory=list)
+    """One line per run that did not finish: its rows are over the sessions it committed."""
 
 
 def summarize(results: Iterable[SessionResult], cfg: RunConfig, *, tasks: Path, model: str, samples: int,
-              seed: int, wall_s: float, run_dir: str, recipe: str) -> list[EvalRow]:
+              seed: int, wall_s: float, run_dir: str, recipe: str, expected: int | None = None) -> list[EvalRow]:
     """One row per harness of ``results`` (a run's committed sessions)."""
     fmt = get_adapter(cfg.agent.harness).action_format(cfg.agent)
     by_harness: dict[str, list[tuple[str, Cause, float]]] = defaultdict(list)
@@ -96,7 +104,7 @@ def summarize(results: Iterable[SessionResult], cfg: RunConfig, *, tasks: Path, 
             task_count=len(per_task), samples=samples, pass_at_1=mean_pass_at_k(counts, 1) or 0.0, ci_low=low,
             ci_high=high, pass_at_k=mean_pass_at_k(counts, samples) if samples > 1 else None, k=samples,
             causes=causes, wall_s=wall_s, session_s=statistics.median(d for _, _, d in sessions), seed=seed,
-            run_dir=run_dir))
+            run_dir=run_dir, expected=expected))
     return rows
 
 
@@ -107,24 +115,74 @@ def run_eval(recipes: Sequence[str | Path], *, model: str, tasks: str | Path, sa
     run starts (``EvalInputError``, exit 2). ``say`` gets the runs' progress lines."""
     configs = [eval_config(r, model=model, tasks=tasks, samples=samples, limit=limit, seed=seed,
                            overrides=overrides) for r in recipes]
-    rows: list[EvalRow] = []
+    report = EvalReport(rows=[])
     for recipe, cfg in zip(recipes, configs, strict=True):
         start = time.monotonic()
         where = (runs_dir or runs_root()) / f"{cfg.name}-eval-{time.strftime('%Y%m%d-%H%M%S')}"
         run, _ = start_run(cfg, where)
         log.info("eval %s: %s through %s on %s, run dir %s", recipe, model, cfg.agent.harness, tasks, run.root)
         code = wait_run(run, timeout_s=timeout_s, report=say or (lambda line: log.info("%s", line)))
+        why = None
         if code != 0:
-            why = "timed out" if code == 124 else "cannot finish"
+            why = "timed out" if code == 124 else "could not finish"
             cancel_run(run, reason=f"eval: the run {why}")
-            raise EvalRunError(f"eval {recipe}: the run {why} (its committed sessions stay in {run.shards}; "
-                               f"polar-hpc status {run.root})")
-        reader = ShardReader(run.root, must_exist=True)
-        rows += summarize(reader.results(), cfg, tasks=Path(tasks).resolve(), model=model, samples=samples,
-                          seed=seed, wall_s=time.monotonic() - start, run_dir=str(run.root), recipe=str(recipe))
-        for problem in reader.problems:
-            log.warning("eval %s: %s", run.root, problem)
-    return EvalReport(rows=rows)
+        results = _committed(run)
+        expected = _expected(cfg)
+        if why is not None:
+            if not results:
+                raise EvalRunError(f"eval {recipe}: the run {why} before any session committed (polar-hpc "
+                                   f"status {run.root})")
+            report.cut.append(f"eval {recipe}: the run {why}: the figures are over the {len(results)} of "
+                              f"{expected if expected is not None else '?'} sessions it committed "
+                              f"(polar-hpc resume {run.root}, then polar-hpc eval --from {run.root})")
+        report.rows += summarize(results, cfg, tasks=Path(tasks).resolve(), model=model, samples=samples,
+                                 seed=seed, wall_s=time.monotonic() - start, run_dir=str(run.root),
+                                 recipe=str(recipe), expected=expected)
+    return report
+
+
+def from_runs(run_dirs: Sequence[str | Path]) -> EvalReport:
+    """The figures of runs already made (an eval that was cut, any run of sampled sessions), from their committed
+    shards and their own config; a run that did not finish is said in ``cut``. ``EvalInputError`` for a path that
+    is not a run or holds no committed session."""
+    runs = []
+    for path in run_dirs:
+        run = RunDir(path)
+        if not run.exists():
+            raise EvalInputError(f"--from {path}: not a run dir (expected {run.config_path})")
+        results = _committed(run)
+        if not results:
+            raise EvalInputError(f"--from {path}: no committed session to measure in {run.shards}")
+        runs.append((run, run.load_config(), results))
+    report = EvalReport(rows=[])
+    for run, cfg, results in runs:
+        status = run.read_status()
+        expected = _expected(cfg)
+        if status is None or not status.finished:
+            report.cut.append(f"eval --from {run.root}: the run did not finish: the figures are over the "
+                              f"{len(results)} of {expected if expected is not None else '?'} sessions committed")
+        report.rows += summarize(
+            results, cfg, tasks=Path(cfg.tasks.path or "tasks"), model=cfg.inference.model or "?",
+            samples=cfg.tasks.num_samples, seed=cfg.inference.random_seed or 0,
+            wall_s=(status.updated - status.started) if status is not None else 0.0, run_dir=str(run.root),
+            recipe=str(run.config_path), expected=expected)
+    return report
+
+
+def _committed(run: RunDir) -> list[SessionResult]:
+    reader = ShardReader(run.root, must_exist=False)
+    results = list(reader.results())
+    for problem in reader.problems:
+        log.warning("eval %s: %s", run.root, problem)
+    return results
+
+
+def _expected(cfg: RunConfig) -> int | None:
+    """Tasks x samples the run was asked for; None when its task file cannot be read any more."""
+    try:
+        return sum(1 for _ in iter_tasks(cfg)) * cfg.tasks.num_samples
+    except (ConfigError, OSError):
+        return None
 
 
 class EvalRunError(PolarError):
@@ -143,10 +201,12 @@ def table(report: EvalReport) -> str:
             + " ".join(f"{c:>12}" for c in FAILURES) + f" {'session':>8} {'wall':>7}")
     lines = [head]
     for r in report.rows:
+        n = f"{r.n}" if r.expected in (None, r.n) else f"{r.n}/{r.expected}"
+
         pk = f"{r.pass_at_k:.3f}@{r.k}" if r.pass_at_k is not None else "-"
         model = r.model if len(r.model) <= 24 else "…" + r.model[-23:]
-        lines.append(f"{r.harness:<16} {model:<24} {r.split:<12} {r.n:>4} {r.pass_at_1:>7.3f} "
+        lines.append(f"{r.harness:<16} {model:<24} {r.split:<12} {n:>4} {r.pass_at_1:>7.3f} "
                      f"{f'[{r.ci_low:.3f}, {r.ci_high:.3f}]':>15} {pk:>8} "
                      + " ".join(f"{r.causes.get(c, 0):>12}" for c in FAILURES)
                      + f" {(f'{r.session_s:.0f}s' if r.session_s is not None else '-'):>8} {r.wall_s:>6.0f}s")
-    return "\n".join([*lines, f"CI: {report.interval}"])
+    return "\n".join([*lines, f"CI: {report.interval}", *report.cut])

@@ -29,8 +29,9 @@ async def evaluate_trajectory(spec: EvaluatorSpec, trajectory: Trajectory, ctx: 
 
 
 def fidelity_checked(result: SessionResult) -> SessionResult:
-    """The token-fidelity check on every trace written (DESIGN §4.1). A violating session is reported as an
-    ERROR with the reason and without its traces, so a bad trace never reaches a shard or the result stream."""
+    """The token-fidelity check on every trace written (``store.encode.check_session``). A violating session is
+    reported as an ERROR with the reason and without its traces, so a bad trace never reaches a shard or the result
+    stream."""
     problem = check_session(result)
     if problem is None:
         return result

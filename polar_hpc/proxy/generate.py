@@ -96,6 +96,9 @@ def _fill_reply(record: CompletionRecord, result: GenerateResult, out: np.ndarra
     """The record's fields of the engine's answer."""
     record.output_ids = out
     record.output_logprobs = np.asarray(result.output_logprobs, dtype=np.float32)
+    if result.output_top_ids.size:
+        record.output_top_ids = result.output_top_ids.astype(np.int32, copy=False).reshape(-1)
+        record.output_top_logprobs = result.output_top_logprobs.astype(np.float32, copy=False).reshape(-1)
     record.finish_reason = result.finish_reason
     record.response = ChatMessage(role="assistant", content=parsed.content, reasoning_content=parsed.reasoning,
                                   tool_calls=parsed.tool_calls)

@@ -2,7 +2,7 @@
 
 Built on the CLI, not spython: spython hard-codes the ``singularity`` binary, blocks the event loop, calls
 ``sys.exit`` on a missing bind source and gives no handle on the process tree to kill on timeout. The argv
-builders below are pure and golden-tested; they follow DESIGN §3 / polar.md §6 (host-backed overlay dir,
+builders below are pure and golden-tested; they follow the Polar reference's sandbox (host-backed overlay dir,
 ``--no-mount home,cwd``, ``--cleanenv``, ``--nv`` for GPUs, optional ``--net --network none``).
 """
 

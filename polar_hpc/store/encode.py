@@ -34,6 +34,9 @@ _TOKEN_DTYPES: dict[str, np.dtype[Any]] = {
     "response_ids": np.dtype("int32"),
     "loss_mask": np.dtype("uint8"),
     "response_logprobs": np.dtype("float32"),
+    "response_versions": np.dtype("int32"),
+    "response_top_ids": np.dtype("int32"),
+    "response_top_logprobs": np.dtype("float32"),
 }
 
 
@@ -45,6 +48,11 @@ class EncodedSession(msgspec.Struct, kw_only=True):
     responses: list[np.ndarray]
     masks: list[np.ndarray]
     logprobs: list[np.ndarray]
+    versions: list[np.ndarray] = msgspec.field(default_factory=list)
+    """``Trace.response_versions``, -1 per token where a trace did not record them."""
+    top: list[tuple[np.ndarray, np.ndarray]] = msgspec.field(default_factory=list)
+    """``Trace.response_top_ids`` / ``response_top_logprobs`` (flat, ``len(response) * k`` with the trace's own k;
+    the shard pads them to its widest: ``token_pieces``)."""
     trace_blobs: list[bytes]
     session_blob: bytes
     nbytes: int
@@ -121,7 +129,8 @@ def check_trace_tokens(p: np.ndarray, r: np.ndarray, m: np.ndarray, lp: np.ndarr
 
 
 def check_session(result: SessionResult) -> str | None:
-    """Why this result's traces break the token-fidelity invariant (DESIGN §4.1), or None when they hold."""
+    """Why this result's traces break the token-fidelity invariant (``check_trace_tokens``: one length for
+    the response columns, every trained token scored), or None when they hold."""
     for i, tr in enumerate(result.trajectory.traces):
         where = f"trace {i}"
         try:
@@ -137,6 +146,26 @@ def check_session(result: SessionResult) -> str | None:
     return None
 
 
+def response_versions(tr: Trace, n: int, where: str) -> np.ndarray:
+    """``tr.response_versions`` checked against the response length (``n``); -1 per token when not recorded."""
+    if tr.response_versions.shape[0] == 0 and n:
+        return np.full(n, -1, dtype=np.int32)
+    v = _token_array(tr.response_versions, "response_versions", where)
+    if v.shape[0] != n:
+        raise ValueError(f"{where}: response_versions has {v.shape[0]} items, response_ids {n}")
+    return v
+
+
+def response_top(tr: Trace, n: int, where: str) -> tuple[np.ndarray, np.ndarray]:
+    """``tr``'s top-k arrays checked: ``n * k`` items each, for one k."""
+    ids = _token_array(tr.response_top_ids, "response_top_ids", where)
+    lps = _token_array(tr.response_top_logprobs, "response_top_logprobs", where)
+    if ids.shape != lps.shape or (n and ids.shape[0] % n) or (not n and ids.shape[0]):
+        raise ValueError(f"{where}: response_top_ids / response_top_logprobs hold {ids.shape[0]} / {lps.shape[0]} "
+                         f"items, expected one multiple of the {n} response tokens")
+    return ids, lps
+
+
 def encode_session(result: SessionResult, *, compress_blobs: bool = True) -> EncodedSession:
     """Check one result and encode its blobs. Raises ValueError/TypeError naming session, trace and field.
 
@@ -144,7 +173,8 @@ def encode_session(result: SessionResult, *, compress_blobs: bool = True) -> Enc
     then runs ``compress_session`` on it, e.g. in a worker thread (zstd releases the GIL), before writing.
     """
     pack = compress if compress_blobs else bytes
-    prompts, responses, masks, logprobs, blobs = [], [], [], [], []
+    prompts, responses, masks, logprobs, versions, blobs = [], [], [], [], [], []
+    tops: list[tuple[np.ndarray, np.ndarray]] = []
     nbytes = 0
     for i, tr in enumerate(result.trajectory.traces):
         where = f"session {result.key!r} trace {i}"
@@ -153,6 +183,8 @@ def encode_session(result: SessionResult, *, compress_blobs: bool = True) -> Enc
         m = _token_array(tr.loss_mask, "loss_mask", where)
         lp = _token_array(tr.response_logprobs, "response_logprobs", where)
         check_trace_tokens(p, r, m, lp, where)
+        v = response_versions(tr, r.shape[0], where)
+        top = response_top(tr, r.shape[0], where)
         filter_text(tr.filter, where)
         blob = pack(
             _ENC.encode(
@@ -168,8 +200,10 @@ def encode_session(result: SessionResult, *, compress_blobs: bool = True) -> Enc
         responses.append(r)
         masks.append(m)
         logprobs.append(lp)
+        versions.append(v)
+        tops.append(top)
         blobs.append(blob)
-        nbytes += p.nbytes + r.nbytes + m.nbytes + lp.nbytes + len(blob) + 64
+        nbytes += p.nbytes + r.nbytes + m.nbytes + lp.nbytes + v.nbytes + top[0].nbytes + top[1].nbytes + len(blob) + 64
     traj = result.trajectory
     sblob = pack(
         _ENC.encode(
@@ -188,6 +222,8 @@ def encode_session(result: SessionResult, *, compress_blobs: bool = True) -> Enc
         responses=responses,
         masks=masks,
         logprobs=logprobs,
+        versions=versions,
+        top=tops,
         trace_blobs=blobs,
         session_blob=sblob,
         nbytes=nbytes + len(sblob) + 256,
@@ -250,7 +286,35 @@ def token_pieces(sessions: Sequence[EncodedSession]) -> dict[str, list[np.ndarra
         S.RESPONSE_IDS: [a for s in sessions for a in s.responses],
         S.LOSS_MASK: [a for s in sessions for a in s.masks],
         S.RESPONSE_LOGPROBS: [a for s in sessions for a in s.logprobs],
-    }
+        S.RESPONSE_VERSIONS: [a for s in sessions for a in s.versions],
+    } | top_pieces(sessions)
+
+
+def shard_top_width(sessions: Sequence[EncodedSession]) -> int:
+    """k of a shard's top-k columns: the widest of its traces (0: none recorded them)."""
+    return max((t[0].shape[0] // r.shape[0] for s in sessions for t, r in zip(s.top, s.responses, strict=True)
+                if r.shape[0]), default=0)
+
+
+def top_pieces(sessions: Sequence[EncodedSession]) -> dict[str, list[np.ndarray]]:
+    """The top-k pieces of every trace, each padded (-1 / NaN) to the shard's width."""
+    k = shard_top_width(sessions)
+    ids: list[np.ndarray] = []
+    lps: list[np.ndarray] = []
+    for s in sessions:
+        for (ti, tl), r in zip(s.top, s.responses, strict=True):
+            n = r.shape[0]
+            w = ti.shape[0] // n if n else 0
+            if w == k:
+                ids.append(ti)
+                lps.append(tl)
+                continue
+            pi = np.full((n, k), -1, dtype=np.int32)
+            pl = np.full((n, k), np.nan, dtype=np.float32)
+            pi[:, :w], pl[:, :w] = ti.reshape(n, w), tl.reshape(n, w)
+            ids.append(pi.reshape(-1))
+            lps.append(pl.reshape(-1))
+    return {S.RESPONSE_TOP_IDS: ids, S.RESPONSE_TOP_LOGPROBS: lps}
 
 
 def build_columns(sessions: Sequence[EncodedSession], *, tokens: bool = True) -> dict[str, np.ndarray]:
@@ -324,9 +388,12 @@ def rebuild_trace(
     mask: np.ndarray,
     logprobs: np.ndarray,
     fields: dict[str, Any],
+    versions: np.ndarray | None = None,
+    top: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Trace:
-    """``fields``: the trace's ``schema.TRACE_FIELD_COLUMNS`` values by field name (``shardfile.read_fields``)."""
-    return Trace(
+    """``fields``: the trace's ``schema.TRACE_FIELD_COLUMNS`` values by field name (``shardfile.read_fields``);
+    ``versions`` / ``top`` without a known value (-1 everywhere) is what a trace without them wrote: left empty."""
+    tr = Trace(
         prompt_ids=prompt,
         response_ids=response,
         loss_mask=mask,
@@ -337,6 +404,11 @@ def rebuild_trace(
         metadata=tb.metadata,
         **fields,
     )
+    if versions is not None and bool((versions >= 0).any()):
+        tr.response_versions = versions
+    if top is not None and bool((top[0] >= 0).any()):
+        tr.response_top_ids, tr.response_top_logprobs = top
+    return tr
 
 
 def rebuild_session(

@@ -90,6 +90,8 @@ def _import_pyarrow() -> Any:
 
 
 def _list_column(pa: Any, parts: list[np.ndarray], dtype: str) -> Any:
+    """One list a row; a per-token (n, k) array (top-k) as its n * k items, row-major."""
+    parts = [p.reshape(-1) for p in parts]
     off = np.zeros(len(parts) + 1, dtype=np.int32)
     np.cumsum([p.shape[0] for p in parts], out=off[1:])
     values = np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)

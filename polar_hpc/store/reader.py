@@ -118,6 +118,12 @@ class TraceView(msgspec.Struct, kw_only=True):
     response_ids: np.ndarray
     loss_mask: np.ndarray
     response_logprobs: np.ndarray
+    response_versions: np.ndarray = msgspec.field(default_factory=lambda: np.zeros(0, dtype=np.int32))
+    """The weight version that sampled each token (-1: none, or a shard older than schema 4)."""
+    response_top_ids: np.ndarray = msgspec.field(default_factory=lambda: np.zeros((0, 0), dtype=np.int32))
+    """(n, k): the sampler's k most likely ids per response token (k 0: not recorded; -1 where none)."""
+    response_top_logprobs: np.ndarray = msgspec.field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
+    """(n, k) float32: their logprobs (NaN where none)."""
     blob: memoryview | None
     """Compressed JSON of messages, tools, metadata: ``decode()`` it when needed (None: read without blobs)."""
     columns: dict[str, list[Any]]
@@ -131,6 +137,11 @@ class TraceView(msgspec.Struct, kw_only=True):
     trainable = _Field[bool]()
     filter = _Field[list[str]]()
     """Why the trace is not trainable (``Trace.filter``)."""
+
+    @property
+    def top_width(self) -> int:
+        """k of ``response_top_ids`` (0: none recorded)."""
+        return int(self.response_top_ids.shape[1])
 
     @property
     def fields(self) -> dict[str, Any]:
@@ -278,6 +289,7 @@ class ShardReader:
             tblobs = blob_items(tr.blob, tr.blob_offsets) if blobs else None
             fields = tr.fields
             trainable, policy = fields["trainable"], fields["policy"]
+            k = tok.top_width
             for row in rows.tolist():
                 status = TraceStatus(int(t.status[row]))
                 for j, ti in enumerate(range(to[row], to[row + 1])):
@@ -300,6 +312,9 @@ class ShardReader:
                         response_ids=tok.response_ids[c:d],
                         loss_mask=tok.loss_mask[c:d],
                         response_logprobs=tok.response_logprobs[c:d],
+                        response_versions=tok.response_versions[c:d],
+                        response_top_ids=tok.response_top_ids[c * k:d * k].reshape(d - c, k),
+                        response_top_logprobs=tok.response_top_logprobs[c * k:d * k].reshape(d - c, k),
                         blob=tblobs[ti] if tblobs is not None else None,
                         columns=fields,
                         row=ti,
@@ -370,6 +385,9 @@ class _Loaded(msgspec.Struct):
                     tok.loss_mask[c:d].copy(),
                     tok.response_logprobs[c:d].copy(),
                     {name: values[ti] for name, values in self.tr.fields.items()},
+                    tok.response_versions[c:d].copy(),
+                    (tok.response_top_ids[c * tok.top_width:d * tok.top_width].copy(),
+                     tok.response_top_logprobs[c * tok.top_width:d * tok.top_width].copy()),
                 )
             )
         return rebuild_session(

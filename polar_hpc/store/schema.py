@@ -6,6 +6,9 @@ One shard holds S sessions with T traces in total, columnar::
     /tokens/response_ids        int32   [R]     all responses, concatenated
     /tokens/loss_mask           uint8   [R]     aligned with response_ids
     /tokens/response_logprobs   float32 [R]     aligned with response_ids
+    /tokens/response_versions   int32   [R]     the weight version that sampled each token, -1: none (v4)
+    /tokens/response_top_ids    int32   [R*k]   the sampler's k most likely ids per response token, row-major (v4)
+    /tokens/response_top_logprobs float32 [R*k] their logprobs; -1 / NaN where none (v4)
     /traces/prompt_offsets      int64   [T+1]   trace t: prompt_ids[off[t]:off[t+1]]
     /traces/response_offsets    int64   [T+1]   same for the three response-aligned columns
     /traces/session             int64   [T]     row in /sessions
@@ -26,10 +29,13 @@ and a whole column reads in two calls. JSON blobs carry non-finite floats as ``n
 float64 columns and token logprobs in float32 columns, so those keep NaN/inf bit for bit.
 
 File attributes: ``schema`` (SCHEMA_NAME), ``schema_version``, ``producer`` (JSON object of strings),
-``rank``, ``seq``, ``created_unix``, ``sessions``, ``traces``.
+``rank``, ``seq``, ``created_unix``, ``sessions``, ``traces``, ``top_logprobs`` (k of the top-k columns, 0 when none
+of the shard's traces recorded them; v4).
 
 Versions: 2 added ``traces/policy``; 3 added ``traces/trainable`` and ``traces/filter``, which older shards keep
-as the keys ``trainable`` and ``filter`` of each trace blob's metadata. Versions 1 and 2 are still read: a column
+as the keys ``trainable`` and ``filter`` of each trace blob's metadata; 4 added ``tokens/response_versions``
+(older shards read -1, unknown, for every token: their traces keep only each chain's versions, in the blob's
+``weight_versions``) and the top-k columns (older shards: k = 0, empty). Versions 1 and 2 are still read: a column
 a shard is older than reads as its ``legacy_key`` of each trace blob's metadata (the key leaves the metadata), or
 else as the ``Trace`` field's default (every trace of a version-1 shard is ``sample``). Readers get the same
 ``Trace`` from any version.
@@ -51,8 +57,8 @@ from polar_hpc.config.run import TokenPolicy
 from polar_hpc.wire.records import ChatMessage, EvalResult, ReconstructionStats, ToolSpec
 
 SCHEMA_NAME = "polar-hpc-shard"
-SCHEMA_VERSION = 3
-READABLE_VERSIONS = (1, 2, 3)
+SCHEMA_VERSION = 4
+READABLE_VERSIONS = (1, 2, 3, 4)
 ATTR_SCHEMA = "schema"
 ATTR_SCHEMA_VERSION = "schema_version"
 ATTR_PRODUCER = "producer"
@@ -62,6 +68,7 @@ ATTR_SEQ = "seq"
 ATTR_CREATED = "created_unix"
 ATTR_SESSIONS = "sessions"
 ATTR_TRACES = "traces"
+ATTR_TOP_LOGPROBS = "top_logprobs"
 """The shard's file attributes (``h5py.File.attrs``)."""
 SHARD_SUFFIX = ".h5"
 TMP_SUFFIX = ".h5.tmp"
@@ -72,7 +79,8 @@ FILTER_SEP = ","
 TOKEN_POLICIES: tuple[str, ...] = get_args(TokenPolicy)
 
 Kind = Literal["array", "text", "blob"]
-Length = Literal["prompt", "response", "traces", "traces+1", "sessions", "sessions+1"]
+Length = Literal["prompt", "response", "response_top", "traces", "traces+1", "sessions", "sessions+1"]
+"""``response_top``: ``response`` x the shard's ``top_logprobs`` attribute (k)."""
 
 
 class Column(msgspec.Struct, frozen=True):
@@ -144,6 +152,9 @@ PROMPT_IDS = "tokens/prompt_ids"
 RESPONSE_IDS = "tokens/response_ids"
 LOSS_MASK = "tokens/loss_mask"
 RESPONSE_LOGPROBS = "tokens/response_logprobs"
+RESPONSE_VERSIONS = "tokens/response_versions"
+RESPONSE_TOP_IDS = "tokens/response_top_ids"
+RESPONSE_TOP_LOGPROBS = "tokens/response_top_logprobs"
 PROMPT_OFFSETS = "traces/prompt_offsets"
 RESPONSE_OFFSETS = "traces/response_offsets"
 TRACE_SESSION = "traces/session"
@@ -172,7 +183,13 @@ TOKEN_COLUMNS = (
     _a(RESPONSE_IDS, "int32", "response", "response_ids"),
     _a(LOSS_MASK, "uint8", "response", "loss_mask"),
     _a(RESPONSE_LOGPROBS, "float32", "response", "response_logprobs"),
+    Column(RESPONSE_VERSIONS, "array", "int32", "response", since=4, field="response_versions"),
+    Column(RESPONSE_TOP_IDS, "array", "int32", "response_top", since=4, field="response_top_ids"),
+    Column(RESPONSE_TOP_LOGPROBS, "array", "float32", "response_top", since=4, field="response_top_logprobs"),
 )
+"""A token column added later (``since`` > 1) reads as ``MISSING_TOKEN`` per token in older shards."""
+MISSING_TOKEN: dict[str, float] = {RESPONSE_VERSIONS: -1, RESPONSE_TOP_IDS: -1, RESPONSE_TOP_LOGPROBS: float("nan")}
+"""What a token column reads as, per token, in a shard older than the column (``shardfile.read_tokens``)."""
 TRACE_COLUMNS = (
     _a(PROMPT_OFFSETS, "int64", "traces+1"),
     _a(RESPONSE_OFFSETS, "int64", "traces+1"),
@@ -272,6 +289,12 @@ def check_attributes(f: Any) -> list[str]:
     return []
 
 
+def top_width(f: Any) -> int:
+    """k of an open shard's top-k columns (the ``top_logprobs`` attribute; 0 when absent)."""
+    k = f.attrs.get(ATTR_TOP_LOGPROBS, 0)
+    return int(k.item() if isinstance(k, np.generic) else k)
+
+
 def schema_version(f: Any) -> Any:
     """The ``schema_version`` attribute of an open shard (a Python value)."""
     version = f.attrs.get(ATTR_SCHEMA_VERSION)
@@ -308,6 +331,7 @@ def check_structure(f: ShardLike) -> list[str]:
         "prompt": f.shape(PROMPT_IDS)[0],
         "response": f.shape(RESPONSE_IDS)[0],
     }
+    sizes["response_top"] = sizes["response"] * top_width(f)
     for c in columns_of(version):
         shape, dtype = f.shape(c.path), f.dtype(c.path)
         if dtype != np.dtype(c.dtype) or len(shape) != 1:

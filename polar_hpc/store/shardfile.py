@@ -75,6 +75,12 @@ class Tokens(msgspec.Struct, kw_only=True):
     response_ids: np.ndarray
     loss_mask: np.ndarray
     response_logprobs: np.ndarray
+    response_versions: np.ndarray
+    """-1 per token in a shard older than the column (``schema.MISSING_TOKEN``)."""
+    response_top_ids: np.ndarray
+    """Flat, ``top_width`` per response token (empty when the shard has none)."""
+    response_top_logprobs: np.ndarray
+    top_width: int = 0
 
 
 def resolve_shards(
@@ -339,4 +345,17 @@ def read_tokens(f: Shard) -> Tokens:
         response_ids=f.read(S.RESPONSE_IDS),
         loss_mask=f.read(S.LOSS_MASK),
         response_logprobs=f.read(S.RESPONSE_LOGPROBS),
+        response_versions=read_token_column(f, S.RESPONSE_VERSIONS),
+        response_top_ids=read_token_column(f, S.RESPONSE_TOP_IDS),
+        response_top_logprobs=read_token_column(f, S.RESPONSE_TOP_LOGPROBS),
+        top_width=S.top_width(f) if f.version >= COLUMNS[S.RESPONSE_TOP_IDS].since else 0,
     )
+
+
+def read_token_column(f: Shard, path: str) -> np.ndarray:
+    """A token column, or what it reads as per token (``schema.MISSING_TOKEN``) where the shard predates it."""
+    c = COLUMNS[path]
+    if f.version >= c.since:
+        return f.read(path)
+    n = 0 if c.length == "response_top" else f.shape(S.RESPONSE_IDS if c.length == "response" else S.PROMPT_IDS)[0]
+    return np.full(n, S.MISSING_TOKEN[path], dtype=c.dtype)

@@ -14,7 +14,7 @@ import numpy as np
 
 from polar_hpc.config.run import ShardConfig
 from polar_hpc.store import schema as S
-from polar_hpc.store.encode import EncodedSession, build_columns, raw_pieces
+from polar_hpc.store.encode import EncodedSession, build_columns, raw_pieces, shard_top_width
 from polar_hpc.store.schema import COLUMNS, GROUPS, SCHEMA_NAME, SCHEMA_VERSION, TOKEN_COLUMNS, TRACE_SESSION
 
 _IOV_MAX = min(os.sysconf("SC_IOV_MAX"), 1024) if hasattr(os, "sysconf") else 1024
@@ -47,6 +47,7 @@ def write_shard(
     opts = _compression(config) if config is not None else {}
     pieces = raw_pieces(sessions)
     cols = build_columns(sessions, tokens=bool(opts))
+    top_k = shard_top_width(sessions)
     raw: list[tuple[int, list[np.ndarray]]] = []
     with h5py.File(path, "w") as f:
         f.attrs[S.ATTR_SCHEMA] = SCHEMA_NAME
@@ -57,6 +58,7 @@ def write_shard(
         f.attrs[S.ATTR_CREATED] = time.time()
         f.attrs[S.ATTR_SESSIONS] = len(sessions)
         f.attrs[S.ATTR_TRACES] = int(cols[TRACE_SESSION].shape[0])
+        f.attrs[S.ATTR_TOP_LOGPROBS] = top_k
         for group in GROUPS:
             f.create_group(group)
         for name, arr in cols.items():

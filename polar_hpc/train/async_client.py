@@ -119,11 +119,10 @@ class TrainSample(msgspec.Struct, kw_only=True):
     trainable: bool = True
     """``Trace.trainable``: False when the trace's own marks say to leave it out (``filter`` says why)."""
     filter: list[str] = msgspec.field(default_factory=list)
-    call_versions: list[str | None] = msgspec.field(default_factory=list)
-    """Per model call of the trace, in order: the weight version that sampled it (``TraceMeta.call_versions``)."""
-    call_tokens: list[int] = msgspec.field(default_factory=list)
-    """Per model call: its sampled token count (the k-th loss-mask token is the call's whose cumulative count
-    first exceeds k; ``train.grpo.inflight.token_versions``)."""
+    harness: str = ""
+    """The agent the session ran (``SessionResult.harness``)."""
+    response_versions: np.ndarray = msgspec.field(default_factory=lambda: np.zeros(0, dtype=np.int32))
+    """``Trace.response_versions``: per response token, the weight version that sampled it (empty: not recorded)."""
 
 
 class AsyncStats(msgspec.Struct, kw_only=True):
@@ -157,7 +156,7 @@ def group_samples(group: Group, *, include_oracle: bool = False) -> list[TrainSa
                 masked=masked, policy_version=group.policy_version,
                 weight_versions=meta.weight_versions, temperatures=meta.temperatures(),
                 metadata={**r.metadata, **tr.metadata}, trainable=tr.trainable, filter=list(tr.filter),
-                call_versions=list(meta.call_versions), call_tokens=list(meta.call_tokens),
+                harness=r.harness, response_versions=tr.response_versions,
             ))
     return out
 

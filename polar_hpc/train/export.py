@@ -56,6 +56,9 @@ TRACE_FIELDS_LEFT_OUT: dict[str, str] = {
     "metadata": "the builder's bookkeeping; `shards export` has it",
     "trainable": "the selection decides which traces a corpus takes (trainable only unless --include-untrainable)",
     "filter": "the reasons of `trainable`; `shards export` has them",
+    "response_versions": "the weight version per token is for RL's off-policy correction; `shards export` has it",
+    "response_top_ids": "the sampler's top-k is for RL's off-policy correction; `shards export` has it",
+    "response_top_logprobs": "the sampler's top-k is for RL's off-policy correction; `shards export` has it",
 }
 """The ``Trace`` fields an SFT record leaves out, and why (tests/unit/store/test_columns.py: every field is in one
 of the two)."""

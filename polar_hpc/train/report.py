@@ -204,16 +204,40 @@ def render_markdown(rep: RunReport, plots: Sequence[str] = ()) -> str:
 
 
 def grpo_section(steps: Sequence[StepMetrics]) -> str:
-    """Markdown table of a GRPO trainer's steps (empty without any)."""
+    """Markdown table of a GRPO trainer's steps, then its mismatch split over the run (empty without any)."""
     if not steps:
         return ""
-    lines = ["", "## Training (GRPO)", "", "| step | reward | loss | mean abs Δlogp | max | clipped | rollout weights "
-             "| waited |", "|---:|---:|---:|---:|---:|---:|---|---:|"]
+    lines = ["", "## Training (GRPO)", "", "| step | reward | loss | grad norm | mean abs Δlogp | max | clipped "
+             "| masked | rollout weights | waited |", "|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
     for m in steps:
         wait = m.wait_s / m.step_s if m.step_s else 0.0
-        lines.append(f"| {m.step} | {m.reward:.3f} | {m.loss:+.4f} | {m.logp_diff_mean:.2e} | {m.logp_diff_max:.2e} "
-                     f"| {100 * m.clipped_share:.1f}% | {','.join(m.rollout_versions)} | {100 * wait:.0f}% |")
-    return "\n".join(lines) + "\n"
+        lines.append(f"| {m.step} | {m.reward:.3f} | {m.loss:+.4f} | {_num(m.grad_norm)} | {m.logp_diff_mean:.2e} "
+                     f"| {m.logp_diff_max:.2e} | {100 * m.clipped_share:.1f}% | {100 * m.masked_share:.1f}% "
+                     f"| {','.join(m.rollout_versions)} | {100 * wait:.0f}% |")
+    return "\n".join(lines) + "\n" + mismatch_section(steps)
+
+
+def _num(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3g}"
+
+
+def mismatch_section(steps: Sequence[StepMetrics]) -> str:
+    """The trainer-vs-rollout |Δ logp| of every step merged, by harness, weight-version lag and turn."""
+    from polar_hpc.train.grpo.mismatch import AXES, merge, ordered
+
+    total = merge(m.mismatch for m in steps)
+    if not any(total.axis(a) for a in AXES):
+        return ""
+    what = {"harness": "harness", "lag": "lag (trainer version - sampling version)",
+            "turn": "turn (call of the session)"}
+    lines = ["", "### Trainer-vs-rollout mismatch over the run", ""]
+    for a in AXES:
+        b = total.axis(a)
+        lines += [f"| {what[a]} | tokens | mean abs Δlogp | max | masked | clipped |", "|---|---:|---:|---:|---:|---:|"]
+        lines += [f"| {k} | {x.tokens} | {x.mean_abs:.2e} | {x.max_abs:.2e} | {100 * x.masked / max(x.tokens, 1):.1f}% "
+                  f"| {100 * x.clipped / max(x.tokens, 1):.1f}% |" for k, x in ((k, b[k]) for k in ordered(b))]
+        lines.append("")
+    return "\n".join(lines)
 
 
 def _agreements(runs: Sequence[str | os.PathLike[str]]) -> list[str]:

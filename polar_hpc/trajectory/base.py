@@ -19,8 +19,11 @@ from polar_hpc.wire.records import (
     TraceStatus,
     Trajectory,
 )
+from polar_hpc.wire.versions import UNKNOWN, version_number
 
 UNPARSED_TOOL_MARKERS = ("<tool_call>", "<function=")
+NOT_SAMPLED = UNKNOWN
+"""``Trace.response_versions`` of a position no call sampled (interstitial tokens)."""
 
 
 class NoOptions(StrictStruct):
@@ -99,8 +102,6 @@ def completion_metadata(records: Sequence[CompletionRecord]) -> dict[str, Any]:
         "render_modes": [r.render_mode for r in records],
         "divergence_tokens": [r.divergence_tokens for r in records],
         "weight_versions": versions,
-        "call_versions": [r.weight_version for r in records],
-        "call_tokens": [int(len(r.output_ids)) for r in records],
         "sampling": [msgspec.to_builtins(r.sampling) for r in records],
         "unparsed_tool_calls": errors,
         "engine_time_s": sum(max(0.0, r.timings.engine_end - r.timings.engine_start) for r in records),
@@ -116,6 +117,35 @@ def mark_training_filter(trace: Trace, status: TraceStatus) -> None:
         reasons.append("unparsed_tool_call")
     trace.filter = reasons
     trace.trainable = not reasons
+
+
+def sampled_versions(rec: CompletionRecord, n: int) -> np.ndarray:
+    """``n`` copies of the version number that sampled ``rec`` (``Trace.response_versions``; -1: not recorded)."""
+    return np.full(n, version_number(rec.weight_version), dtype=np.int32)
+
+
+def top_width(records: Sequence[CompletionRecord]) -> int:
+    """k of the records' top-k logprobs (the widest; 0: none recorded)."""
+    return max((r.output_top_ids.shape[0] // r.output_ids.shape[0] for r in records if r.output_ids.shape[0]),
+               default=0)
+
+
+def top_part(rec: CompletionRecord | None, n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` positions of top-k (flat, ``n * k``): ``rec``'s own where it recorded them (narrower rows padded),
+    else -1 / NaN (interstitial tokens: ``rec`` None)."""
+    ids = np.full((n, k), NOT_SAMPLED, dtype=np.int32)
+    lps = np.full((n, k), np.nan, dtype=np.float32)
+    if rec is not None and n and rec.output_top_ids.shape[0]:
+        w = rec.output_top_ids.shape[0] // n
+        ids[:, :w] = rec.output_top_ids.reshape(n, w)
+        lps[:, :w] = rec.output_top_logprobs.reshape(n, w)
+    return ids.reshape(-1), lps.reshape(-1)
+
+
+def recorded_versions(versions: np.ndarray) -> np.ndarray:
+    """``Trace.response_versions`` as stored: empty when no token's version is known (the same information, and
+    what a shard reads back for it)."""
+    return versions if bool((versions != UNKNOWN).any()) else np.zeros(0, dtype=np.int32)
 
 
 def sampled_part(rec: CompletionRecord) -> tuple[np.ndarray, np.ndarray]:

@@ -34,7 +34,16 @@ from typing import Any
 import numpy as np
 
 from polar_hpc.config.base import StrictStruct
-from polar_hpc.trajectory.base import Builder, completion_metadata, sampled_part
+from polar_hpc.trajectory.base import (
+    NOT_SAMPLED,
+    Builder,
+    completion_metadata,
+    recorded_versions,
+    sampled_part,
+    sampled_versions,
+    top_part,
+    top_width,
+)
 from polar_hpc.wire.records import ChatMessage, CompletionRecord, ReconstructionStats, Trace
 
 _BASE = np.uint64(0x9E3779B97F4A7C15)
@@ -220,6 +229,9 @@ def _trace(c: _Chain) -> Trace:
     ids: list[np.ndarray] = []
     mask: list[np.ndarray] = []
     lps: list[np.ndarray] = []
+    versions: list[np.ndarray] = []
+    top: list[tuple[np.ndarray, np.ndarray]] = []
+    k = top_width(c.members)
     first = c.members[0]
     response_messages: list[ChatMessage] = []
     seen = len(first.canonical.messages)
@@ -233,12 +245,16 @@ def _trace(c: _Chain) -> Trace:
         ids.append(out)
         mask.append(np.ones(out.shape[0], dtype=np.uint8))
         lps.append(lp)
+        versions.append(sampled_versions(rec, out.shape[0]))
+        top.append(top_part(rec, out.shape[0], k))
         if i + 1 < len(c.members):
             nxt = np.asarray(c.members[i + 1].prompt_ids, dtype=np.int32)
             inter = nxt[rec.prompt_ids.shape[0] + c.starts[i]:]
             ids.append(inter)
             mask.append(np.zeros(inter.shape[0], dtype=np.uint8))
             lps.append(np.zeros(inter.shape[0], dtype=np.float32))
+            versions.append(np.full(inter.shape[0], NOT_SAMPLED, dtype=np.int32))
+            top.append(top_part(None, inter.shape[0], k))
     meta: dict[str, Any] = completion_metadata(c.members)
     meta.update(chain_index=c.index, parent_chain=c.parent, fork_token=c.fork_token,
                 fork_completion_id=c.fork_completion_id, break_reason=c.reason, retokenized_tokens=c.retokenized)
@@ -247,4 +263,6 @@ def _trace(c: _Chain) -> Trace:
         response_ids=np.concatenate(ids).astype(np.int32, copy=False),
         loss_mask=np.concatenate(mask), response_logprobs=np.concatenate(lps).astype(np.float32, copy=False),
         prompt_messages=list(first.canonical.messages), response_messages=response_messages,
-        tools=list(first.canonical.tools), finish_reason=c.members[-1].finish_reason, metadata=meta)
+        tools=list(first.canonical.tools), finish_reason=c.members[-1].finish_reason, metadata=meta,
+        response_versions=recorded_versions(np.concatenate(versions).astype(np.int32, copy=False)),
+        response_top_ids=np.concatenate([t[0] for t in top]), response_top_logprobs=np.concatenate([t[1] for t in top]))

@@ -218,6 +218,11 @@ class CompletionRecord(msgspec.Struct, kw_only=True):
     sampling: AppliedSampling | None = None
     """What the engine applied to sample this reply (None: an oracle (forced) reply, or a record from before it was
     kept)."""
+    output_top_ids: np.ndarray = msgspec.field(default_factory=lambda: np.zeros(0, dtype=np.int32))
+    """With ``inference.top_logprobs`` = k: the k most likely ids at each sampled position, row-major and flat
+    (``len(output_ids) * k`` items; -1 where the engine sent none). Empty: not asked for."""
+    output_top_logprobs: np.ndarray = msgspec.field(default_factory=lambda: np.zeros(0, dtype=np.float32))
+    """Their logprobs (float32, the same layout; NaN where none)."""
 
 
 class TraceStatus(enum.IntEnum):
@@ -270,12 +275,6 @@ class TraceMeta(msgspec.Struct, kw_only=True):
     render_modes: list[str] = msgspec.field(default_factory=list)
     divergence_tokens: list[int] = msgspec.field(default_factory=list)
     weight_versions: list[str] = msgspec.field(default_factory=list)
-    call_versions: list[str | None] = msgspec.field(default_factory=list)
-    """Per completion (aligned with ``completion_ids``): the weight version that sampled it (None: not recorded).
-    Empty in traces recorded before it was kept."""
-    call_tokens: list[int] = msgspec.field(default_factory=list)
-    """Per completion: its sampled (or forced) token count; the builders lay them out in the response in this
-    order, so the k-th loss-mask token belongs to the completion whose cumulative count first exceeds k."""
     sampling: list[AppliedSampling | None] = msgspec.field(default_factory=list)
     """Per completion (aligned with ``completion_ids``): what the engine applied (None: forced by the oracle).
     Empty in traces recorded before it was kept."""
@@ -312,6 +311,22 @@ class Trace(msgspec.Struct, kw_only=True):
     """False when a trainer should leave the trace out (kept, never dropped); ``filter`` says why."""
     filter: list[str] = msgspec.field(default_factory=list)
     """Why the trace is not trainable: ``session_<status>``, ``unparsed_tool_call``, ``evaluation_error``."""
+    response_top_ids: np.ndarray = msgspec.field(default_factory=lambda: np.zeros(0, dtype=np.int32))
+    """With ``inference.top_logprobs`` = k: per response token, the sampler's k most likely ids at that position,
+    row-major and flat (``len(response_ids) * k`` items; -1 where no call sampled the token). Empty: not
+    recorded. ``top_width`` gives k."""
+    response_top_logprobs: np.ndarray = msgspec.field(default_factory=lambda: np.zeros(0, dtype=np.float32))
+    """Their logprobs (float32, the same layout; NaN where none)."""
+    response_versions: np.ndarray = msgspec.field(default_factory=lambda: np.zeros(0, dtype=np.int32))
+    """int32, aligned with ``response_ids``: the weight version that sampled each token (``wire.versions``:
+    ``default`` 0, ``"N"`` N; -1 where no call sampled it or the version is unknown). Empty: not recorded (traces
+    built before it was kept; the shards then read -1 everywhere)."""
+
+    @property
+    def top_width(self) -> int:
+        """k of ``response_top_ids`` (0: not recorded)."""
+        n = int(self.response_ids.shape[0])
+        return int(self.response_top_ids.shape[0]) // n if n else 0
 
     def meta(self) -> TraceMeta:
         """The builder's keys of ``metadata``, typed; ``msgspec.ValidationError`` names a key of the wrong type."""

@@ -7,14 +7,17 @@ seed and steps, one after the other (never at once: they would share the CPUs):
   prefix_merging            one chain a session (the calls' shared prefixes merged)
   per_request               one row a call, every row with its session's advantage (loss_norm = token)
   per_request+session       the same rows, every session weighing one (loss_norm = session)
+  norm=token|session|group  the recipe's own builder, with that ``trainer.loss_norm`` (issue 35: the default
+                            chosen by measurement; ``--recipe recipes/local-grpo.toml`` for a workload that scores)
 
-Per arm, from ``RUN/trainer/steps.jsonl``: rows and trainer tokens (prompt + completion, and the trainable ones)
+Per arm, from ``RUN/trainer/steps.jsonl``: the median gradient norm, rows and trainer tokens (prompt + completion,
+and the trainable ones)
 per step, the median step wall time and the trainer's share of it (the step less its wait for rollouts), the mean
 reward of the first and last steps, and the share of rows whose completion is shorter than 4 tokens (the paper's
 reward hacking shows as short traces scoring the session's reward). Ratios against prefix_merging.
 
     python tools/bench/bench_ablation.py [--steps 4] [--seed 0] [--arms prefix_merging,per_request,...]
-        [--work DIR] [--json PATH] [--set K=V ...]
+        [--recipe PATH] [--work DIR] [--json PATH] [--set K=V ...]
 """
 
 from __future__ import annotations
@@ -39,16 +42,19 @@ ARMS: dict[str, list[str]] = {
     "prefix_merging": ["builder.name=prefix_merging"],
     "per_request": ["builder.name=per_request", "trainer.loss_norm=token"],
     "per_request+session": ["builder.name=per_request", "trainer.loss_norm=session"],
+    "norm=token": ["trainer.loss_norm=token"],
+    "norm=session": ["trainer.loss_norm=session"],
+    "norm=group": ["trainer.loss_norm=group"],
 }
 
 
-def run_arm(name: str, work: Path, steps: int, seed: int, extra: list[str]) -> dict[str, Any]:
+def run_arm(name: str, work: Path, steps: int, seed: int, extra: list[str], recipe: Path = RECIPE) -> dict[str, Any]:
     run = work / name
     sets = [*ARMS[name], f"trainer.steps={steps}", f"trainer.seed={seed}", f"inference.random_seed={seed}", *extra]
-    cmd = [sys.executable, "-m", "polar_hpc", "train", "grpo", str(RECIPE), "--run-dir", str(run)]
+    cmd = [sys.executable, "-m", "polar_hpc", "train", "grpo", str(recipe), "--run-dir", str(run)]
     for s in sets:
         cmd += ["--set", s]
-    print(f"[{time.strftime('%H:%M:%S')}] {name}: polar-hpc train grpo {RECIPE.name} " + " ".join(sets), flush=True)
+    print(f"[{time.strftime('%H:%M:%S')}] {name}: polar-hpc train grpo {recipe.name} " + " ".join(sets), flush=True)
     start = time.monotonic()
     with (work / f"{name}.log").open("w") as log:
         done = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
@@ -70,6 +76,11 @@ def run_arm(name: str, work: Path, steps: int, seed: int, extra: list[str]) -> d
         "reward_first": statistics.mean(m.reward for m in rows[:k]),
         "reward_last": statistics.mean(m.reward for m in rows[-k:]),
         "short_rows": short_rows(run),
+        "grad_norm_median": statistics.median(g) if (g := [m.grad_norm for m in rows if m.grad_norm is not None])
+        else None,
+        "rewards": [m.reward for m in rows],
+        "grad_norms": [m.grad_norm for m in rows],
+        "logp_diff_mean": [m.logp_diff_mean for m in rows],
     }
 
 
@@ -93,6 +104,7 @@ def main() -> int:
     ap.add_argument("--steps", type=int, default=4)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--arms", default=",".join(ARMS), help="comma-separated, of: " + ", ".join(ARMS))
+    ap.add_argument("--recipe", type=Path, default=RECIPE)
     ap.add_argument("--work", type=Path, default=None)
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--set", action="append", default=[], metavar="K=V", help="a recipe override for every arm")
@@ -104,16 +116,17 @@ def main() -> int:
     work = (args.work or ROOT / "runs" / f"bench-ablation-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
     work.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    results = [run_arm(a, work, args.steps, args.seed, args.set) for a in arms]
+    results = [run_arm(a, work, args.steps, args.seed, args.set, args.recipe.resolve()) for a in arms]
     base = results[0]
     print(f"\n{'arm':<22}{'rows':>6}{'tokens':>8}{'train tok':>10}{'x tokens':>9}{'step s':>8}{'x step':>8}"
-          f"{'trainer s':>10}{'reward first->last':>20}{'short':>7}")
+          f"{'trainer s':>10}{'reward first->last':>20}{'short':>7}{'grad norm':>10}")
     for r in results:
         short = "-" if r["short_rows"] is None else f"{100 * r['short_rows']:.0f}%"
         print(f"{r['arm']:<22}{r['rows_per_step']:>6.1f}{r['tokens_per_step']:>8.0f}"
               f"{r['trainable_tokens_per_step']:>10.0f}{r['tokens_per_step'] / base['tokens_per_step']:>9.2f}"
               f"{r['median_step_s']:>8.1f}{r['median_step_s'] / base['median_step_s']:>8.2f}"
-              f"{r['median_trainer_s']:>10.1f}{r['reward_first']:>10.3f} -> {r['reward_last']:.3f}{short:>7}")
+              f"{r['median_trainer_s']:>10.1f}{r['reward_first']:>10.3f} -> {r['reward_last']:.3f}{short:>7}"
+              f"{'-' if r['grad_norm_median'] is None else format(r['grad_norm_median'], '.3g'):>10}")
     print(f"\nper step means over {args.steps} steps (seed {args.seed}); x = ratio to {base['arm']}; "
           f"work dir {work}")
     if args.json:

@@ -38,20 +38,24 @@ def _cpu_s(pid: int) -> float:
 
 
 class CoordinatorProc:
-    def __init__(self, run_dir: Path, **coord: object) -> None:
+    def __init__(self, run_dir: Path, *, recv_batch: int | None = None, **coord: object) -> None:
+        """``recv_batch``: run it with ``server.RECV_BATCH`` set to this (a before/after comparison)."""
         run_dir.mkdir(parents=True, exist_ok=True)
         cfg = RunConfig(name="bench", coordinator=CoordinatorConfig(**coord))  # type: ignore[arg-type]
         RunDir(run_dir).config_path.write_text(dump_config(cfg))
         ensure_keys(run_dir)
         self.run_dir = run_dir
         env = {**os.environ, "PYTHONPATH": str(ROOT), "POLAR_LOG_LEVEL": "WARNING"}
+        entry = [sys.executable, "-m", "polar_hpc"] if recv_batch is None else [
+            sys.executable, "-c", f"import sys; from polar_hpc.coordinator import server; server.RECV_BATCH = "
+                                  f"{recv_batch}; from polar_hpc.cli import main; sys.exit(main(sys.argv[1:]))"]
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "polar_hpc", "coordinator", "--config", str(RunDir(run_dir).config_path),
+            [*entry, "coordinator", "--config", str(RunDir(run_dir).config_path),
              "--run-dir", str(run_dir), "--host", "127.0.0.1", "--serve"], env=env)
         from polar_hpc.wire.endpoints import read_endpoint
 
         deadline = time.monotonic() + 30
-        while (ep := read_endpoint(run_dir, "coordinator")) is None:
+        while (ep := read_endpoint(run_dir, "coordinator")) is None or ep.pid != self.proc.pid:  # not a previous one
             if time.monotonic() > deadline or self.proc.poll() is not None:
                 raise RuntimeError("coordinator did not start")
             time.sleep(0.05)

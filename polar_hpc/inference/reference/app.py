@@ -137,6 +137,8 @@ class ReferenceServer:
             weight_version=gen.weight_version if fin is not None else self.runner.weight_version,
             e2e_latency=time.monotonic() - started,
             output_token_logprobs=entries,
+            output_top_logprobs=[[(lp, tok, None) for lp, tok in row] for row in gen.top[since:]]
+            if return_logprob and gen.top_logprobs_num else None,
             input_token_logprobs=input_entries(gen) if return_logprob and gen.score_from is not None else None,
         )
         return GenerateResponse(text=text[text_since:], output_ids=list(gen.output_ids[since:]), meta_info=meta)
@@ -185,8 +187,11 @@ class ReferenceServer:
                              f"outside the model's vocabulary of {self.runner.vocab_size}")
         start = single(req.logprob_start_len, "logprob_start_len")
         score_from = forcing_start(start, req.sampling_params, len(ids))
-        if single(req.top_logprobs_num, "top_logprobs_num") or req.token_ids_logprob is not None:
-            raise BadRequest("top_logprobs_num / token_ids_logprob are not supported by the reference server")
+        if req.token_ids_logprob is not None:
+            raise BadRequest("token_ids_logprob is not supported by the reference server")
+        top = single(req.top_logprobs_num, "top_logprobs_num") or 0
+        if top < 0:
+            raise BadRequest(f"top_logprobs_num must be >= 0, got {top}")
         sampling = single(req.sampling_params, "sampling_params")
         room = self.runner.context_length - len(ids)
         spec = to_spec(sampling, max_new_default=128)
@@ -195,7 +200,8 @@ class ReferenceServer:
         rid = single(req.rid, "rid") or uuid.uuid4().hex
         if rid in self._inflight:
             raise BadRequest(f"Duplicate request ID detected: {rid}")
-        gen = Generation(rid=rid, input_ids=ids, spec=spec, on_done=lambda g: None, score_from=score_from)
+        gen = Generation(rid=rid, input_ids=ids, spec=spec, on_done=lambda g: None, score_from=score_from,
+                         top_logprobs_num=top)
         return gen, bool(single(req.return_logprob, "return_logprob"))
 
     async def _stream(

@@ -146,6 +146,15 @@ class ModelRunner:
             return tok, float(torch.log_softmax(logits, dim=-1)[tok])
         return tok, float(lp[tok])
 
+    def top_logprobs(self, logits: torch.Tensor, spec: SamplingSpec, k: int) -> list[tuple[float, int]]:
+        """The ``k`` most likely tokens and their logprobs, most likely first, under the distribution ``sample``
+        reports the sampled token's logprob from (temperature-scaled unless greedy or ``original`` mode; before
+        top-k / top-p / min-p filtering, as SGLang's ``output_top_logprobs``)."""
+        plain = spec.greedy or self.logprob_mode == "original"
+        lp = torch.log_softmax(logits if plain else logits / spec.temperature, dim=-1)
+        top = torch.topk(lp, min(k, lp.numel()))
+        return list(zip(top.values.tolist(), top.indices.tolist(), strict=True))
+
     def decode(self, ids: list[int], skip_special_tokens: bool) -> str:
         vocab = self.tokenizer.get_vocab_size(with_added_tokens=True)
         return str(self.tokenizer.decode([i for i in ids if i < vocab], skip_special_tokens=skip_special_tokens))

@@ -51,6 +51,9 @@ class Generation:
     score_from: int | None = None
     """Teacher forcing (``max_new_tokens`` 0, ``logprob_start_len`` k): one prefill, no sampled token."""
     input_logprobs: list[float | None] = field(default_factory=list)
+    top_logprobs_num: int = 0
+    """SGLang's ``top_logprobs_num``: with k > 0, ``top`` gets the k most likely (logprob, id) per sampled token."""
+    top: list[list[tuple[float, int]]] = field(default_factory=list)
 
 
 class Scheduler:
@@ -202,6 +205,8 @@ class Scheduler:
                 self._prefill(gen)
             assert gen.logits is not None and gen.generator is not None  # _prefill sets both
             tok, lp = self.runner.sample(gen.logits, gen.spec, gen.generator)
+            if gen.top_logprobs_num:
+                gen.top.append(self.runner.top_logprobs(gen.logits, gen.spec, gen.top_logprobs_num))
             gen.output_ids.append(tok)
             gen.logprobs.append(lp)
             finish = self._check_stop(gen, tok)

@@ -24,7 +24,8 @@ import numpy as np
 
 from polar_hpc.train.async_client import Group, TrainSample, group_samples
 from polar_hpc.train.grpo.credit import informative, session_advantages
-from polar_hpc.train.grpo.inflight import StaleBound, bound_session, token_versions, version_span
+from polar_hpc.train.grpo.inflight import StaleBound, bound_session, version_span
+from polar_hpc.train.grpo.mismatch import sampled_versions, token_turns
 from polar_hpc.wire.records import TraceStatus
 
 
@@ -47,9 +48,11 @@ class Completion(msgspec.Struct, kw_only=True):
     """The session's advantage against its group (every row of a session the same)."""
     session: str = ""
     """``group_id/sample_index``: the rows of one session share it."""
+    harness: str = ""
     versions: list[int] = msgspec.field(default_factory=list)
-    """Per completion token: the weight version that sampled it (``inflight.UNKNOWN`` where ``env_mask`` is 0 or
-    the version was not recorded)."""
+    """Per completion token: the weight version that sampled it (-1 where ``env_mask`` is 0 or not recorded)."""
+    turns: list[int] = msgspec.field(default_factory=list)
+    """Per completion token: the session call that sampled it (``mismatch.token_turns``; -1 where not sampled)."""
 
 
 class GroupCounts(msgspec.Struct, kw_only=True):
@@ -120,12 +123,12 @@ def _row(s: TrainSample, reward: float | None) -> Completion:
     pl = s.prompt_length
     mask = s.loss_mask[pl:].astype(np.int64)
     logps = np.where(mask > 0, s.rollout_logprobs, 0.0)  # tokens the policy did not sample carry no logprob
-    versions = token_versions(mask, s.call_versions, s.call_tokens, s.weight_versions)
     return Completion(group_id=s.group_id, sample_index=s.sample_index, prompt_ids=s.tokens[:pl].tolist(),
                       completion_ids=s.tokens[pl:].tolist(), logprobs=logps.astype(float).tolist(),
                       env_mask=mask.tolist(), reward=reward, weight_versions=list(s.weight_versions),
                       temperatures=list(s.temperatures), session=f"{s.group_id}/{s.sample_index}",
-                      versions=versions.tolist())
+                      harness=s.harness, versions=sampled_versions(s, mask).tolist(),
+                      turns=token_turns(mask, s.metadata.get("completion_indices") or []).tolist())
 
 
 def _bounded(rows: list[Completion], bound: StaleBound, counts: GroupCounts) -> list[Completion] | None:
@@ -235,6 +238,9 @@ def rollout_output(rows: list[Completion]) -> dict[str, Any]:
         "advantage": [r.advantage for r in rows],
         "session": [r.session for r in rows],
         "group": [r.group_id for r in rows],
+        "harness": [r.harness for r in rows],
+        "versions": [r.versions for r in rows],
+        "turns": [r.turns for r in rows],
     }
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import msgspec
 
 from polar_hpc.train.grpo.batch import GroupCounts, RefillCounts
+from polar_hpc.train.grpo.mismatch import Mismatch, summary_line
 
 TRAINER_DIR = "trainer"
 """Under the run dir: the trainer's output (TRL's output_dir) and ``STEPS``."""
@@ -28,6 +29,12 @@ class StepMetrics(msgspec.Struct, kw_only=True):
     logp_share_above: float = 0.0
     """Share of trainable tokens with |Δ logp| above ``polar_hpc.train.agreement.ABOVE_NAT``."""
     clipped_share: float
+    masked_share: float = 0.0
+    """Share of ratios outside the ``trainer.tis_mask`` band (weight 0; 0 when masking is off)."""
+    grad_norm: float | None = None
+    """TRL's gradient norm of the step (before clipping; None: not logged)."""
+    mismatch: Mismatch | None = None
+    """|Δ logp|, masked and clipped tokens by harness, weight-version lag and turn (``mismatch``)."""
     rollout_versions: list[str]
     """Weight versions the step's trained traces were sampled with (exactly ``max(step - 1 - k, 0)``
     with ``k = trainer.max_off_policy_steps``; 0 is ``default``); with ``trainer.staleness = "in_flight"`` any of the
@@ -76,7 +83,8 @@ def step_line(m: StepMetrics) -> str:
     wait = m.wait_s / m.step_s if m.step_s > 0 else 0.0
     placeholders = m.counts.sessions - m.counts.trained
     return (f"step {m.step:3d}  reward {m.reward:.3f}  loss {m.loss:+.4f}  |Δlogp| {m.logp_diff_mean:.2e} "
-            f"(max {m.logp_diff_max:.2e}, clipped {100 * m.clipped_share:.0f}%)  "
+            f"(max {m.logp_diff_max:.2e}, clipped {100 * m.clipped_share:.0f}%"
+            + (f", masked {100 * m.masked_share:.0f}%" if m.masked_share else "") + ")  " + _split_text(m) +
             f"rollout v{','.join(m.rollout_versions) or '-'} -> pushed v{m.pushed_version or 'default'}  "
             f"waited {100 * wait:.0f}% of {m.step_s:.1f}s (push {m.push_s:.1f}s)"
             + (f"  rows {m.counts.rows} of {m.counts.trained} sessions "
@@ -88,3 +96,11 @@ def step_line(m: StepMetrics) -> str:
                + (f", {m.refill.short} SHORT" if m.refill.short else "") if m.refill is not None else "")
             + (f"  MIXED temperatures {', '.join(f'{t:g}' for t in m.temperatures)}"
                if len(m.temperatures) > 1 else ""))
+
+
+def _split_text(m: StepMetrics) -> str:
+    """``[lag 0: ..., 1: ...; harness ...]`` where a step's tokens have more than one lag or harness."""
+    if m.mismatch is None:
+        return ""
+    parts = [summary_line(m.mismatch, a) for a in ("lag", "harness") if len(m.mismatch.axis(a)) > 1]
+    return f"[{'; '.join(parts)}]  " if parts else ""

@@ -134,7 +134,7 @@ def rank_slice(rows: dict[str, list[Any]], rank: int, world: int) -> dict[str, l
     pad = per * world - total
     if pad:
         blank = {"prompt_ids": rows["prompt_ids"][0][:1], "completion_ids": rows["completion_ids"][0][:1],
-                 "logprobs": [0.0], "env_mask": [0], "reward": None, "advantage": 0.0}
+                 "logprobs": [0.0], "env_mask": [0], "reward": None, "advantage": 0.0, "versions": [-1], "turns": [-1]}
         rows = {k: v + [blank.get(k, f"pad/{i}" if k == "session" else "pad") for i in range(pad)]
                 for k, v in rows.items()}
     return {k: v[rank * per:(rank + 1) * per] for k, v in rows.items()}

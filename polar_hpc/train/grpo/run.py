@@ -45,8 +45,10 @@ def check_recipe(cfg: RunConfig, tasks: list[Task]) -> None:
         raise ConfigError(f"train grpo: tasks.num_samples is the GRPO group size and must be >= 2, "
                           f"got {cfg.tasks.num_samples}")
     from polar_hpc.train.grpo.credit import check_loss_norm
+    from polar_hpc.train.grpo.mismatch import check_correction
 
-    why = check_loss_norm(cfg.trainer.loss_norm, cfg.trainer.loss_type)
+    why = check_loss_norm(cfg.trainer.loss_norm, cfg.trainer.loss_type) or check_correction(cfg.trainer.tis_clip,
+                                                                                            cfg.trainer.tis_mask)
     if why is not None:
         raise ConfigError(f"train grpo: {why}")
     why = check_staleness(cfg.trainer)
@@ -205,7 +207,7 @@ def train_grpo(cfg: RunConfig, run_dir: Path, tasks: list[Task], *, model: Any, 
             args=grpo_args(cfg, run_dir / TRAINER_DIR, temperature, ranks.world),
             train_dataset=Dataset.from_dict({"prompt": order}), processing_class=tokenizer,
             rollout_func=rollouts if ranks.world == 1 else RankedRollouts(rollouts, ranks),
-            tis_clip=t.tis_clip, tis_level=t.tis_level, loss_norm=t.loss_norm,
+            tis_clip=t.tis_clip, tis_level=t.tis_level, tis_mask=t.tis_mask, loss_norm=t.loss_norm,
         )
         trainer.remove_callback(PrinterCallback)  # the step line comes from ``report``
         if rollouts is not None:

@@ -135,6 +135,8 @@ class PushWeights(TrainerCallback):
             logp_diff_max=tis.logp_diff_max if tis else float("nan"),
             logp_share_above=tis.agreement.share_above if tis else float("nan"),
             clipped_share=tis.clipped_share if tis else float("nan"),
+            masked_share=tis.masked_share if tis else float("nan"), mismatch=tis.mismatch if tis else None,
+            grad_norm=float(logs["grad_norm"]) if logs.get("grad_norm") is not None else None,
             rollout_versions=sorted({v for r in trained for v in r.weight_versions}),
             pushed_version=self.served(), wait_s=last.wait_s, step_s=self._step_s, push_s=last.push_s,
             save_s=self._save_s, temperatures=temps, counts=last.counts, refill=last.refill,

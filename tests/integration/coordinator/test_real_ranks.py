@@ -14,9 +14,9 @@ import pytest
 from polar_hpc.config import dump_config, load_recipe
 from polar_hpc.wire.endpoints import endpoint_path
 from polar_hpc.wire.rundir import RunDir
+from tests.fixtures.gateway_runs import REPO, make_recipe, server_url
 from tests.fixtures.waits import wait_for
 from tests.integration.coordinator.helpers import _env, shard_keys, stop
-from tests.integration.gateway.test_rank_e2e import REPO, _server_url, make_recipe
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
@@ -26,7 +26,7 @@ def test_coordinator_with_two_gateway_ranks(tmp_path: Path, reference_server: An
     if shutil.which("bwrap") is None:
         pytest.fail("bwrap is not installed (apt-get install bubblewrap); gateway ranks need it")
     samples = 2
-    recipe = make_recipe(tmp_path, "shell", _server_url(reference_server), tiny_qwen3_dir, samples=samples)
+    recipe = make_recipe(tmp_path, "shell", server_url(reference_server), tiny_qwen3_dir, samples=samples)
     cfg = load_recipe(recipe)
     cfg.coordinator.heartbeat_interval_s = 0.5
     cfg.coordinator.heartbeat_timeout_s = 20.0

@@ -19,7 +19,7 @@ import pytest
 from polar_hpc.config import dump_config, load_recipe
 from polar_hpc.config.run import AgentSpec, GatewayConfig, InferenceConfig, TaskSource
 from polar_hpc.store.reader import ShardReader
-from tests.integration.gateway.test_rank_e2e import _server_url, run_gateway
+from tests.fixtures.gateway_runs import run_gateway, server_url
 
 pytestmark = [pytest.mark.slow, pytest.mark.harness]
 REPO = Path(__file__).resolve().parents[3]
@@ -61,7 +61,7 @@ def run(tmp: Path, tasks: Path, policy: str, url: str, model_dir: Path) -> list[
 
 def test_gold_one_and_noop_zero_in_bwrap(harbor_tasks: Path, tmp_path: Path, reference_server: Any,
                                         tiny_qwen3_dir: Path, no_leaked_children: None) -> None:
-    url = _server_url(reference_server)
+    url = server_url(reference_server)
     for r in run(tmp_path / "gold", harbor_tasks, "oracle", url, tiny_qwen3_dir):
         why = json.dumps({"evaluation": msgspec.to_builtins(r.evaluation), "agent": r.metadata.get("agent")},
                          default=str)[-3000:]

@@ -19,8 +19,8 @@ from polar_hpc.config import dump_config, load_recipe
 from polar_hpc.config.run import AgentSpec, GatewayConfig, InferenceConfig, TaskSource
 from polar_hpc.harness import get_adapter
 from polar_hpc.store.reader import ShardReader
-from tests.integration.gateway.test_rank_e2e import _server_url, run_gateway
-from tests.integration.gateway.test_swe_podman_e2e import harness_binds
+from tests.fixtures.gateway_runs import run_gateway, server_url
+from tests.fixtures.podman_binds import harness_binds
 
 pytestmark = [pytest.mark.container, pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[3]
@@ -70,7 +70,7 @@ def run(tmp: Path, tasks: Path, harness: str, policy: str, url: str, model_dir: 
 def test_gold_solutions_grade_one_through_the_harness(harness: str, harbor_tasks: Path, tmp_path: Path,
                                                       reference_server: Any, tiny_qwen3_dir: Path,
                                                       no_leaked_children: None) -> None:
-    for r in run(tmp_path, harbor_tasks, harness, "oracle", _server_url(reference_server), tiny_qwen3_dir):
+    for r in run(tmp_path, harbor_tasks, harness, "oracle", server_url(reference_server), tiny_qwen3_dir):
         why = json.dumps({"evaluation": msgspec.to_builtins(r.evaluation), "agent": r.metadata.get("agent")},
                          default=str)[-3000:]
         assert r.harness == harness and r.trajectory.traces, why
@@ -81,7 +81,7 @@ def test_gold_solutions_grade_one_through_the_harness(harness: str, harbor_tasks
 @pytest.mark.harness
 def test_noop_grades_zero(harbor_tasks: Path, tmp_path: Path, reference_server: Any, tiny_qwen3_dir: Path,
                           no_leaked_children: None) -> None:
-    for r in run(tmp_path, harbor_tasks, "pi", "oracle_noop", _server_url(reference_server), tiny_qwen3_dir):
+    for r in run(tmp_path, harbor_tasks, "pi", "oracle_noop", server_url(reference_server), tiny_qwen3_dir):
         why = json.dumps(msgspec.to_builtins(r.evaluation), default=str)[-2000:]
         assert r.evaluation is not None and r.evaluation.outcome_reward == 0.0, why
         assert "reason" not in r.evaluation.details, why  # graded by the tests, not an evaluation error

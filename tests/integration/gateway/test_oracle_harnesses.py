@@ -9,7 +9,6 @@ tool calls (its default) and text actions (one fenced block per reply, no tools 
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,38 +17,20 @@ from typing import Any
 import msgspec
 import pytest
 
-from polar_hpc.harness import HarnessError
-from polar_hpc.harness.toolchain import resolve_harness
 from polar_hpc.probe.report import ProbeRow
 from polar_hpc.train.agreement import AgreementReport
 from polar_hpc.train.agreement_shards import measure
 from polar_hpc.wire.rundir import RunDir
+from tests.fixtures.oracle_probe import CLI, probe
 
 pytestmark = [pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[3]
-CLI = {"shell": None, "pi": "pi", "codex": "codex", "claude_code": "claude", "gemini_cli": "gemini",
-       "qwen_code": "qwen", "opencode": "opencode", "mini_swe_agent": "mini",
-       "cline": "cline", "openhands": "openhands"}
 CHAINS = {h: 1 for h in CLI}
 """Chains per oracle session, as docs/harnesses.md's table says."""
-PROBE_TIMEOUT_S = 400
 FLOAT_NOISE = 1e-4
 """|rollout - trainer| of a token: float32 on the CPU, the server's prefill against one forward pass (≤ 1e-6 seen)."""
 
 
-def probe(harness: str, url: str, out: Path, *extra: str) -> ProbeRow:
-    if shutil.which("bwrap") is None:
-        pytest.fail("bwrap is not installed (apt-get install bubblewrap); the harness e2e needs it", pytrace=False)
-    cli = CLI[harness]
-    if cli is not None:
-        try:
-            resolve_harness(cli)
-        except HarnessError as err:
-            pytest.fail(f"{err} (tools/setup.sh installs it with npm)", pytrace=False)
-    cmd = [sys.executable, "-m", "polar_hpc", "probe", harness, "--engine", url, "--out", str(out), "--json", *extra]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, cwd=REPO)
-    assert done.returncode == 0, f"probe {harness} exited {done.returncode}:\n{done.stderr[-4000:]}"
-    return msgspec.json.decode(done.stdout.strip().splitlines()[-1], type=ProbeRow)
 
 
 def validate(out: Path) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from tests.integration.gateway.test_oracle_harnesses import CLI, probe
+from tests.fixtures.oracle_probe import CLI, probe
 
 pytestmark = [pytest.mark.slow]
 TASK = Path(__file__).resolve().parents[2] / "fixtures" / "hostile_task" / "hostile.jsonl"

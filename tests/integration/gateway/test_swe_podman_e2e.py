@@ -7,7 +7,6 @@ no fix comes, and what is checked is that every stage ran for real and the grade
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -17,26 +16,12 @@ from polar_hpc.config import dump_config, load_recipe
 from polar_hpc.config.run import AgentSpec, GatewayConfig, InferenceConfig, TaskSource
 from polar_hpc.harness import get_adapter
 from polar_hpc.store.reader import ShardReader
-from tests.integration.gateway.test_rank_e2e import _server_url, run_gateway
+from tests.fixtures.gateway_runs import run_gateway, server_url
+from tests.fixtures.podman_binds import harness_binds
 
 REPO = Path(__file__).resolve().parents[3]
-SANDBOX_BIN = "/opt/polar-bin"
 
 
-def harness_binds(tmp: Path, cli: str) -> tuple[list[str], dict[str, str]]:
-    """The host's Node and the harness's npm package, read-only, with the harness's command on PATH."""
-    import subprocess
-
-    node, exe, npm = shutil.which("node"), shutil.which(cli), shutil.which("npm")
-    assert node and exe and npm, f"`node`, `npm` and `{cli}` must be on PATH (tools/setup.sh installs them)"
-    modules = subprocess.run([npm, "root", "-g"], capture_output=True, text=True, timeout=60, check=True).stdout.strip()
-    target = Path(exe).resolve()
-    assert target.is_relative_to(modules), f"{cli} resolves to {target}, outside npm's global root {modules}"
-    bindir = tmp / "bin"
-    bindir.mkdir()
-    (bindir / cli).symlink_to(target)
-    binds = [f"{Path(node).resolve()}:/usr/local/bin/node", f"{modules}:{modules}", f"{bindir}:{SANDBOX_BIN}"]
-    return binds, {"PATH": f"{SANDBOX_BIN}:/usr/local/bin:/usr/bin:/bin"}
 
 
 def make_config(tmp: Path, harness: str, url: str, model_dir: Path, tasks: list[dict[str, Any]],
@@ -72,7 +57,7 @@ def test_real_harness_on_real_repo_in_podman(harness: str, policy: str, tmp_path
     from tests.fixtures.containers import container_leftovers
 
     task = next(t for t in offline_swe_tasks if t["instance_id"] == "pytoolz__toolz-2")
-    config = make_config(tmp_path, harness, _server_url(reference_server), tiny_qwen3_dir, [task], policy)
+    config = make_config(tmp_path, harness, server_url(reference_server), tiny_qwen3_dir, [task], policy)
     run_dir = tmp_path / "run"
     done = run_gateway(config, run_dir, timeout_s=500)
     assert done.returncode == 0, done.stdout[-4000:]

@@ -7,6 +7,7 @@ import json
 import aiohttp
 import msgspec
 import numpy as np
+import pytest
 
 from polar_hpc.inference.engine import SGLangEngine
 from polar_hpc.inference.reference.process import ReferenceHandle
@@ -96,3 +97,40 @@ async def test_teacher_forcing_request_and_response_validate(reference_server: R
         req["sampling_params"]["max_new_tokens"] = 4
         async with http.post(f"{reference_server.url}/generate", json=req) as resp:
             assert resp.status == 400 and "max_new_tokens = 0" in (await resp.json())["error"]["message"]
+
+
+@pytest.mark.slow  # one short generation on tiny-qwen3 (the session's reference server), streamed and not
+async def test_top_logprobs_have_sglangs_shape(reference_server: ReferenceHandle) -> None:
+    """``top_logprobs_num`` = k: per sampled token, k ``[logprob, id, null]`` entries, most likely first, in
+    SGLang's ``output_top_logprobs`` shape (its own schema validates the body); the engine keeps them as (n, k)
+    arrays, the same whole and streamed; the sampled token's logprob is one of them when it is in the top k."""
+    k = 3
+    sent: list[bytes] = []
+    sampling = SamplingParams(max_new_tokens=5, temperature=0.7, seed=3)
+    async with SGLangEngine([reference_server.url], context_length=32768, request_hook=sent.append,
+                            top_logprobs=k) as engine:
+        res = await engine.generate(PROMPT, sampling)
+        stream = await engine.open_stream(PROMPT, sampling)
+        async for _ in stream:
+            pass
+        streamed = stream.result
+    assert json.loads(sent[0])["top_logprobs_num"] == k
+    validate_generate_request(sent[0])
+    req = json.loads(sent[0]) | {"rid": "top-k-replay"}
+    async with aiohttp.ClientSession(trust_env=False) as http:
+        async with http.post(f"{reference_server.url}/generate", json=req) as resp:
+            raw = await resp.read()
+    meta = validate_generate_response(raw).meta_info
+    rows = json.loads(raw)["meta_info"]["output_top_logprobs"]
+    assert len(meta.output_top_logprobs) == len(rows) == meta.completion_tokens == res.output_ids.shape[0]
+    assert all(len(r) == k and r[0][2] is None and [e[0] for e in r] == sorted((e[0] for e in r), reverse=True)
+               for r in rows)
+    assert res.output_top_ids.shape == res.output_top_logprobs.shape == (res.output_ids.shape[0], k)
+    assert res.output_top_ids.tolist() == [[e[1] for e in r] for r in rows]  # seeded: the replay samples the same
+    for tok, lp, ids, lps in zip(res.output_ids, res.output_logprobs, res.output_top_ids, res.output_top_logprobs,
+                                 strict=True):
+        assert lp <= lps[0] + 1e-5
+        if tok in ids:
+            assert lps[list(ids).index(tok)] == pytest.approx(lp, abs=1e-5)
+    assert streamed is not None and streamed.output_ids.tolist() == res.output_ids.tolist()
+    np.testing.assert_allclose(streamed.output_top_logprobs, res.output_top_logprobs, atol=1e-6)

@@ -51,18 +51,3 @@ def test_resume_after_sigkill_of_every_component(run_dir: Path) -> None:
     assert set(before) <= set(keys)
     assert sorted(keys) == sorted(_expected(5))
     assert dups == 0, "a session committed before the kill was run again"
-
-
-@pytest.mark.harness
-@pytest.mark.timeout(1000)
-def test_embedded_default_demo_completes_with_valid_shards(run_dir: Path) -> None:
-    """The README's first command: recipes/local-demo.toml (SmolLM2 on the reference server, real pi CLI, bwrap)."""
-    out = polar("launch", str(ROOT / "recipes" / "local-demo.toml"), "--run-dir", str(run_dir), "--wait",
-                "--timeout", "900", timeout=960)
-    assert out.returncode == 0, out.stdout + out.stderr
-    keys, dups = committed_keys(run_dir)
-    assert sorted(keys) == sorted(_expected(2)) and dups == 0
-    val = polar("shards", "validate", str(RunDir(run_dir).shards))
-    assert val.returncode == 0, val.stdout + val.stderr
-    inspect = polar("shards", "inspect", str(RunDir(run_dir).shards))
-    assert "pi 6" in inspect.stdout and "smollm2 6" in inspect.stdout, inspect.stdout

@@ -1,4 +1,4 @@
-"""Install without root, as README "Install without root" says: a plain user makes a venv (no system
+"""Install without root, as docs/install.md says: a plain user makes a venv (no system
 site-packages), ``pip install``s ``polar-hpc[demo]`` (the reference server's torch CPU wheel comes through the
 same pip configuration tools/setup.sh installs with), fetches the demo's model with ``polar-hpc assets fetch``
 and runs the README's local demo (``polar-hpc launch recipes/local-demo.toml --wait``: local backend, SmolLM2 on
@@ -139,6 +139,7 @@ def test_plain_user_venv_installs_fetches_and_runs_the_demo(plain_user: tuple[st
     inspect = _as(user, home, "polar-hpc", "shards", "inspect", str(RunDir(run_dir).shards), cwd=src)
     assert re.search(rf"^sessions\s+{DEMO_SESSIONS}$", inspect.stdout, re.M), inspect.stdout
     assert re.search(rf"^harnesses\s+pi {DEMO_SESSIONS}$", inspect.stdout, re.M), inspect.stdout
+    assert re.search(rf"^models\s+.*smollm2 {DEMO_SESSIONS}", inspect.stdout, re.M), inspect.stdout
     # the demo's grader is the tasks' own pytest, run by the venv's python inside the sandbox
     keys, dups = committed_keys(run_dir)
     assert len(keys) == DEMO_SESSIONS and dups == 0, keys

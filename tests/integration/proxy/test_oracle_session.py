@@ -4,10 +4,7 @@ real reference server (tiny Qwen3), the shell harness's own agent (``polar_hpc.h
 
 from __future__ import annotations
 
-import asyncio
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,33 +18,13 @@ from polar_hpc.proxy.oracle.script import OracleScript
 from polar_hpc.proxy.server import ProxyServer
 from polar_hpc.trajectory.registry import get_builder
 from tests.fixtures.floats import assert_logprobs_close
+from tests.fixtures.oracle_repo import PATCH, TESTS, git_repo, run_mini_agent
 
 pytestmark = pytest.mark.slow
-CALC = {"calc.py": "def add(a, b):\n    return a - b\n",
-        "test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"}
-PATCH = "--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n"
-TESTS = f"{sys.executable} -m pytest -q -p no:cacheprovider test_calc.py"
 
 
-def git_repo(root: Path) -> Path:
-    root.mkdir()
-    for name, text in CALC.items():
-        (root / name).write_text(text)
-    subprocess.run("git init -q . && git add -A && git -c user.email=t@polar -c user.name=t commit -qm base",
-                   shell=True, cwd=root, check=True)
-    return root
 
 
-async def run_mini_agent(base: str, key: str, repo: Path) -> str:
-    """The shell harness's own agent against the proxy at ``base`` with session ``key``, in ``repo``: exits 0;
-    returns its transcript."""
-    env = {**os.environ, "OPENAI_BASE_URL": base + "/v1", "OPENAI_API_KEY": key, "OPENAI_MODEL": "policy"}
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "polar_hpc.harness.mini_agent", "--max-turns", "8", "Fix add in calc.py",
-        cwd=repo, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
-    out, _ = await asyncio.wait_for(proc.communicate(), 120)
-    assert proc.returncode == 0, out.decode()[-3000:]
-    return out.decode()
 
 
 async def test_mini_agent_solves_the_repo_under_the_oracle(reference_server: Any, tmp_path: Path) -> None:

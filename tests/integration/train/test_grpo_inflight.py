@@ -52,9 +52,9 @@ def test_sessions_that_span_a_push_train_with_each_tokens_own_version(tmp_path: 
     from polar_hpc.launch.monitor import cancel_run
     from polar_hpc.store.reader import ShardReader
     from polar_hpc.train.grpo.cli import launch_run, wait_until_up
-    from polar_hpc.train.grpo.inflight import UNKNOWN, token_versions
     from polar_hpc.train.grpo.metrics import read_steps
     from polar_hpc.train.grpo.run import check_recipe, load_policy, train_grpo, trainer_model_dir
+    from polar_hpc.wire.versions import UNKNOWN
     from tests.integration.launch.helpers import stop_run
 
     cfg = load_recipe(RECIPE, TINY)
@@ -82,10 +82,8 @@ def test_sessions_that_span_a_push_train_with_each_tokens_own_version(tmp_path: 
     recorded = {(str(r.metadata["group_id"]), r.sample_index): r for r in ShardReader(run.root).results()}
     for row in rows:
         (tr,) = recorded[(row.group_id, row.sample_index)].trajectory.traces
-        meta = tr.meta()
-        assert meta.call_versions == ["default", "1"] and sum(meta.call_tokens) == int(tr.loss_mask.sum())
-        sampled = [v for v, m in zip(row.versions, row.env_mask, strict=True) if m]
-        assert sampled == [0] * meta.call_tokens[0] + [1] * meta.call_tokens[1]
-        assert all(v == UNKNOWN for v, m in zip(row.versions, row.env_mask, strict=True) if not m)
-        np.testing.assert_array_equal(row.versions, token_versions(tr.loss_mask, meta.call_versions,
-                                                                   meta.call_tokens))
+        assert tr.meta().weight_versions == ["1", "default"]
+        # the shard's per-token column: the first call's tokens sampled by default (0), the second's by 1
+        sampled = [int(v) for v, m in zip(tr.response_versions, tr.loss_mask, strict=True) if m]
+        assert sampled == sorted(sampled) and set(sampled) == {0, 1}
+        assert row.versions == np.where(tr.loss_mask > 0, tr.response_versions, UNKNOWN).tolist()

@@ -33,8 +33,7 @@ from polar_hpc.train.agreement import AgreementReport
 from polar_hpc.trajectory.registry import get_builder
 from polar_hpc.wire.records import SessionResult
 from polar_hpc.wire.rundir import RunDir
-from tests.integration.proxy.test_oracle_session import git_repo
-from tests.integration.train.test_oracle_corpus import _oracle_session
+from tests.fixtures.oracle_repo import git_repo, oracle_session
 
 pytestmark = pytest.mark.slow
 FLOAT_NOISE = 1e-4
@@ -91,7 +90,7 @@ def recorded(reference_server: Any, tmp_path_factory: pytest.TempPathFactory) ->
     root = tmp_path_factory.mktemp("agreement")
 
     async def both() -> list[SessionResult]:
-        oracle = await _oracle_session(reference_server, git_repo(root / "calc"))
+        oracle = await oracle_session(reference_server, git_repo(root / "calc"))
         return [oracle, await _sampled_session(reference_server.url, reference_server.model_dir)]
 
     results = asyncio.run(both())

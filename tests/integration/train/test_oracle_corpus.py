@@ -6,45 +6,20 @@ was scored on."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from polar_hpc.config.run import BuilderSpec, ShardConfig
-from polar_hpc.evaluate.simple import score_tests
-from polar_hpc.inference.engine import SGLangEngine
-from polar_hpc.inference.template import ChatTemplate
-from polar_hpc.proxy.oracle.script import OracleScript
-from polar_hpc.proxy.server import ProxyServer
+from polar_hpc.config.run import ShardConfig
 from polar_hpc.store.writer import ShardWriter
 from polar_hpc.train.export import export_sft
-from polar_hpc.trajectory.registry import get_builder
-from polar_hpc.wire.records import SessionResult
 from polar_hpc.wire.rundir import RunDir
-from tests.integration.proxy.test_oracle_session import PATCH, TESTS, git_repo, run_mini_agent
+from tests.fixtures.oracle_repo import git_repo, oracle_session
 
 pytestmark = pytest.mark.slow
 
 
-async def _oracle_session(reference_server: Any, repo: Path) -> SessionResult:
-    template = ChatTemplate.from_model_dir(reference_server.model_dir)
-    engine = SGLangEngine([reference_server.url], request_timeout_s=120, context_length=8192)
-    server = ProxyServer(template, engine, model_name="policy", context_length=8192, max_new_tokens=64,
-                         render_mode="continuation")
-    base = await server.start()
-    try:
-        key = server.open_session("calc__calc-1/0#0", oracle=OracleScript(solution_patch=PATCH, verify=TESTS))
-        await run_mini_agent(base, key, repo)
-        records = server.close_session(key)
-    finally:
-        await server.stop()
-        await engine.close()
-    traj = get_builder(BuilderSpec(name="prefix_merging"), end_of_turn_id=template.end_of_turn_id).build(records)
-    tests = subprocess.run(TESTS, shell=True, cwd=repo, capture_output=True, text=True)
-    return SessionResult(task_id="calc__calc-1", sample_index=0, trajectory=traj, harness="shell", model="policy",
-                         evaluation=score_tests(tests.stdout + tests.stderr, tests.returncode, [], [], False))
 
 
 async def test_oracle_run_exports_a_corpus_trl_reads_back_exactly(reference_server: Any, tmp_path: Path) -> None:
@@ -52,7 +27,7 @@ async def test_oracle_run_exports_a_corpus_trl_reads_back_exactly(reference_serv
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import SFTConfig, SFTTrainer
 
-    result = await _oracle_session(reference_server, git_repo(tmp_path / "calc"))
+    result = await oracle_session(reference_server, git_repo(tmp_path / "calc"))
     assert result.reward == 1.0 and [t.policy for t in result.trajectory.traces] == ["oracle"]
     with ShardWriter(RunDir(tmp_path / "run").shards, 0, ShardConfig(), {"test": "oracle-corpus"}) as w:
         w.add(result)

@@ -14,33 +14,14 @@ from polar_hpc.proxy.oracle.script import HEREDOC_TAG, OracleError, OracleScript
 from polar_hpc.proxy.oracle.tools import pick_tool, shell_tool
 from polar_hpc.proxy.parse import parse_reply
 from polar_hpc.wire.records import CanonicalRequest, ChatMessage, ToolCall, ToolSpec
+from tests.fixtures.shell_tools import SHELLS, S, obj
 
 PATCH = "--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n"
 
 
-def obj(props: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {"type": "object", "properties": props, "required": required}
 
 
-S = {"type": "string"}
-B = {"type": "boolean"}
 # The shell tools as the harnesses declare them (shapes from their first requests, trimmed to the parameters).
-SHELLS = {
-    "codex": ToolSpec(name="exec_command", parameters=obj({"cmd": S, "workdir": S, "yield_time_ms": {"type": "number"}},
-                                                          ["cmd"])),
-    "claude_code": ToolSpec(name="Bash", parameters=obj({"command": S, "timeout": {"type": "number"}, "description": S},
-                                                        ["command"])),
-    "gemini_cli": ToolSpec(name="run_shell_command", parameters=obj({"command": S, "description": S, "dir_path": S},
-                                                                    ["command"])),
-    "qwen_code": ToolSpec(name="run_shell_command", parameters=obj({"command": S, "is_background": B, "description": S},
-                                                                   ["command", "is_background"])),
-    "opencode": ToolSpec(name="bash", parameters=obj({"command": S, "timeout": {"type": "number"}, "description": S},
-                                                     ["command", "description"])),
-    "pi": ToolSpec(name="bash", parameters=obj({"command": S, "timeout": {"type": "number"}}, ["command"])),
-    "legacy_shell": ToolSpec(name="shell", parameters=obj({"command": {"type": "array", "items": S}, "workdir": S},
-                                                          ["command"])),
-    "cline": ToolSpec(name="run_commands", parameters=obj({"commands": {"type": "array", "items": S}}, ["commands"])),
-}
 DISTRACTORS = [
     ToolSpec(name="write_stdin", parameters=obj({"session_id": {"type": "number"}, "chars": S}, ["session_id"])),
     ToolSpec(name="Read", parameters=obj({"file_path": S}, ["file_path"])),

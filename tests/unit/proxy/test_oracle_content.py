@@ -32,7 +32,7 @@ from polar_hpc.proxy.oracle.script import (
 from polar_hpc.proxy.oracle.tools import pick_tool
 from polar_hpc.proxy.parse import parse_reply
 from polar_hpc.wire.records import CanonicalRequest, ChatMessage, ToolCall
-from tests.unit.proxy.test_oracle import SHELLS
+from tests.fixtures.shell_tools import SHELLS
 
 PARSERS = ("qwen", "qwen3_coder")
 ROWS = Path(__file__).resolve().parents[2] / "fixtures" / "swe_rows"

@@ -1,6 +1,7 @@
-"""Schema 3 (``traces/trainable``, ``traces/filter``) and the shards older code wrote, read the same.
+"""Schema 4 (``tokens/response_versions``), 3 (``traces/trainable``, ``traces/filter``) and the shards older code
+wrote, read the same.
 
-The pinned shards in tests/fixtures/shards/v1 and v2 were written by the code of those schema versions
+The pinned shards in tests/fixtures/shards/v1, v2 and v3 were written by the code of those schema versions
 (``make_old_shard.py`` says how); this file is the one place the on-disk dataset names are spelled out.
 """
 
@@ -38,6 +39,8 @@ LAYOUT_V3 = [
     "sessions/policy_version", "sessions/gateway_rank", "sessions/trace_offsets", "sessions/blob",
     "sessions/blob_offsets",
 ]
+LAYOUT_V4 = [*LAYOUT_V3[:4], "tokens/response_versions", "tokens/response_top_ids", "tokens/response_top_logprobs",
+             *LAYOUT_V3[4:]]
 NEW_IN_V2 = {"traces/policy", "traces/policy_offsets"}
 NEW_IN_V3 = {"traces/trainable", "traces/filter", "traces/filter_offsets"}
 
@@ -52,14 +55,14 @@ def _write(d: Path, results: list[SessionResult]) -> Path:
 
 
 def test_on_disk_layout_is_pinned(tmp_path: Path, session_result_factory: Any) -> None:
-    assert SCHEMA_VERSION == 3 and dataset_names(3) == LAYOUT_V3
+    assert SCHEMA_VERSION == 4 and dataset_names(4) == LAYOUT_V4 and dataset_names(3) == LAYOUT_V3
     assert set(dataset_names(2)) == set(LAYOUT_V3) - NEW_IN_V3
     assert set(dataset_names(1)) == set(LAYOUT_V3) - NEW_IN_V3 - NEW_IN_V2
     path = _write(tmp_path, [session_result_factory()])
     with h5py.File(path, "r") as f:
         names = {f"{g}/{k}" for g in f for k in f[g]}
-        assert names == set(LAYOUT_V3) and int(f.attrs[ATTR_SCHEMA_VERSION]) == 3
-        assert f["traces/trainable"].dtype == "uint8"
+        assert names == set(LAYOUT_V4) and int(f.attrs[ATTR_SCHEMA_VERSION]) == 4
+        assert f["traces/trainable"].dtype == "uint8" and f["tokens/response_versions"].dtype == "int32"
 
 
 def test_marks_are_columns_and_fields(tmp_path: Path, session_result_factory: Any) -> None:
@@ -89,14 +92,15 @@ def test_a_filter_reason_with_the_separator_is_refused(session_result_factory: A
         encode_session(r)
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 3])
 def test_old_shards_read_the_same(version: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     src = FIXTURES / f"v{version}"
     expected = json.loads((src / "expected.json").read_text())
     shard = tmp_path / "rank-00000-000000.h5"
     shutil.copy(src / shard.name, shard)
     with h5py.File(shard, "r") as f:
-        assert int(f.attrs[ATTR_SCHEMA_VERSION]) == version and "traces/trainable" not in f
+        assert int(f.attrs[ATTR_SCHEMA_VERSION]) == version and "tokens/response_versions" not in f
+        assert ("traces/trainable" in f) == (version >= 3)
     assert {e["trainable"] for e in expected} == {True, False} and any(e["filter"] for e in expected)
     reader = ShardReader(shard)
     views = list(reader.traces(blobs=False))
@@ -107,6 +111,10 @@ def test_old_shards_read_the_same(version: int, tmp_path: Path, capsys: pytest.C
     assert [(t.trainable, t.filter, t.policy) for t in traces] == \
         [(e["trainable"], e["filter"], e["policy"]) for e in expected]
     assert all("trainable" not in t.metadata and "filter" not in t.metadata for t in traces)
+    assert all(v.response_versions.tolist() == [-1] * v.response_ids.shape[0] for v in views)  # not recorded
+    assert all(t.response_versions.shape == (0,) for t in traces)  # a Trace that recorded none
+    assert all(v.response_top_ids.shape == (v.response_ids.shape[0], 0) for v in views)  # k = 0
+    assert all(t.response_top_ids.shape == (0,) and t.top_width == 0 for t in traces)
     assert traces[3].metadata["unparsed_tool_calls"] == {"c1": "bad json"}
     ix = build_index(shard, TraceSelect(trainable_only=True))
     assert sorted(zip(ix.key, ix.trace_in_session.tolist(), strict=True)) == \
@@ -114,3 +122,45 @@ def test_old_shards_read_the_same(version: int, tmp_path: Path, capsys: pytest.C
     assert validate_paths(shard) == (1, [])
     assert main(["shards", "validate", str(shard)]) == 0
     assert "1 shards checked, 0 with violations" in capsys.readouterr().out
+
+
+def test_token_versions_and_top_k_round_trip(tmp_path: Path, session_result_factory: Any) -> None:
+    """``tokens/response_versions`` and the top-k columns: what the builders recorded per token comes back per
+    trace; a trace that recorded none reads -1 (NaN) everywhere, padded to the shard's k; lengths that do not match
+    the response are refused."""
+    import numpy as np
+
+    results = [session_result_factory(traces=2) for _ in range(2)]
+    t0 = results[0].trajectory.traces[0]
+    n = t0.response_ids.shape[0]
+    t0.response_versions = np.arange(n, dtype=np.int32) % 3 - 1
+    t0.response_top_ids = np.arange(3 * n, dtype=np.int32)
+    t0.response_top_logprobs = -np.arange(3 * n, dtype=np.float32) / 10
+    t1 = results[1].trajectory.traces[1]  # k = 2: padded to the shard's 3
+    t1.response_top_ids = np.full(2 * t1.response_ids.shape[0], 7, dtype=np.int32)
+    t1.response_top_logprobs = np.full(2 * t1.response_ids.shape[0], -0.5, dtype=np.float32)
+    path = _write(tmp_path, results)
+    with h5py.File(path, "r") as f:
+        assert int(f.attrs["top_logprobs"]) == 3
+    views = {(v.key, v.trace_index): v for v in ShardReader(path).traces(blobs=False)}
+    v0 = views[(results[0].key, 0)]
+    assert v0.response_top_ids.tolist() == np.arange(3 * n).reshape(n, 3).tolist() and v0.top_width == 3
+    v3 = views[(results[1].key, 1)]
+    assert v3.response_top_ids[:, :2].tolist() == [[7, 7]] * v3.response_ids.shape[0]
+    assert (v3.response_top_ids[:, 2] == -1).all() and np.isnan(v3.response_top_logprobs[:, 2]).all()
+    assert (views[(results[0].key, 1)].response_top_ids == -1).all()
+    back0 = next(ShardReader(path).results()).trajectory.traces[0]
+    assert back0.response_top_logprobs.tolist() == t0.response_top_logprobs.tolist() and back0.top_width == 3
+    back = [t for r in ShardReader(path).results() for t in r.trajectory.traces]
+    assert back[0].response_versions.tolist() == t0.response_versions.tolist()
+    assert back[1].response_versions.shape == (0,)  # as written: none recorded
+    views = list(ShardReader(path).traces(blobs=False))
+    assert views[0].response_versions.tolist() == t0.response_versions.tolist()
+    assert views[1].response_versions.tolist() == [-1] * views[1].response_ids.shape[0]
+    assert validate_paths(path) == (1, [])
+    results[1].trajectory.traces[0].response_versions = np.zeros(1, np.int32)
+    with pytest.raises(ValueError, match="trace 0: response_versions has 1 items"):
+        encode_session(results[1])
+    t0.response_top_logprobs = t0.response_top_logprobs[:-1]
+    with pytest.raises(ValueError, match="trace 0: response_top_ids / response_top_logprobs hold"):
+        encode_session(results[0])

@@ -40,7 +40,8 @@ def test_completed_sessions_become_their_trace_with_the_loss_mask_as_env_mask() 
         assert not lp[tr.loss_mask == 0].any()  # tool / template tokens carry no logprob
     out = rollout_output(rows)
     assert set(out) == {"prompt_ids", "completion_ids", "logprobs", "env_mask", "reward", "advantage", "session",
-                        "group"}
+                        "group", "harness", "versions", "turns"}
+    assert all(len(v) == len(r.completion_ids) for r in rows for v in (r.versions, r.turns))
     assert session_reward([], [], reward=out["reward"]) == [0.0, 1.0, 0.0, 1.0]
 
 

@@ -50,6 +50,9 @@ def test_a_model_dir_the_trainer_cannot_load_is_refused(capsys: pytest.CaptureFi
                                                                  "constant"),
     (["trainer.max_refill_groups=-1"], "trainer.max_refill_groups"),
     (["trainer.loss_norm=rollout"], "trainer.loss_norm"),
+    (["trainer.tis_mask=0.5"], "trainer.tis_mask = 0.5 masks tokens whose trainer/rollout ratio is outside"),
+    (["trainer.tis_mask=-1"], "trainer.tis_mask"),
+    (["trainer.tis_level=row"], "trainer.tis_level"),
 ])
 def test_a_loss_setting_that_does_not_fit_is_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path,
                                                      sets: list[str], says: str) -> None:

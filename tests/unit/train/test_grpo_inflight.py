@@ -11,38 +11,18 @@ import pytest
 from polar_hpc.config.run import TrainerConfig
 from polar_hpc.train.async_client import Group
 from polar_hpc.train.grpo.batch import group_completions
-from polar_hpc.train.grpo.inflight import (
-    UNKNOWN,
-    StaleBound,
-    bound_session,
-    oldest,
-    stale_tokens,
-    token_versions,
-    version_number,
-    version_span,
-)
+from polar_hpc.train.grpo.inflight import StaleBound, bound_session, oldest, stale_tokens, version_span
 from polar_hpc.train.grpo.run import check_staleness
 from polar_hpc.wire.records import SessionResult, TraceStatus
+from polar_hpc.wire.versions import UNKNOWN, version_number
 from tests.fixtures.trajectories import make_session_result
 
 
-def test_version_names_are_step_numbers_and_the_initial_weights_are_zero() -> None:
-    assert [version_number(v) for v in ("default", "0", "7", None, "stub", "")] == [0, 0, 7, UNKNOWN, UNKNOWN,
-                                                                                     UNKNOWN]
-
-
-def test_each_sampled_token_gets_the_version_of_its_call_in_call_order() -> None:
-    mask = np.array([1, 1, 0, 0, 1, 1, 1, 0, 1])  # call 1: 2 tokens, tool output, call 2: 3 tokens, ..., call 3: 1
-    v = token_versions(mask, ["default", "1", "3"], [2, 3, 1])
-    assert v.tolist() == [0, 0, UNKNOWN, UNKNOWN, 1, 1, 1, UNKNOWN, 3]
-    assert version_span([v]) == 3 and oldest([v]) == 0
-
-
-def test_counts_that_do_not_add_up_fall_back_to_the_chains_oldest_version() -> None:
-    mask = np.array([1, 1, 0, 1])
-    assert token_versions(mask, ["1", "2"], [2, 2], ["1", "2"]).tolist() == [1, 1, UNKNOWN, 1]
-    assert token_versions(mask, [], [], []).tolist() == [UNKNOWN] * 4  # not recorded: never judged stale
-    assert not stale_tokens(np.array([UNKNOWN]), now=9, bound=1).any()
+def test_a_sessions_span_and_oldest_version_count_known_versions_only() -> None:
+    v = [np.array([0, 0, UNKNOWN, 1]), np.array([3, UNKNOWN])]
+    assert version_span(v) == 3 and oldest(v) == 0
+    assert version_span([np.array([UNKNOWN])]) == 0 and oldest([np.array([UNKNOWN])]) == UNKNOWN
+    assert not stale_tokens(np.array([UNKNOWN]), now=9, bound=1).any()  # not recorded: never judged stale
 
 
 def test_a_token_is_stale_when_it_lags_the_trainer_by_more_than_the_bound() -> None:
@@ -65,12 +45,16 @@ def test_drop_leaves_the_session_out_and_mask_keeps_its_fresh_tokens() -> None:
 
 
 def _tag(res: SessionResult, versions: list[str]) -> SessionResult:
-    """Give the session's one chain one call per run of loss-mask 1 tokens, sampled by ``versions`` in order."""
+    """The session's one chain as one call per run of loss-mask 1 tokens, sampled by ``versions`` in order: its
+    per-token version column (``Trace.response_versions``, as the builders write it)."""
     tr = res.trajectory.traces[0]
-    runs = np.diff(np.flatnonzero(np.diff(np.concatenate([[0], tr.loss_mask, [0]]))))[::2]
-    assert len(runs) == len(versions)
-    tr.metadata = {**tr.metadata, "call_versions": versions, "call_tokens": [int(x) for x in runs],
-                   "weight_versions": sorted(set(versions))}
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], tr.loss_mask, [0]])))
+    assert len(edges) // 2 == len(versions)
+    col = np.full(tr.loss_mask.shape[0], UNKNOWN, dtype=np.int32)
+    for (a, b), v in zip(edges.reshape(-1, 2), versions, strict=True):
+        col[a:b] = version_number(v)
+    tr.response_versions = col
+    tr.metadata = {**tr.metadata, "weight_versions": sorted(set(versions))}
     return res
 
 

@@ -67,8 +67,23 @@ def test_a_step_of_chain_rows_trains_with_session_credit(tmp_path: Path, tiny_qw
     tis, _ = tis_weights(out["old_per_token_logps"], out["sampling_per_token_logps"], mask, clip=2.0)
     adv = torch.tensor([r.advantage for r in rows.rows]).unsqueeze(1)
     torch.testing.assert_close(out["advantages"], adv * torch.as_tensor(w, dtype=torch.float32) * tis)
+    split = trainer.last_tis.mismatch if trainer.last_tis is not None else None  # |Δlogp| by harness, lag, turn
+    assert split is not None and all(sum(b.tokens for b in split.axis(a).values()) == int(mask.sum())
+                                     for a in ("harness", "lag", "turn"))
     # rewards 1, 0, 1 -> the 0 session is below the baseline on every token of its one row
     assert (out["advantages"][3][mask[3] > 0] < 0).all() and (out["advantages"][:3][mask[:3] > 0] > 0).all()
+    # IcePop: ratios outside [1/c, c] leave the loss mask and dapo's normalizer; c = exp(median |Δ|) masks about
+    # half of the tokens (the fixture's logprobs are synthetic, far from the model's)
+    delta = (out["old_per_token_logps"] - out["sampling_per_token_logps"])[mask > 0].abs()
+    trainer.tis_mask = float(torch.exp(delta.median()))
+    masked_out = trainer._generate_and_score_completions([{"prompt": GID}] * 3)
+    masked = trainer.last_tis.mismatch if trainer.last_tis is not None else None
+    gone = sum(b.masked for b in masked.harness.values()) if masked is not None else 0
+    kept = masked_out["completion_mask"] * masked_out["tool_mask"]
+    assert 0 < gone < int(mask.sum()) and int(kept.sum()) == int(mask.sum()) - gone
+    assert int(masked_out["num_items_in_batch"]) == int(out["num_items_in_batch"]) - gone
+    assert (masked_out["advantages"][(mask > 0) & (kept == 0)] == 0).all()
+    trainer.tis_mask = 0.0
     before = {k: v.clone() for k, v in model.state_dict().items()}
     trainer.train()
     assert any(not torch.equal(v, before[k]) for k, v in model.state_dict().items())

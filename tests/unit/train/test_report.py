@@ -68,18 +68,31 @@ def test_report_of_a_grpo_run_plots_reward_and_logprob_difference_per_step(tmp_p
                                                                             session_result_factory: Any) -> None:
     from polar_hpc.train.grpo.batch import GroupCounts
     from polar_hpc.train.grpo.metrics import StepMetrics, append_step, read_steps
+    from polar_hpc.train.grpo.mismatch import Bucket, Mismatch
 
     run = write_run(tmp_path / "run", [session_result_factory() for _ in range(4)])
+
+    def split(i: int) -> Mismatch:  # step i: 10 tokens of lag 0 at |Δ| 0.01, 10 of lag 1 at 0.1 (i of them masked)
+        return Mismatch(harness={"shell": Bucket(tokens=20, mean_abs=0.055, max_abs=0.1, masked=i)},
+                        lag={"0": Bucket(tokens=10, mean_abs=0.01, max_abs=0.01),
+                             "1": Bucket(tokens=10, mean_abs=0.1, max_abs=0.1, masked=i)},
+                        turn={"0": Bucket(tokens=20, mean_abs=0.055, max_abs=0.1, masked=i)})
+
     written = [StepMetrics(step=i + 1, reward=0.25 * i, loss=-0.01 * i, logp_diff_mean=1e-6 * (i + 1),
                            logp_diff_max=3e-6, clipped_share=0.5 * i, rollout_versions=[str(i) if i else "default"],
                            pushed_version=i + 1, wait_s=1.0, step_s=4.0, counts=GroupCounts(sessions=8, trained=8),
+                           masked_share=0.05 * i, grad_norm=0.5 if i else None, mismatch=split(i) if i else None,
                            time=0.0) for i in range(3)]
     for m in written:
         append_step(run, m)
     assert read_steps(run) == written  # read back as written
     text = write_report([run], tmp_path / "rep")
     assert "## Training (GRPO)" in text
-    assert "| 3 | 0.500 | -0.0200 | 3.00e-06 | 3.00e-06 | 100.0% | 2 | 25% |" in text
+    assert "| 1 | 0.000 | -0.0000 | - | 1.00e-06 | 3.00e-06 | 0.0% | 0.0% | default | 25% |" in text
+    assert "| 3 | 0.500 | -0.0200 | 0.5 | 3.00e-06 | 3.00e-06 | 100.0% | 10.0% | 2 | 25% |" in text
+    # steps 2 and 3 merged: lag 1 has 20 tokens, 3 of them masked (15%)
+    assert "| 1 | 20 | 1.00e-01 | 1.00e-01 | 15.0% | 0.0% |" in text
+    assert "| shell | 40 | 5.50e-02 | 1.00e-01 | 7.5% | 0.0% |" in text
     assert "![grpo_steps](grpo_steps.png)" in text
     assert (tmp_path / "rep" / "grpo_steps.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

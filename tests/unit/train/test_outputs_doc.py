@@ -1,5 +1,5 @@
-"""The README's "Using the output" Python blocks, run as written on an export of a recorded SDK run (the only
-substitutions: where the run, the export and the model live)."""
+"""docs/outputs.md's Python blocks, run as written on an export of a recorded SDK run (the only substitutions:
+where the run, the export and the model live)."""
 
 from __future__ import annotations
 
@@ -12,13 +12,11 @@ import pytest
 from polar_hpc.cli import main
 
 pytestmark = pytest.mark.slow
-README = Path(__file__).resolve().parents[3] / "README.md"
+OUTPUTS = Path(__file__).resolve().parents[3] / "docs" / "outputs.md"
 
 
 def _blocks() -> list[str]:
-    text = README.read_text()
-    section = text.split("## Using the output\n", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```python\n(.*?)```", section, re.S)
+    return re.findall(r"```python\n(.*?)```", OUTPUTS.read_text(), re.S)
 
 
 async def test_readme_loading_lines_work(sdk_run: Path, tmp_path: Path, tiny_qwen3_dir: Path) -> None:
@@ -31,7 +29,7 @@ async def test_readme_loading_lines_work(sdk_run: Path, tmp_path: Path, tiny_qwe
         scope: dict[str, object] = {}
         for code in blocks:
             code = code.replace('"runs/demo"', repr(str(sdk_run))).replace('"path/to/model"', repr(str(tiny_qwen3_dir)))
-            exec(compile(code, str(README), "exec"), scope)
+            exec(compile(code, str(OUTPUTS), "exec"), scope)
     finally:
         os.chdir(cwd)
     assert "<tool_call>" in scope["text"]  # type: ignore[operator]
