@@ -90,8 +90,8 @@ def step_line(m: StepMetrics) -> str:
             + (f"  rows {m.counts.rows} of {m.counts.trained} sessions "
                f"({m.counts.rows / m.counts.trained:.1f} chains/session)" if m.counts.rows > m.counts.trained else "")
             + (f"  placeholders {placeholders}" if placeholders else "")
-            + (f"  in flight: {m.counts.spanned} spanned versions, {m.counts.stale} stale ({m.counts.stale_tokens} "
-               f"tokens)" if m.counts.spanned or m.counts.stale else "")
+            + (f"  in flight: {m.counts.spanned} sessions spanned versions, {m.counts.stale} stale "
+               f"({m.counts.stale_tokens} tokens)" if m.counts.spanned or m.counts.stale else "")
             + (f"  refill: {m.refill.set_aside} set aside, {m.refill.submitted} submitted"
                + (f", {m.refill.short} SHORT" if m.refill.short else "") if m.refill is not None else "")
             + (f"  MIXED temperatures {', '.join(f'{t:g}' for t in m.temperatures)}"
