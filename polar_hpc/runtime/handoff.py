@@ -80,6 +80,7 @@ class Handoff:
     async def serve(self, serve_listener: ServeListener) -> None:
         """Receive the listener, serve it until cancelled (the command ended), then stop serving it."""
         listener = await self.receive()
+        self.sandbox_end.close()  # the command holds its own copy; the rank needs no descriptor of it from here
         if listener is None:
             return
         try:

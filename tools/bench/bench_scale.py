@@ -41,10 +41,10 @@ from bench_soak import check_shards, component_pids, processes_of, stop_leftover
 from common import free_port, load_average, wait_up
 from scale_figures import (
     ProcCost,
-    added_latency_s,
     call_times,
     percentile,
     proc_cost,
+    record_latencies_s,
     sandbox_processes,
     think_times,
 )
@@ -105,7 +105,8 @@ instruction = "{{thinks}}"
 """
 
 
-def write_inputs(folder: Path, args: argparse.Namespace, n: int, ranks: int, bridge: str, url: str) -> tuple[Path, set[str]]:
+def write_inputs(folder: Path, args: argparse.Namespace, n: int, ranks: int, bridge: str,
+                 url: str) -> tuple[Path, set[str]]:
     rng = random.Random(args.seed + n)
     rows = [{"task_id": f"scale-{i:05d}", "thinks": " ".join(map(str, think_times(rng, args.calls, args.hold)))}
             for i in range(n)]
@@ -196,7 +197,7 @@ def run_level(args: argparse.Namespace, n: int, ranks: int, bridge: str, url: st
     cpu_max: dict[int, tuple[str, float]] = {}
     rank_cpu: dict[int, float] = {}
     held: list[tuple[float, int]] = []
-    base: dict[int, ProcCost] = {}
+    base: list[Snapshot] = []
     kill_info: dict[str, Any] = {}
     last_heavy = -1e9
     finished = False
@@ -207,14 +208,14 @@ def run_level(args: argparse.Namespace, n: int, ranks: int, bridge: str, url: st
             held.append((round(now, 2), busy))
             pids = gateway_pids(run)
             for pid in pids:
-                if pid not in base and (c := proc_cost(pid)) is not None:
-                    base[pid] = c  # the rank as first seen: its growth from here is what its sessions cost
                 if (c := proc_cost(pid, memory=False)) is not None:
                     rank_cpu[pid] = max(rank_cpu.get(pid, 0.0), c.cpu_s)
             peak = max(b for _, b in held)
-            if pids and (now - last_heavy >= args.sample_every or (busy >= 0.9 * n and busy >= peak
-                                                                    and now - last_heavy >= 3)):
+            every = args.sample_every if base else 1.0
+            if pids and (now - last_heavy >= every or (busy >= 0.9 * n and busy >= peak and now - last_heavy >= 3)):
                 snaps.append(snapshot(pids, round(now, 2), busy, cpu_max))
+                if not base and snaps[-1].kinds["bwrap"].count:
+                    base.append(snaps[-1])  # the rank loaded, its first sandboxes up: growth from here is theirs
                 last_heavy = time.monotonic() - t0
                 s = snaps[-1]
                 print(f"  {now:6.0f}s  in RUN {busy}/{n}  ours: rank {sum(c.rss_mb for c in s.ranks.values()):.0f} MB"
@@ -271,7 +272,7 @@ def kill_and_resume(run: RunDir, run_dir: Path, pids: list[int], busy: int, env:
 
 
 def figures(run_dir: Path, expected: set[str], n: int, held: list[tuple[float, int]], snaps: list[Snapshot],
-            base: dict[int, ProcCost], rank_cpu: dict[int, float],
+            base: list[Snapshot], rank_cpu: dict[int, float],
             cpu_max: dict[int, tuple[str, float]]) -> dict[str, Any]:
     shards = check_shards(run_dir, expected)
     starts, calls, failures = [], [], Counter()
@@ -285,34 +286,41 @@ def figures(run_dir: Path, expected: set[str], n: int, held: list[tuple[float, i
             detail = (res.trajectory.error or (agent.get("detail") if isinstance(agent, dict) else "") or "")
             failures[f"{status}: {str(detail).strip().splitlines()[-1][:80] if detail else '?'}"] += 1
     added: list[float] = []
+    engine: list[float] = []
     records = RunDir(run_dir).records
     for path in records.glob("*.jsonl") if records.is_dir() else []:
-        added += added_latency_s(path.read_bytes())
+        for own, eng in record_latencies_s(path.read_bytes()):
+            added.append(own)
+            engine.append(eng)
     peak = max((s for s in snaps), key=lambda s: (s.kinds["bwrap"].count, s.t_s), default=None)
     held_max = max((b for _, b in held), default=0)
     ours: dict[str, Any] = {}
-    if peak is not None and peak.kinds["bwrap"].count:
+    first = base[0] if base else None
+    if peak is not None and first is not None and peak.kinds["bwrap"].count > first.kinds["bwrap"].count:
         sandboxes = peak.kinds["bwrap"].count / 2  # the outer bwrap and the sandbox's pid 1
-        rank_growth = sum(c.rss_mb - base[p].rss_mb for p, c in peak.ranks.items() if p in base)
-        rank_fds = sum(c.fds - base[p].fds for p, c in peak.ranks.items() if p in base)
+        new = sandboxes - first.kinds["bwrap"].count / 2
+        rank_growth = sum(c.rss_mb - first.ranks[p].rss_mb for p, c in peak.ranks.items() if p in first.ranks)
+        rank_fds = sum(c.fds - first.ranks[p].fds for p, c in peak.ranks.items() if p in first.ranks)
+        per_rank_growth = rank_growth / new
         side = peak.kinds["bwrap"].pss_mb + peak.kinds["forwarder"].pss_mb
         ours = {
             "sandboxes_sampled": int(sandboxes),
             "rank_rss_mb": round(sum(c.rss_mb for c in peak.ranks.values()), 1),
-            "rank_growth_mb_per_session": round(rank_growth / sandboxes, 3),
+            "rank_growth_mb_per_session": round(per_rank_growth, 3),
             "bwrap_pss_mb_per_session": round(peak.kinds["bwrap"].pss_mb / sandboxes, 3),
             "forwarder_pss_mb_per_session": round(peak.kinds["forwarder"].pss_mb / sandboxes, 3),
             "sandbox_rss_mb_per_session": round((peak.kinds["bwrap"].rss_mb + peak.kinds["forwarder"].rss_mb)
                                                 / sandboxes, 3),
-            "our_fds_per_session": round((rank_fds + peak.kinds["bwrap"].fds + peak.kinds["forwarder"].fds)
+            "our_fds_per_session": round(rank_fds / new + (peak.kinds["bwrap"].fds + peak.kinds["forwarder"].fds)
                                          / sandboxes, 2),
             "harness_pss_mb_per_session": round(peak.kinds["harness"].pss_mb / sandboxes, 3),
             "harness_procs_per_session": round(peak.kinds["harness"].count / sandboxes, 2),
             "our_procs_per_session": round((peak.kinds["bwrap"].count + peak.kinds["forwarder"].count) / sandboxes,
                                            2),
-            "our_rss_mb_per_session": round((rank_growth + side) / sandboxes, 3),
+            "our_rss_mb_per_session": round(per_rank_growth + side / sandboxes, 3),
         }
-    ours_cpu = sum(rank_cpu.values()) + sum(c for _, c in cpu_max.values())
+    rank_start = sum(c.cpu_s for c in first.ranks.values()) if first is not None else 0.0
+    ours_cpu = sum(rank_cpu.values()) - rank_start + sum(c for _, c in cpu_max.values())
     ms = lambda x: None if x is None else round(x * 1000, 2)  # noqa: E731
     return {
         "in_flight": held_max,
@@ -322,6 +330,7 @@ def figures(run_dir: Path, expected: set[str], n: int, held: list[tuple[float, i
         **ours,
         "our_cpu_ms_per_session": round(ours_cpu * 1000 / max(1, shards["sessions"]), 1),
         "proxy_p50_ms": ms(percentile(added, 50)), "proxy_p99_ms": ms(percentile(added, 99)),
+        "engine_p99_ms": ms(percentile(engine, 99)),
         "call_p50_ms": ms(percentile(calls, 50)), "call_p99_ms": ms(percentile(calls, 99)),
         "calls": len(added),
         "committed": shards["sessions"], "expected": n, "duplicates": shards["duplicated_count"],
@@ -338,7 +347,8 @@ COLUMNS = (("level", "level", "{}"), ("bridge", "bridge", "{}"), ("in_flight", "
            ("bwrap_pss_mb_per_session", "bwrap", "{:.2f}"), ("forwarder_pss_mb_per_session", "fwd", "{:.2f}"),
            ("our_fds_per_session", "fds/sess", "{:.1f}"), ("harness_pss_mb_per_session", "harness MB", "{:.2f}"),
            ("our_cpu_ms_per_session", "CPU ms/sess", "{:.0f}"), ("proxy_p50_ms", "proxy p50 ms", "{:.1f}"),
-           ("proxy_p99_ms", "p99 ms", "{:.1f}"), ("call_p99_ms", "call p99 ms", "{:.0f}"),
+           ("proxy_p99_ms", "p99 ms", "{:.1f}"), ("engine_p99_ms", "engine p99", "{:.0f}"),
+           ("call_p99_ms", "call p99 ms", "{:.0f}"),
            ("committed", "committed", "{}"), ("duplicates", "dup", "{}"))
 
 
@@ -348,7 +358,8 @@ def cell(row: dict[str, Any], key: str, fmt: str) -> str:
 
 
 def report(rows: list[dict[str, Any]]) -> None:
-    print("\n## per level (ours = the rank's growth + PSS of bwrap and forwarders, per sandbox in flight)")
+    print("\n## per level (ours = the rank's growth per session added + PSS of bwrap and forwarders per sandbox in "
+          "flight, at the snapshot with the most sandboxes; CPU: the rank's after start-up + bwrap and forwarders')")
     print(" | ".join(h for _, h, _ in COLUMNS))
     for row in rows:
         print(" | ".join(cell(row, k, f) for k, _, f in COLUMNS))
@@ -364,9 +375,10 @@ def report(rows: list[dict[str, Any]]) -> None:
     for (level, bridge), r in by.items():
         old = by.get((level, "forwarder"))
         if bridge == "handoff" and old and r.get("our_rss_mb_per_session") and old.get("our_rss_mb_per_session"):
-            print(f"  ratio forwarder/handoff at {level}: ours {old['our_rss_mb_per_session'] / r['our_rss_mb_per_session']:.1f}x"
-                  f" memory, CPU {old['our_cpu_ms_per_session'] / max(1e-9, r['our_cpu_ms_per_session']):.2f}x, "
-                  f"procs {old.get('our_procs_per_session')} → {r.get('our_procs_per_session')} a session")
+            mem = old["our_rss_mb_per_session"] / r["our_rss_mb_per_session"]
+            cpu = old["our_cpu_ms_per_session"] / max(1e-9, r["our_cpu_ms_per_session"])
+            print(f"  ratio forwarder/handoff at {level}: ours {mem:.1f}x memory, CPU {cpu:.2f}x, procs "
+                  f"{old.get('our_procs_per_session')} → {r.get('our_procs_per_session')} a session")
 
 
 def main() -> int:

@@ -20,7 +20,7 @@ from polar_hpc.runtime.handoff import StopServing, checked_listener
 from tests.unit.runtime.conftest import pids_with
 
 GET = ("import urllib.request as u\n"
-       "print(u.urlopen('http://127.0.0.1:%d/v1/models').read().decode())\n" % FORWARD_PORT)
+       f"print(u.urlopen('http://127.0.0.1:{FORWARD_PORT}/v1/models').read().decode())\n")
 
 
 def test_golden_argv_hands_off_and_binds_no_proxy_socket(tmp_path: Path) -> None:
