@@ -225,11 +225,8 @@ def run_level(args: argparse.Namespace, n: int, ranks: int, bridge: str, url: st
                       f"{s.kinds['harness'].pss_mb:.0f} MB PSS  load {load_average()}", flush=True)
             if kill and not kill_info and pids and busy >= 0.9 * n:
                 kill_info = kill_and_resume(run, run_dir, pids, busy, env, t0)
-            if kill_info and "rank_back_s" not in kill_info:
-                new = [p for p in pids if p not in kill_info["killed"]]
-                if new and busy > 0:
-                    kill_info["rank_back_s"] = round(time.monotonic() - t0 - kill_info["at_s"], 2)
-                    print(f"  restart: sessions back in RUN {kill_info['rank_back_s']:.1f}s after the kill", flush=True)
+            if kill_info and "in_flight_again_s" not in kill_info:
+                restart_progress(kill_info, [p for p in pids if p not in kill_info["killed"]], t0)
             if finished:
                 break
             if now > args.timeout:
@@ -269,6 +266,25 @@ def kill_and_resume(run: RunDir, run_dir: Path, pids: list[int], busy: int, env:
           f"{resumed.stderr.strip()[-300:]}", flush=True)
     return {"killed": pids, "at_s": round(at, 2), "in_run_at_kill": busy, "resume_rc": resumed.returncode,
             "resume_s": round(took, 2)}
+
+
+def restart_progress(info: dict[str, Any], new_ranks: list[int], t0: float) -> None:
+    """After the kill: when the new rank process appeared, when it had its first sandbox, and when 90% of the
+    sessions in RUN at the kill had a sandbox again (from the process table: the coordinator's status still shows
+    the dead rank's occupancy until it misses its heartbeats)."""
+    if not new_ranks:
+        return
+    since = round(time.monotonic() - t0 - info["at_s"], 2)
+    info.setdefault("rank_process_s", since)
+    parents = parent_map()
+    sandboxes = sum(1 for r in new_ranks for kind in sandbox_processes(r, parents).values() if kind == "bwrap") // 2
+    if sandboxes and "first_sandbox_s" not in info:
+        info["first_sandbox_s"] = since
+    if sandboxes >= 0.9 * info["in_run_at_kill"]:
+        info["in_flight_again_s"] = since
+        print(f"  restart: new rank process after {info['rank_process_s']:.1f}s, first sandbox after "
+              f"{info.get('first_sandbox_s', since):.1f}s, {sandboxes} sandboxes (90% of those killed) after "
+              f"{since:.1f}s", flush=True)
 
 
 def figures(run_dir: Path, expected: set[str], n: int, held: list[tuple[float, int]], snaps: list[Snapshot],
