@@ -59,9 +59,14 @@ class Handoff:
     async def receive(self) -> socket.socket | None:
         """The sandbox's listening socket; None when the command ended or sent something else."""
         loop = asyncio.get_running_loop()
-        ready = loop.create_future()
+        ready: asyncio.Future[None] = loop.create_future()
         fd = self.rank_end.fileno()
-        loop.add_reader(fd, lambda: ready.done() or ready.set_result(None))
+
+        def readable() -> None:
+            if not ready.done():
+                ready.set_result(None)
+
+        loop.add_reader(fd, readable)
         try:
             await ready
         finally:

@@ -210,9 +210,10 @@ def run_level(args: argparse.Namespace, n: int, ranks: int, bridge: str, url: st
             for pid in pids:
                 if (c := proc_cost(pid, memory=False)) is not None:
                     rank_cpu[pid] = max(rank_cpu.get(pid, 0.0), c.cpu_s)
-            peak = max(b for _, b in held)
             every = args.sample_every if base else 1.0
-            if pids and (now - last_heavy >= every or (busy >= 0.9 * n and busy >= peak and now - last_heavy >= 3)):
+            sampled_peak = max((x.in_flight for x in snaps), default=0)
+            if pids and (now - last_heavy >= every or (busy >= 0.9 * n and busy > sampled_peak
+                                                       and now - last_heavy >= 3)):
                 snaps.append(snapshot(pids, round(now, 2), busy, cpu_max))
                 if not base and snaps[-1].kinds["bwrap"].count:
                     base.append(snaps[-1])  # the rank loaded, its first sandboxes up: growth from here is theirs
@@ -291,7 +292,9 @@ def figures(run_dir: Path, expected: set[str], n: int, held: list[tuple[float, i
             base: list[Snapshot], rank_cpu: dict[int, float],
             cpu_max: dict[int, tuple[str, float]]) -> dict[str, Any]:
     shards = check_shards(run_dir, expected)
-    starts, calls, failures = [], [], Counter()
+    starts: list[float] = []
+    calls: list[float] = []
+    failures: Counter[str] = Counter()
     for res in ShardReader(run_dir).results():
         t = res.timings
         starts.append(t.get("queue", 0.0) + t.get("init", 0.0) + t.get("ready_wait", 0.0))
