@@ -47,12 +47,12 @@ def test_too_few_file_descriptors_is_refused_naming_rlimit_nofile() -> None:
 
 def test_processes_and_memory_count_every_rank_on_the_machine() -> None:
     cfg = _cfg(100, ranks=4)
-    tight = MachineLimits(pids=1000, pids_from="/sys/fs/cgroup/x/pids.max", mem_mb=4096, mem_from="memory.max")
+    tight = MachineLimits(pids=800, pids_from="/sys/fs/cgroup/x/pids.max", mem_mb=1024, mem_from="memory.max")
     pids, mem = pool_problems(cfg, tight)
     per_rank = sessions_per_rank(cfg)
     assert f"× 4 rank(s): at least {4 * (RANK_COST.pids + per_rank * SESSION_COST.pids)} processes" in pids
-    assert pids.endswith("more than /sys/fs/cgroup/x/pids.max = 1000 here; lower the pools or gateway.num_ranks")
-    assert "MB of memory" in mem and "more than memory.max = 4096 MB here" in mem
+    assert pids.endswith("more than /sys/fs/cgroup/x/pids.max = 800 here; lower the pools or gateway.num_ranks")
+    assert "MB of memory" in mem and "more than memory.max = 1024 MB here" in mem
     assert pool_problems(_cfg(100, ranks=1), tight) == []  # one rank of those fits
     assert pool_problems(_cfg(300, ranks=1), tight)[0].startswith("gateway pools hold 306 sessions per rank")
 
@@ -87,3 +87,14 @@ def test_launch_refuses_before_submit_exit_2_no_traceback(tmp_path: Path) -> Non
     (line,) = [x for x in out.stderr.splitlines() if "file descriptors" in x]
     assert "RLIMIT_NOFILE (ulimit -n)" in line and "run_pool 100000000" in line
     assert not run_dir.exists(), "nothing made, nothing submitted"
+
+
+def test_a_forwarder_per_sandbox_costs_a_process_and_memory_more() -> None:
+    from polar_hpc.launch.capacity import FORWARDER_COST, session_cost
+
+    handoff = load_recipe(SHELL, ["runtime.backend=bwrap", "runtime.network=none"])
+    forwarder = load_recipe(SHELL, ["runtime.backend=bwrap", "runtime.network=none", "runtime.bridge=forwarder"])
+    assert session_cost(handoff) == SESSION_COST  # the hand-off leaves no process of ours in the sandbox
+    cost = session_cost(forwarder)
+    assert cost.pids == SESSION_COST.pids + FORWARDER_COST.pids
+    assert cost.mem_mb == SESSION_COST.mem_mb + FORWARDER_COST.mem_mb
