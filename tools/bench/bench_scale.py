@@ -343,7 +343,8 @@ def figures(run_dir: Path, expected: set[str], n: int, held: list[tuple[float, i
     ms = lambda x: None if x is None else round(x * 1000, 2)  # noqa: E731
     return {
         "in_flight": held_max,
-        "held_s_at_90pct": round(sum(1 for _, b in held if b >= 0.9 * n), 1),
+        "held_s_at_90pct": round(sum(t1 - t0 for (t0, b), (t1, _) in zip(held, held[1:], strict=False)
+                                     if b >= 0.9 * n), 1),
         "start_p50_s": None if (p := percentile(starts, 50)) is None else round(p, 3),
         "start_p99_s": None if (p := percentile(starts, 99)) is None else round(p, 3),
         **ours,
