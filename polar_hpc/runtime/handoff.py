@@ -85,7 +85,7 @@ class Handoff:
     async def serve(self, serve_listener: ServeListener) -> None:
         """Receive the listener, serve it until cancelled (the command ended), then stop serving it."""
         listener = await self.receive()
-        self.sandbox_end.close()  # the command holds its own copy; the rank needs no descriptor of it from here
+        self.close()  # one listener a command: the pair is done with (the command holds its own copy of its end)
         if listener is None:
             return
         try:
