@@ -42,6 +42,7 @@ SESSION_COST = SessionCost(fds=8, pids=3, mem_mb=1.0)
 """The least one session in flight costs (see the module's doc for how each figure was chosen)."""
 FORWARDER_COST = SessionCost(fds=0, pids=1, mem_mb=4.0)
 """What a per-sandbox forwarder adds (its fds are its own process's, not the rank's)."""
+NOFILE_LIMIT = "RLIMIT_NOFILE hard limit (ulimit -Hn; a gateway rank raises its soft limit to it)"
 RANK_COST = SessionCost(fds=64, pids=16, mem_mb=256.0)
 """A gateway rank's own cost besides its sessions (14 fds idle, ~8 threads, ~190 MB RSS measured; rounded up)."""
 
@@ -86,7 +87,7 @@ def pool_problems(cfg: RunConfig, limits: MachineLimits, cost: SessionCost | Non
     fds = RANK_COST.fds + per_rank * cost.fds  # per process: each rank has its own descriptor table
     if limits.fds is not None and fds > limits.fds:
         out.append(f"{pools}: a rank needs at least {fds} file descriptors ({cost.fds} a session), more than "
-                   f"{limits.fds_from} = {limits.fds} here; lower the pools or raise the limit (ulimit -n)")
+                   f"{limits.fds_from} = {limits.fds} here; lower the pools or raise the limit (ulimit -Hn)")
     pids = ranks * (RANK_COST.pids + per_rank * cost.pids)
     if limits.pids is not None and pids > limits.pids:
         out.append(f"{pools} × {ranks} rank(s): at least {pids} processes ({cost.pids} a session), more than "
@@ -126,8 +127,8 @@ def _least(found: list[tuple[int | float | None, str]]) -> tuple[int | float | N
 
 def machine_limits() -> MachineLimits:
     """This machine's limits as a process started from here (a local job) gets them."""
-    soft_fds, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    fds = None if soft_fds == resource.RLIM_INFINITY else soft_fds
+    _, hard_fds = resource.getrlimit(resource.RLIMIT_NOFILE)  # a rank raises its soft limit to it (util/limits)
+    fds = None if hard_fds == resource.RLIM_INFINITY else hard_fds
     cgroup = _cgroup_dir()
     pids_found: list[tuple[int | float | None, str]] = [
         (_read_int(Path("/proc/sys/kernel/pid_max")), "/proc/sys/kernel/pid_max"),
@@ -150,6 +151,6 @@ def machine_limits() -> MachineLimits:
         mem_found.append((limit / 2**20, f"{cgroup}/memory.max"))
     pids, pids_from = _least(pids_found)
     mem, mem_from = _least(mem_found)
-    return MachineLimits(fds=fds, fds_from="RLIMIT_NOFILE (ulimit -n)" if fds is not None else "",
+    return MachineLimits(fds=fds, fds_from=NOFILE_LIMIT if fds is not None else "",
                          pids=None if pids is None else int(pids), pids_from=pids_from,
                          mem_mb=None if mem is None else float(mem), mem_from=mem_from)
