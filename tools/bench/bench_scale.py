@@ -188,7 +188,7 @@ def run_level(args: argparse.Namespace, n: int, ranks: int, bridge: str, url: st
     print(f"\n# level {label} in flight, bridge {bridge}{', kill -9 + resume' if kill else ''}: {run_dir}",
           flush=True)
     env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-    t0 = time.monotonic()
+    t0, wall0 = time.monotonic(), time.time()
     launched = subprocess.run([sys.executable, "-m", "polar_hpc", "launch", str(recipe), "--run-dir", str(run_dir)],
                               capture_output=True, text=True, timeout=300, env=env, cwd=ROOT)
     if launched.returncode:
@@ -243,7 +243,7 @@ def run_level(args: argparse.Namespace, n: int, ranks: int, bridge: str, url: st
         stop_leftovers(run)
         for pid in processes_of(run_dir):
             signal_tree(pid, signal.SIGKILL)
-    row = figures(run_dir, expected, n, held, snaps, base, rank_cpu, cpu_max)
+    row = figures(run_dir, expected, n, held, snaps, base, rank_cpu, cpu_max, wall0)
     row.update({"level": label, "bridge": bridge, "ranks": ranks, "finished": finished, "elapsed_s": round(elapsed, 1),
                 "left_behind": left, "run_dir": str(run_dir)})
     if kill_info:
@@ -290,7 +290,7 @@ def restart_progress(info: dict[str, Any], new_ranks: list[int], t0: float) -> N
 
 def figures(run_dir: Path, expected: set[str], n: int, held: list[tuple[float, int]], snaps: list[Snapshot],
             base: list[Snapshot], rank_cpu: dict[int, float],
-            cpu_max: dict[int, tuple[str, float]]) -> dict[str, Any]:
+            cpu_max: dict[int, tuple[str, float]], wall0: float) -> dict[str, Any]:
     shards = check_shards(run_dir, expected)
     starts: list[float] = []
     calls: list[float] = []
@@ -306,11 +306,16 @@ def figures(run_dir: Path, expected: set[str], n: int, held: list[tuple[float, i
             failures[f"{status}: {str(detail).strip().splitlines()[-1][:80] if detail else '?'}"] += 1
     added: list[float] = []
     engine: list[float] = []
+    at_level: list[float] = []  # the proxy's own time of calls received while 90% of the level was in RUN
+    full = [t for t, b in held if b >= 0.9 * n]
+    window = (wall0 + full[0], wall0 + full[-1]) if full else (0.0, -1.0)
     records = RunDir(run_dir).records
     for path in records.glob("*.jsonl") if records.is_dir() else []:
-        for own, eng in record_latencies_s(path.read_bytes()):
+        for received, own, eng in record_latencies_s(path.read_bytes()):
             added.append(own)
             engine.append(eng)
+            if window[0] <= received <= window[1]:
+                at_level.append(own)
     peak = max((s for s in snaps), key=lambda s: (s.kinds["bwrap"].count, s.t_s), default=None)
     held_max = max((b for _, b in held), default=0)
     ours: dict[str, Any] = {}
@@ -350,6 +355,7 @@ def figures(run_dir: Path, expected: set[str], n: int, held: list[tuple[float, i
         **ours,
         "our_cpu_ms_per_session": round(ours_cpu * 1000 / max(1, shards["sessions"]), 1),
         "proxy_p50_ms": ms(percentile(added, 50)), "proxy_p99_ms": ms(percentile(added, 99)),
+        "proxy_p99_ms_held": ms(percentile(at_level, 99)), "calls_held": len(at_level),
         "engine_p99_ms": ms(percentile(engine, 99)),
         "call_p50_ms": ms(percentile(calls, 50)), "call_p99_ms": ms(percentile(calls, 99)),
         "calls": len(added),
@@ -357,6 +363,7 @@ def figures(run_dir: Path, expected: set[str], n: int, held: list[tuple[float, i
         "missing": shards["missing_count"], "exactly_once": shards["exactly_once"],
         "statuses": shards["statuses"], "failures": dict(failures),
         "snapshots": [s.to_json() for s in snaps],
+        "held": held,
     }
 
 
@@ -367,7 +374,8 @@ COLUMNS = (("level", "level", "{}"), ("bridge", "bridge", "{}"), ("in_flight", "
            ("bwrap_pss_mb_per_session", "bwrap", "{:.2f}"), ("forwarder_pss_mb_per_session", "fwd", "{:.2f}"),
            ("our_fds_per_session", "fds/sess", "{:.1f}"), ("harness_pss_mb_per_session", "harness MB", "{:.2f}"),
            ("our_cpu_ms_per_session", "CPU ms/sess", "{:.0f}"), ("proxy_p50_ms", "proxy p50 ms", "{:.1f}"),
-           ("proxy_p99_ms", "p99 ms", "{:.1f}"), ("engine_p99_ms", "engine p99", "{:.0f}"),
+           ("proxy_p99_ms", "p99 ms", "{:.1f}"),
+           ("proxy_p99_ms_held", "p99 held", "{:.1f}"), ("engine_p99_ms", "engine p99", "{:.0f}"),
            ("call_p99_ms", "call p99 ms", "{:.0f}"),
            ("committed", "committed", "{}"), ("duplicates", "dup", "{}"))
 

@@ -65,9 +65,9 @@ class _Record(msgspec.Struct):
 _RECORD = msgspec.json.Decoder(_Record)
 
 
-def record_latencies_s(jsonl: bytes) -> list[tuple[float, float]]:
-    """Per completion record of a session's JSONL: (the proxy's own time: received → responded less the engine's
-    call, the engine's call). Records without timings are skipped."""
+def record_latencies_s(jsonl: bytes) -> list[tuple[float, float, float]]:
+    """Per completion record of a session's JSONL: (when it was received, wall time; the proxy's own time:
+    received → responded less the engine's call; the engine's call). Records without timings are skipped."""
     out = []
     for line in jsonl.splitlines():
         if not line.strip():
@@ -75,7 +75,7 @@ def record_latencies_s(jsonl: bytes) -> list[tuple[float, float]]:
         t = _RECORD.decode(line).timings
         if t.received and t.responded:
             engine = max(0.0, t.engine_end - t.engine_start)
-            out.append((max(0.0, (t.responded - t.received) - engine), engine))
+            out.append((t.received, max(0.0, (t.responded - t.received) - engine), engine))
     return out
 
 

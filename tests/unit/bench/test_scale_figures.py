@@ -55,8 +55,8 @@ def test_record_latencies_leave_the_engine_out() -> None:
             {"timings": {}}, {"completion_id": "x"}]
     got = record_latencies_s("\n".join(json.dumps(r) for r in rows).encode() + b"\n\n")
     assert len(got) == 1
-    own, engine = got[0]
-    assert own == pytest.approx(0.005) and engine == pytest.approx(0.05)
+    received, own, engine = got[0]
+    assert received == 10.0 and own == pytest.approx(0.005) and engine == pytest.approx(0.05)
 
 
 def test_classify_and_descendants() -> None:
