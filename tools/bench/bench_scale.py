@@ -216,7 +216,10 @@ def run_level(args: argparse.Namespace, n: int, ranks: int, bridge: str, url: st
                                                        and now - last_heavy >= 3)):
                 snaps.append(snapshot(pids, round(now, 2), busy, cpu_max))
                 if not base and snaps[-1].kinds["bwrap"].count:
-                    base.append(snaps[-1])  # the rank loaded, its first sandboxes up: growth from here is theirs
+                    # the rank as last seen without a sandbox (loaded: sessions come once it registered), else
+                    # with its first few: its growth from there is what its sessions cost
+                    bare = [x for x in snaps[:-1] if x.ranks and not x.kinds["bwrap"].count]
+                    base.append(bare[-1] if bare else snaps[-1])
                 last_heavy = time.monotonic() - t0
                 s = snaps[-1]
                 print(f"  {now:6.0f}s  in RUN {busy}/{n}  ours: rank {sum(c.rss_mb for c in s.ranks.values()):.0f} MB"

@@ -36,5 +36,6 @@ def test_bench_scale_tiny_every_session_in_flight_and_once(tmp_path: Path) -> No
     # the hand-off leaves only bwrap (and the harness) in a sandbox: a shim is seen at most for the instant before
     # it execs the harness
     assert row["our_procs_per_session"] <= 2.1 and row["forwarder_pss_mb_per_session"] < 0.5, row
-    assert 0 < row["our_rss_mb_per_session"] < 5
+    # at 20 sessions the rank's growth is within its start-up's noise (±0.3 MB a session); bwrap's PSS is not
+    assert row["bwrap_pss_mb_per_session"] > 0 and row["our_rss_mb_per_session"] < 5
     assert not row["left_behind"]
