@@ -50,6 +50,7 @@ from scale_figures import (
 )
 from soak_figures import parent_map
 
+from polar_hpc.launch.monitor import session_counts
 from polar_hpc.store import ShardReader
 from polar_hpc.util.proc import signal_tree
 from polar_hpc.wire.records import TraceStatus
@@ -162,7 +163,7 @@ def snapshot(rank_pids: list[int], t_s: float, in_flight: int, cpu_max: dict[int
 
 
 def run_occupancy(run: RunDir) -> tuple[int, int, bool]:
-    """(sessions in RUN over the live ranks, ranks alive, finished) from the coordinator's status file."""
+    """(sessions in RUN over the live ranks, sessions committed, finished) from the coordinator's status file."""
     try:
         status = run.read_status()
     except Exception:  # written atomically, but a status from an older schema or a half-started run: no figure
@@ -170,7 +171,7 @@ def run_occupancy(run: RunDir) -> tuple[int, int, bool]:
     if status is None:
         return 0, 0, False
     busy = sum(r.occupancy.get("run", 0) for r in status.ranks if r.alive)
-    return busy, status.ranks_alive, bool(status.finished)
+    return busy, session_counts(status)[1], bool(status.finished)
 
 
 def gateway_pids(run: RunDir) -> list[int]:
@@ -204,7 +205,7 @@ def run_level(args: argparse.Namespace, n: int, ranks: int, bridge: str, url: st
     try:
         while True:
             now = time.monotonic() - t0
-            busy, alive, finished = run_occupancy(run)
+            busy, committed, finished = run_occupancy(run)
             held.append((round(now, 2), busy))
             pids = gateway_pids(run)
             for pid in pids:
@@ -227,8 +228,10 @@ def run_level(args: argparse.Namespace, n: int, ranks: int, bridge: str, url: st
                       f"{s.kinds['bwrap'].pss_mb:.0f} MB PSS, {s.kinds['forwarder'].count} forwarders "
                       f"{s.kinds['forwarder'].pss_mb:.0f} MB PSS; harness {s.kinds['harness'].count} procs "
                       f"{s.kinds['harness'].pss_mb:.0f} MB PSS  load {load_average()}", flush=True)
-            if kill and not kill_info and pids and busy >= 0.9 * n:
-                kill_info = kill_and_resume(run, run_dir, pids, busy, env, t0)
+            if kill and not kill_info and pids and (committed >= args.kill_after if args.kill_after
+                                                    else busy >= 0.9 * n):
+                coordinator = component_pids(run).get("coordinator") if args.kill_coordinator else None
+                kill_info = kill_and_resume(run, run_dir, pids, busy, env, t0, coordinator)
             if kill_info and "in_flight_again_s" not in kill_info:
                 restart_progress(kill_info, [p for p in pids if p not in kill_info["killed"]], t0)
             if finished:
@@ -251,25 +254,41 @@ def run_level(args: argparse.Namespace, n: int, ranks: int, bridge: str, url: st
                 "left_behind": left, "run_dir": str(run_dir)})
     if kill_info:
         kill_info.pop("killed", None)
+        kill_info["coordinator_restored"] = restored_lines(run_dir)
         row["kill"] = kill_info
     return row
 
 
 def kill_and_resume(run: RunDir, run_dir: Path, pids: list[int], busy: int, env: dict[str, str],
-                    t0: float) -> dict[str, Any]:
-    """SIGKILL every gateway rank (its sandboxes die with it: ``--die-with-parent``), then ``polar-hpc resume``."""
+                    t0: float, coordinator: int | None = None) -> dict[str, Any]:
+    """SIGKILL every gateway rank (its sandboxes die with it: ``--die-with-parent``) and, when given, the
+    coordinator (it rebuilds its state from the shards and its journal), then ``polar-hpc resume``."""
     at = time.monotonic() - t0
-    for pid in pids:
+    for pid in [*pids, *([coordinator] if coordinator else [])]:
         os.kill(pid, signal.SIGKILL)
-    print(f"  {at:6.0f}s  kill -9 gateway rank(s) {pids} with {busy} sessions in RUN", flush=True)
+    also = " and the coordinator" if coordinator else ""
+    print(f"  {at:6.0f}s  kill -9 gateway rank(s) {pids}{also} with {busy} sessions in RUN", flush=True)
     r0 = time.monotonic()
-    resumed = subprocess.run([sys.executable, "-m", "polar_hpc", "resume", str(run_dir)], capture_output=True,
-                             text=True, timeout=300, env=env, cwd=ROOT)
+    while True:  # until the launcher sees the components gone (its local controllers notice within seconds)
+        resumed = subprocess.run([sys.executable, "-m", "polar_hpc", "resume", str(run_dir)], capture_output=True,
+                                 text=True, timeout=300, env=env, cwd=ROOT)
+        if resumed.returncode or "nothing submitted" not in resumed.stdout or time.monotonic() - r0 > 120:
+            break
+        time.sleep(2.0)
     took = time.monotonic() - r0
     print(f"  resume exited {resumed.returncode} after {took:.1f}s: {resumed.stdout.strip()[-300:]}"
           f"{resumed.stderr.strip()[-300:]}", flush=True)
     return {"killed": pids, "at_s": round(at, 2), "in_run_at_kill": busy, "resume_rc": resumed.returncode,
             "resume_s": round(took, 2)}
+
+
+def restored_lines(run_dir: Path) -> list[str]:
+    """What each coordinator life said of its resume index (sessions restored from the shards, how long)."""
+    out = []
+    for path in sorted((run_dir / "logs" / "coordinator").glob("*/*.out")):
+        out += [line.split("INFO ", 1)[-1].strip() for line in path.read_text(errors="replace").splitlines()
+                if "restored" in line and "committed sessions" in line]
+    return out
 
 
 def restart_progress(info: dict[str, Any], new_ranks: list[int], t0: float) -> None:
@@ -419,6 +438,10 @@ def main() -> int:
     p.add_argument("--bridge", choices=["forwarder", "handoff", "both"], default="handoff",
                    help="runtime.bridge; both: each level with each, forwarder first (the before/after ratio)")
     p.add_argument("--kill", action="store_true", help="at the top level: kill -9 the rank in flight, then resume")
+    p.add_argument("--kill-only", action="store_true", help="--kill at the top level, without the levels before")
+    p.add_argument("--kill-coordinator", action="store_true", help="--kill: the coordinator too")
+    p.add_argument("--kill-after", type=int, default=0,
+                   help="--kill once this many sessions are committed (default: once 90%% are in RUN)")
     p.add_argument("--calls", type=int, default=6, help="model calls per session")
     p.add_argument("--hold", type=float, default=90.0, help="seconds of think time per session, in all")
     p.add_argument("--tokens", type=int, default=8, help="tokens the stub answers each call with")
@@ -457,12 +480,12 @@ def main() -> int:
               f"{args.calls} calls a session over ~{args.hold:.0f}s of log-normal think time; shell harness + curl "
               f"in bwrap (network none); engine: FAKE stub process")
         print(f"host: {os.cpu_count()} cores, load average {load_average()}; runs under {args.root}", flush=True)
-        for n, ranks in levels:
+        for n, ranks in levels if not args.kill_only else []:
             for bridge in bridges:
                 rows.append(run_level(args, n, ranks, bridge, url, kill=False))
                 if args.json:
                     args.json.write_text(json.dumps(rows, indent=1))
-        if args.kill:
+        if args.kill or args.kill_only:
             n, ranks = levels[-1]
             rows.append(run_level(args, n, ranks, bridges[-1], url, kill=True))
     finally:
