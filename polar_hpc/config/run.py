@@ -155,6 +155,12 @@ class RuntimeSpec(StrictStruct):
     prepare_retries: AtLeast0 = 2
     env: dict[str, str] = msgspec.field(default_factory=dict)
     network: Literal["shared", "none"] = "shared"
+    bridge: Literal["forwarder", "handoff"] = "handoff"
+    """``network = "none"``: how the harness reaches the proxy at ``127.0.0.1:28080`` in its sandbox. ``handoff``
+    (bwrap): a shim binds that address in the sandbox, hands the listening socket to the rank's proxy over a
+    socket pair of that command alone, and execs the command, so no process of ours stays in the sandbox and no
+    sandbox holds a socket shared with another; ``forwarder``: a Python TCP→Unix-socket forwarder runs beside each
+    command and relays to the proxy's Unix socket bound in (every backend; the only one for the others)."""
     workdir: str = "/polar/session/work"
     binds: list[str] = msgspec.field(default_factory=list)
     """Extra read-only binds ``SRC[:DST]``."""

@@ -97,7 +97,8 @@ class SessionExecutor:
         if solution is not None and SANDBOX_SOLUTION_DIR not in spec.scratch_dirs:
             spec = msgspec.structs.replace(spec, scratch_dirs=[*spec.scratch_dirs, SANDBOX_SOLUTION_DIR])
         socket = self.proxy_socket if spec.network == "none" else None
-        rt = make_runtime(spec, root, proxy_socket=socket)
+        rt = make_runtime(spec, root, proxy_socket=socket,
+                          serve_listener=self.proxy.serve_listener if spec.network == "none" else None)
         if subdir is None:
             st.runtime = rt
         else:

@@ -10,6 +10,7 @@ from polar_hpc.config.run import RunConfig
 from polar_hpc.gateway.control import GatewayControl
 from polar_hpc.gateway.rank import GatewayRank
 from polar_hpc.log import get_logger
+from polar_hpc.util.limits import raise_open_files
 
 log = get_logger("gateway")
 
@@ -17,6 +18,9 @@ EXIT_DRAINED = 143
 
 
 async def run_rank(cfg: RunConfig, rank_id: int, run_dir: Path, *, keep_session_dirs: bool = False) -> int:
+    before, after = raise_open_files()
+    if after != before:
+        log.info("rank %d: open files limit raised from %d to %d (the hard limit)", rank_id, before, after)
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

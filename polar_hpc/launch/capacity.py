@@ -12,9 +12,13 @@ floor, so a refusal means the run surely could not hold its pools (a heavier har
   session in RUN, on the CI Slurm cluster), plus 3 for the concurrent model calls a harness makes (codex, claude
   code stream several at once): 8.
 - pids (tasks, against ``pids.max``, ``pid_max``, and ``RLIMIT_NPROC`` for a non-root user): the two bwrap
-  processes of a sandbox, the ``network = "none"`` forwarder, and the harness's own process: 4 (a Node harness
-  has ~10 threads more, each a task).
-- memory: 2 × ~1.7 MB bwrap RSS, the forwarder's interpreter (~10 MB), the proxy's per-session state: 16 MB.
+  processes of a sandbox and the harness's own process: 3 (a Node harness has ~10 threads more, each a task).
+- memory: what ``tools/bench/bench_scale.py`` measured per session in flight at 250–1,000 on one rank: the two
+  bwraps' PSS (~0.25 MB), the rank's growth (~0.05 MB), the light harness's shell and curl (~0.25 MB): 1 MB.
+
+:data:`FORWARDER_COST` comes on top where each sandbox runs a Python forwarder to the proxy's Unix socket
+(``network = "none"`` with ``runtime.bridge = "forwarder"``, or a backend other than bwrap): one process more and
+its interpreter, ~4.4 MB PSS measured (~9 MB RSS).
 """
 
 from __future__ import annotations
@@ -34,8 +38,11 @@ class SessionCost(msgspec.Struct, frozen=True, kw_only=True):
     mem_mb: float
 
 
-SESSION_COST = SessionCost(fds=8, pids=4, mem_mb=16.0)
+SESSION_COST = SessionCost(fds=8, pids=3, mem_mb=1.0)
 """The least one session in flight costs (see the module's doc for how each figure was chosen)."""
+FORWARDER_COST = SessionCost(fds=0, pids=1, mem_mb=4.0)
+"""What a per-sandbox forwarder adds (its fds are its own process's, not the rank's)."""
+NOFILE_LIMIT = "RLIMIT_NOFILE hard limit (ulimit -Hn; a gateway rank raises its soft limit to it)"
 RANK_COST = SessionCost(fds=64, pids=16, mem_mb=256.0)
 """A gateway rank's own cost besides its sessions (14 fds idle, ~8 threads, ~190 MB RSS measured; rounded up)."""
 
@@ -57,8 +64,20 @@ def sessions_per_rank(cfg: RunConfig) -> int:
     return g.init_pool + g.ready_buffer + g.run_pool + g.postrun_pool
 
 
-def pool_problems(cfg: RunConfig, limits: MachineLimits, cost: SessionCost = SESSION_COST) -> list[str]:
-    """One line per limit the run's pools exceed (all ranks on this machine), naming the limit and the fix."""
+def session_cost(cfg: RunConfig) -> SessionCost:
+    """The least a session of this run costs: :data:`SESSION_COST`, plus :data:`FORWARDER_COST` where each sandbox
+    runs a forwarder (``network = "none"`` without the bwrap hand-off)."""
+    rt = cfg.runtime
+    if rt.network != "none" or (rt.backend == "bwrap" and rt.bridge == "handoff") or rt.backend == "local":
+        return SESSION_COST
+    return SessionCost(fds=SESSION_COST.fds + FORWARDER_COST.fds, pids=SESSION_COST.pids + FORWARDER_COST.pids,
+                       mem_mb=SESSION_COST.mem_mb + FORWARDER_COST.mem_mb)
+
+
+def pool_problems(cfg: RunConfig, limits: MachineLimits, cost: SessionCost | None = None) -> list[str]:
+    """One line per limit the run's pools exceed (all ranks on this machine), naming the limit and the fix
+    (``cost``: per session, by default :func:`session_cost`)."""
+    cost = cost or session_cost(cfg)
     per_rank = sessions_per_rank(cfg)
     ranks = cfg.gateway.num_ranks
     g = cfg.gateway
@@ -68,7 +87,7 @@ def pool_problems(cfg: RunConfig, limits: MachineLimits, cost: SessionCost = SES
     fds = RANK_COST.fds + per_rank * cost.fds  # per process: each rank has its own descriptor table
     if limits.fds is not None and fds > limits.fds:
         out.append(f"{pools}: a rank needs at least {fds} file descriptors ({cost.fds} a session), more than "
-                   f"{limits.fds_from} = {limits.fds} here; lower the pools or raise the limit (ulimit -n)")
+                   f"{limits.fds_from} = {limits.fds} here; lower the pools or raise the limit (ulimit -Hn)")
     pids = ranks * (RANK_COST.pids + per_rank * cost.pids)
     if limits.pids is not None and pids > limits.pids:
         out.append(f"{pools} × {ranks} rank(s): at least {pids} processes ({cost.pids} a session), more than "
@@ -108,8 +127,8 @@ def _least(found: list[tuple[int | float | None, str]]) -> tuple[int | float | N
 
 def machine_limits() -> MachineLimits:
     """This machine's limits as a process started from here (a local job) gets them."""
-    soft_fds, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    fds = None if soft_fds == resource.RLIM_INFINITY else soft_fds
+    _, hard_fds = resource.getrlimit(resource.RLIMIT_NOFILE)  # a rank raises its soft limit to it (util/limits)
+    fds = None if hard_fds == resource.RLIM_INFINITY else hard_fds
     cgroup = _cgroup_dir()
     pids_found: list[tuple[int | float | None, str]] = [
         (_read_int(Path("/proc/sys/kernel/pid_max")), "/proc/sys/kernel/pid_max"),
@@ -132,6 +151,6 @@ def machine_limits() -> MachineLimits:
         mem_found.append((limit / 2**20, f"{cgroup}/memory.max"))
     pids, pids_from = _least(pids_found)
     mem, mem_from = _least(mem_found)
-    return MachineLimits(fds=fds, fds_from="RLIMIT_NOFILE (ulimit -n)" if fds is not None else "",
+    return MachineLimits(fds=fds, fds_from=NOFILE_LIMIT if fds is not None else "",
                          pids=None if pids is None else int(pids), pids_from=pids_from,
                          mem_mb=None if mem is None else float(mem), mem_from=mem_from)

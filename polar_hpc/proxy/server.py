@@ -12,9 +12,10 @@ from __future__ import annotations
 import asyncio
 import secrets
 import shutil
+import socket
 import tempfile
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +57,8 @@ _INF = InferenceConfig()
 """The recipe's defaults, which the server's own defaults are (``render_mode`` excepted: a bare server renders
 each prompt canonically; runs default to ``gateway.render``)."""
 _JSON_CT = "application/json"
+SANDBOX_BACKLOG = 128
+"""Backlog of a sandbox's handed-off listener (the shim's own ``listen``, ``uds_forward.BACKLOG``, applies first)."""
 _DECODE = msgspec.json.Decoder()
 _ENC = msgspec.json.Encoder()
 
@@ -219,6 +222,15 @@ class ProxyServer:
         if unix_path is not None:
             await web.UnixSite(self._runner, unix_path).start()
         return f"http://{host}:{bound}"
+
+    async def serve_listener(self, listener: socket.socket) -> Callable[[], Awaitable[None]]:
+        """Serve a listening socket handed out of a sandbox (``runtime.bridge = "handoff"``) like the proxy's own
+        port, until the returned coroutine function is awaited."""
+        if self._runner is None:
+            raise RuntimeError("proxy: serve_listener() before start()")
+        site = web.SockSite(self._runner, listener, backlog=SANDBOX_BACKLOG)
+        await site.start()
+        return site.stop
 
     async def stop(self) -> None:
         if self._runner is not None:

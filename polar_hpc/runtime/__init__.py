@@ -16,6 +16,7 @@ from polar_hpc.runtime.base import (
     SandboxStateError,
     SandboxUnavailable,
 )
+from polar_hpc.runtime.handoff import ServeListener
 
 __all__ = [
     "ExecResult",
@@ -31,8 +32,12 @@ __all__ = [
 BACKENDS: tuple[RuntimeBackend, ...] = get_args(RuntimeBackend)
 
 
-def make_runtime(spec: RuntimeSpec, session_dir: Path, *, proxy_socket: Path | None = None) -> Runtime:
-    """A not-yet-started runtime for one session; call ``await rt.start()`` then ``exec``, ``stop``."""
+def make_runtime(spec: RuntimeSpec, session_dir: Path, *, proxy_socket: Path | None = None,
+                 serve_listener: ServeListener | None = None) -> Runtime:
+    """A not-yet-started runtime for one session; call ``await rt.start()`` then ``exec``, ``stop``.
+
+    ``serve_listener``: the rank's proxy serving a sandbox's handed-off listener (``runtime.bridge = "handoff"``,
+    bwrap); the other backends reach ``proxy_socket`` through a forwarder."""
     if spec.backend == "local":
         from polar_hpc.runtime.local import LocalRuntime
 
@@ -40,7 +45,7 @@ def make_runtime(spec: RuntimeSpec, session_dir: Path, *, proxy_socket: Path | N
     if spec.backend == "bwrap":
         from polar_hpc.runtime.bwrap import BwrapRuntime
 
-        return BwrapRuntime(spec, session_dir, proxy_socket=proxy_socket)
+        return BwrapRuntime(spec, session_dir, proxy_socket=proxy_socket, serve_listener=serve_listener)
     if spec.backend == "apptainer":
         from polar_hpc.runtime.apptainer import ApptainerRuntime
 

@@ -207,7 +207,8 @@ class ApptainerRuntime(SandboxBase):
         if self._instance_pid is not None:
             await kill_tree(self._instance_pid)
 
-    def _wrap(self, argv: list[str], env: dict[str, str], cwd: str) -> tuple[list[str], dict[str, str], Path | None]:
+    def _wrap(self, argv: list[str], env: dict[str, str], cwd: str, *,
+              handoff_fd: int | None = None) -> tuple[list[str], dict[str, str], Path | None]:
         host_cwd = self.host_path(cwd)
         if host_cwd is not None:
             host_cwd.mkdir(parents=True, exist_ok=True)

@@ -5,8 +5,9 @@ folder's), the session dir writable at ``/polar/session``, a private ``/tmp`` ba
 dir (so it survives between commands and goes with ``stop``), ``runtime.scratch_dirs`` (writable folders of the
 session's own on the read-only root, e.g. a Harbor task's ``/app``, ``/tests``, ``/logs``, backed the same way),
 its own pid/ipc/uts namespaces and, with ``network = "none"``, its own network namespace where only ``lo``
-exists; the proxy is then reached through its Unix socket bound in, behind an in-sandbox TCP forwarder on
-``127.0.0.1:FORWARD_PORT``.
+exists; the proxy is then reached at ``127.0.0.1:FORWARD_PORT``: a listening socket the rank's proxy serves,
+handed out of the sandbox by each command's shim (``runtime.bridge = "handoff"``, ``runtime/handoff.py``), or an
+in-sandbox TCP forwarder to the proxy's Unix socket bound in (``forwarder``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from polar_hpc.runtime.base import (
     SandboxUnavailable,
 )
 from polar_hpc.runtime.common import SandboxBase, host_python_binds
+from polar_hpc.runtime.handoff import ServeListener
 from polar_hpc.runtime.process import run_command
 
 log = get_logger("runtime")
@@ -85,11 +87,15 @@ def bwrap_argv(
     cmd: list[str],
     cwd: str,
     proxy_socket: Path | None = None,
+    handoff_fd: int | None = None,
     bwrap: str = "bwrap",
     root: list[str] | None = None,
     scratch: list[tuple[Path, str]] | None = None,
 ) -> list[str]:
     """The full host argv running ``cmd`` in the sandbox (pure: golden-tested).
+
+    ``handoff_fd``: the command hands its listening socket to the rank over this inherited descriptor
+    (``runtime.bridge = "handoff"``); the proxy's socket is then not bound in at all.
 
     It holds no environment: bwrap is started with exactly the sandbox's environment as its own and passes it
     on, so values (session keys, ``runtime.env`` secrets) never appear in ``/proc/<pid>/cmdline``, which every
@@ -112,12 +118,16 @@ def bwrap_argv(
     if spec.host_python:
         for src, dst in host_python_binds():
             argv += ["--ro-bind", src, dst]
-    bridged = spec.network == "none" and proxy_socket is not None
-    if bridged:
+    handoff = spec.network == "none" and handoff_fd is not None
+    bridged = spec.network == "none" and proxy_socket is not None and not handoff
+    if bridged or handoff:
         argv += ["--ro-bind", str(FORWARDER_SRC), SANDBOX_FORWARDER]
+    if bridged:
         argv += ["--bind", str(proxy_socket), SANDBOX_PROXY_SOCKET]
     argv += ["--chdir", cwd, "--"]
-    if bridged:
+    if handoff_fd is not None and handoff:
+        argv += handoff_prefix(handoff_fd)
+    elif bridged:
         argv += forwarder_prefix()
     return argv + cmd
 
@@ -127,13 +137,21 @@ def forwarder_prefix() -> list[str]:
             SANDBOX_PROXY_SOCKET, "--"]
 
 
+def handoff_prefix(fd: int) -> list[str]:
+    """The shim that binds the proxy's loopback address in the sandbox, hands the listener over ``fd`` and execs."""
+    return ["python3", "-I", "-S", SANDBOX_FORWARDER, "--listen", f"127.0.0.1:{FORWARD_PORT}", "--handoff",
+            str(fd), "--"]
+
+
 class BwrapRuntime(SandboxBase):
     backend = "bwrap"
     exec_transfers = False
+    handoff_capable = True
     _probed: set[str | None] = set()
 
-    def __init__(self, spec: RuntimeSpec, session_dir: Path, *, proxy_socket: Path | None = None) -> None:
-        super().__init__(spec, session_dir, proxy_socket=proxy_socket)
+    def __init__(self, spec: RuntimeSpec, session_dir: Path, *, proxy_socket: Path | None = None,
+                 serve_listener: ServeListener | None = None) -> None:
+        super().__init__(spec, session_dir, proxy_socket=proxy_socket, serve_listener=serve_listener)
         self.is_root = os.geteuid() == 0
         self.bwrap = shutil.which("bwrap") or ""
         self._root: list[str] | None = None
@@ -161,14 +179,15 @@ class BwrapRuntime(SandboxBase):
             )
         BwrapRuntime._probed.add(self.spec.image)
 
-    def _full_argv(self, cmd: list[str], cwd: str) -> list[str]:
+    def _full_argv(self, cmd: list[str], cwd: str, *, handoff_fd: int | None = None) -> list[str]:
         return bwrap_argv(
             self.spec,
             session_dir=self.session_dir,
             tmp_dir=self.scratch / "tmp",
             cmd=cmd,
             cwd=cwd,
-            proxy_socket=self.proxy_socket,
+            proxy_socket=None if self.handoff else self.proxy_socket,
+            handoff_fd=handoff_fd if self.handoff else None,
             bwrap=self.bwrap,
             root=self._root,
             scratch=self._scratch_binds,
@@ -181,9 +200,10 @@ class BwrapRuntime(SandboxBase):
                 return host / p[len(dst):].lstrip("/")
         return super().host_path(sandbox_path)
 
-    def _wrap(self, argv: list[str], env: dict[str, str], cwd: str) -> tuple[list[str], dict[str, str], Path | None]:
+    def _wrap(self, argv: list[str], env: dict[str, str], cwd: str, *,
+              handoff_fd: int | None = None) -> tuple[list[str], dict[str, str], Path | None]:
         host_cwd = self.host_path(cwd)
         if host_cwd is not None:
             host_cwd.mkdir(parents=True, exist_ok=True)
         # bwrap (run by its absolute path) hands its own environment, exactly ``env``, to the command
-        return self._full_argv(argv, cwd), dict(env), None
+        return self._full_argv(argv, cwd, handoff_fd=handoff_fd), dict(env), None

@@ -21,6 +21,7 @@ from polar_hpc.runtime.base import (
     SandboxError,
     SandboxStateError,
 )
+from polar_hpc.runtime.handoff import Handoff, ServeListener
 from polar_hpc.runtime.process import DRAIN_S, KILL_GRACE_S, kill_tree, run_command
 from polar_hpc.wire.rundir import SessionDir
 
@@ -66,11 +67,16 @@ class SandboxBase:
     exec_transfers = True
     """Whether paths off the host-backed mounts can be reached by copying through an ``exec``."""
 
-    def __init__(self, spec: RuntimeSpec, session_dir: Path, *, proxy_socket: Path | None = None) -> None:
+    handoff_capable = False
+    """Whether the backend can hand a sandbox's listening socket to the rank (``runtime.bridge = "handoff"``)."""
+
+    def __init__(self, spec: RuntimeSpec, session_dir: Path, *, proxy_socket: Path | None = None,
+                 serve_listener: ServeListener | None = None) -> None:
         self.spec = spec
         self.session_dir = Path(session_dir).resolve()
         self.sandbox_session_dir = SANDBOX_SESSION_DIR
         self.proxy_socket = proxy_socket
+        self.serve_listener = serve_listener if self.handoff_capable else None
         self.is_root = False
         self._live: set[int] = set()
         self._inflight: set[asyncio.Future[ExecResult]] = set()
@@ -85,9 +91,15 @@ class SandboxBase:
         return self._scratch
 
     @property
+    def handoff(self) -> bool:
+        """True when the network is unshared and each command's listening socket is served by the rank's proxy."""
+        return self.spec.network == "none" and self.spec.bridge == "handoff" and self.serve_listener is not None
+
+    @property
     def bridged(self) -> bool:
-        """True when the network is unshared and the proxy is reached through the bound socket."""
-        return self.spec.network == "none" and self.proxy_socket is not None
+        """True when the network is unshared and the proxy is reached through the sandbox bridge (a forwarder to
+        the bound socket, or the hand-off)."""
+        return self.spec.network == "none" and (self.proxy_socket is not None or self.handoff)
 
     def proxy_base_url(self, host_base_url: str) -> str:
         return f"http://127.0.0.1:{FORWARD_PORT}" if self.bridged else host_base_url
@@ -96,7 +108,7 @@ class SandboxBase:
     async def start(self) -> None:
         if self._state != "new":
             raise SandboxStateError(f"{self.backend} runtime for {self.session_dir}: start() when {self._state}")
-        if self.spec.network == "none" and self.proxy_socket is None:
+        if self.spec.network == "none" and self.proxy_socket is None and not self.handoff:
             log.warning("%s: network='none' without a proxy socket: the harness cannot reach the proxy", self.backend)
         if self.proxy_socket is not None and not self.proxy_socket.exists():
             raise SandboxError(f"proxy socket {self.proxy_socket} does not exist (start the proxy with unix_path=...)")
@@ -159,8 +171,10 @@ class SandboxBase:
     def resolve_cwd(self, cwd: str | None) -> str:
         return cwd or self.spec.workdir
 
-    def _wrap(self, argv: list[str], env: dict[str, str], cwd: str) -> tuple[list[str], dict[str, str], Path | None]:
-        """(host argv, host env, host cwd) that run ``argv`` inside the sandbox."""
+    def _wrap(self, argv: list[str], env: dict[str, str], cwd: str, *,
+              handoff_fd: int | None = None) -> tuple[list[str], dict[str, str], Path | None]:
+        """(host argv, host env, host cwd) that run ``argv`` inside the sandbox (``handoff_fd``: the number of the
+        socket pair's end the command inherits, for a backend with ``handoff_capable``)."""
         raise NotImplementedError
 
     async def exec(
@@ -178,12 +192,18 @@ class SandboxBase:
         if not argv:
             raise ValueError("exec: empty command")
         full_env = {**self.base_env(), **self.spec.env, **(env or {})}
-        host_argv, host_env, host_cwd = self._wrap(argv, full_env, self.resolve_cwd(cwd))
+        handoff = Handoff() if self.handoff else None
+        host_argv, host_env, host_cwd = self._wrap(argv, full_env, self.resolve_cwd(cwd),
+                                                   handoff_fd=handoff.fd if handoff is not None else None)
         t0 = time.monotonic()
         task = asyncio.ensure_future(
-            run_command(host_argv, env=host_env, cwd=host_cwd, timeout_s=timeout_s, log_path=log_path, live=self._live)
+            run_command(host_argv, env=host_env, cwd=host_cwd, timeout_s=timeout_s, log_path=log_path, live=self._live,
+                        pass_fds=(handoff.fd,) if handoff is not None else ())
         )
         self._inflight.add(task)
+        bridge = None
+        if handoff is not None and self.serve_listener is not None:
+            bridge = asyncio.create_task(handoff.serve(self.serve_listener))
         try:
             return await task
         except asyncio.CancelledError:
@@ -194,6 +214,11 @@ class SandboxBase:
                               "this command", duration_s=time.monotonic() - t0)
         finally:
             self._inflight.discard(task)
+            if bridge is not None:
+                bridge.cancel()
+                await asyncio.gather(bridge, return_exceptions=True)
+            if handoff is not None:
+                handoff.close()
 
     # ---- transfers ---------------------------------------------------------------------------
     def host_path(self, sandbox_path: str) -> Path | None:

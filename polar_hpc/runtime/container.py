@@ -284,7 +284,8 @@ class ContainerRuntime(SandboxBase):
                     os.kill(pid, signal.SIGKILL)
             await asyncio.sleep(0.05)
 
-    def _wrap(self, argv: list[str], env: dict[str, str], cwd: str) -> tuple[list[str], dict[str, str], Path | None]:
+    def _wrap(self, argv: list[str], env: dict[str, str], cwd: str, *,
+              handoff_fd: int | None = None) -> tuple[list[str], dict[str, str], Path | None]:
         host_cwd = self.host_path(cwd)
         if host_cwd is not None:
             host_cwd.mkdir(parents=True, exist_ok=True)

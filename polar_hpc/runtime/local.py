@@ -53,7 +53,8 @@ class LocalRuntime(SandboxBase):
     def host_path(self, sandbox_path: str) -> Path | None:
         return Path(self._map(sandbox_path))
 
-    def _wrap(self, argv: list[str], env: dict[str, str], cwd: str) -> tuple[list[str], dict[str, str], Path | None]:
+    def _wrap(self, argv: list[str], env: dict[str, str], cwd: str, *,
+              handoff_fd: int | None = None) -> tuple[list[str], dict[str, str], Path | None]:
         Path(cwd).mkdir(parents=True, exist_ok=True)
         env = {k: self._map(v) if k in ("HOME", "SESSION_DIR") else v for k, v in env.items()}
         return argv, env, Path(cwd)

@@ -82,8 +82,10 @@ async def run_command(
     timeout_s: float | None = None,
     log_path: Path | None = None,
     live: set[int] | None = None,
+    pass_fds: tuple[int, ...] = (),
 ) -> ExecResult:
-    """Run ``argv`` in a new session (own process group); ``live`` holds its pid while it runs."""
+    """Run ``argv`` in a new session (own process group); ``live`` holds its pid while it runs; ``pass_fds`` are
+    inherited by it (at the same numbers)."""
     t0 = time.monotonic()
     log_file = None
     if log_path is not None:
@@ -99,6 +101,7 @@ async def run_command(
             env=env,
             cwd=cwd,
             start_new_session=True,
+            pass_fds=pass_fds,
         ))
         try:
             proc = await asyncio.shield(spawn)

@@ -2,7 +2,8 @@
 
 Rows: a plain subprocess (``asyncio.create_subprocess_exec`` of ``/usr/bin/true``), the ``local`` runtime, and the
 ``bwrap`` runtime with shared and with unshared network (the latter with the proxy socket bridge, so the
-in-sandbox forwarder starts too). Each sample is one fresh runtime: start, one exec, stop. The bwrap start probe
+in-sandbox forwarder starts too, or with the hand-off, whose shim execs into the command). Each sample is one
+fresh runtime: start, one exec, stop. The bwrap start probe
 runs once per process (the first, warm-up iteration), as in a gateway rank.
 
     python tools/bench/bench_sandbox.py [--repeats 30]
@@ -17,7 +18,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from common import proxy_socket_stub, sandbox_lifecycle, timed
+from common import proxy_socket_stub, sandbox_lifecycle, serve_listener_stub, timed
 
 from polar_hpc.config.run import RuntimeSpec
 from polar_hpc.runtime.process import run_command
@@ -38,13 +39,16 @@ async def main(repeats: int) -> None:
 
     local, bwrap = RuntimeSpec(backend="local"), RuntimeSpec(backend="bwrap")
     no_net = RuntimeSpec(backend="bwrap", network="none")
+    no_net_fwd = RuntimeSpec(backend="bwrap", network="none", bridge="forwarder")
     rows = [
         ("plain subprocess (create_subprocess_exec)", await timed(plain, repeats)),
         ("run_command (pgroup, pidfd, pipes)", await timed(plain_tree, repeats)),
         ("local runtime start→exec→stop", await timed(sandbox_lifecycle(local, root), repeats)),
         ("bwrap, shared net", await timed(sandbox_lifecycle(bwrap, root), repeats)),
         ("bwrap, net none, no bridge", await timed(sandbox_lifecycle(no_net, root), repeats)),
-        ("bwrap, net none + UDS bridge", await timed(sandbox_lifecycle(no_net, root, sock_path), repeats)),
+        ("bwrap, net none + UDS bridge", await timed(sandbox_lifecycle(no_net_fwd, root, sock_path), repeats)),
+        ("bwrap, net none + hand-off", await timed(sandbox_lifecycle(no_net, root, None, serve_listener_stub),
+                                                    repeats)),
     ]
     server.close()
     base_med, base_min = rows[0][1]

@@ -267,7 +267,8 @@ def main() -> int:
     p.add_argument("--samples", type=int, default=4, help="sessions per task")
     p.add_argument("--tokens", type=int, default=16, help="tokens the stub answers each call with")
     p.add_argument("--network", choices=["shared", "none"], default="shared",
-                   help="runtime.network: none puts a forwarder in each sandbox, relaying to the proxy's Unix socket")
+                   help="runtime.network: none gives each sandbox its own network namespace, the proxy reached "
+                        "through runtime.bridge (the hand-off by default)")
     p.add_argument("--interval", type=float, default=5.0, help="seconds between process samples")
     p.add_argument("--window", type=float, default=60.0, help="seconds per throughput window")
     p.add_argument("--warmup", type=float, default=0.2, help="share of the sessions before the slopes count")

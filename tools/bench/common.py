@@ -26,6 +26,7 @@ from pathlib import Path
 
 from polar_hpc.config.run import RuntimeSpec
 from polar_hpc.runtime import make_runtime
+from polar_hpc.runtime.handoff import ServeListener, StopServing
 
 _sessions = itertools.count()
 
@@ -41,17 +42,29 @@ async def timed(fn: Callable[[], Awaitable[None]], repeats: int) -> tuple[float,
     return statistics.median(samples), min(samples)
 
 
-def sandbox_lifecycle(spec: RuntimeSpec, root: Path, proxy_socket: Path | None = None) -> Callable[[], Awaitable[None]]:
+def sandbox_lifecycle(spec: RuntimeSpec, root: Path, proxy_socket: Path | None = None,
+                      serve_listener: ServeListener | None = None) -> Callable[[], Awaitable[None]]:
     """One session's sandbox, as a gateway runs it: a fresh runtime under ``root``, start, exec ``true``, stop."""
 
     async def run() -> None:
-        rt = make_runtime(spec, root / f"s{next(_sessions)}", proxy_socket=proxy_socket)
+        rt = make_runtime(spec, root / f"s{next(_sessions)}", proxy_socket=proxy_socket,
+                          serve_listener=serve_listener)
         await rt.start()
         res = await rt.exec(["true"])
         await rt.stop()
         assert res.ok, res.stderr
 
     return run
+
+
+async def serve_listener_stub(listener: socket.socket) -> StopServing:
+    """Where the gateway's proxy would serve a sandbox's handed-off listener; it closes every connection."""
+    server = await asyncio.start_server(lambda r, w: w.close(), sock=listener)
+
+    async def stop() -> None:
+        server.close()
+
+    return stop
 
 
 async def proxy_socket_stub(path: Path) -> asyncio.Server:
