@@ -271,10 +271,6 @@ class TrainerConfig(StrictStruct):
     session of step ``s`` is sampled by the weights of step ``s - k``. ``in_flight``: weights are pushed while
     sessions run (the engines switch version between calls), each step trains on the first ``groups_per_step``
     groups back, every token with the version that sampled it (``train/grpo/inflight.py``)."""
-    groups_in_flight: AtLeast1 | None = None
-    """``in_flight``: groups kept generating (default ``groups_per_step * (max_off_policy_steps + 1)``). More feed a
-    step sooner when sessions outlast a trainer step, without loosening the bound; each needs its sessions' run
-    slots (``gateway.run_pool`` x ranks)."""
     stale_sessions: StaleSessions = "drop"
     """``in_flight``: a session with a trainable token sampled more than ``max_off_policy_steps`` versions before
     the trainer's is ``drop``ped (a placeholder, out of the baseline) or has those tokens ``mask``ed (counted)."""

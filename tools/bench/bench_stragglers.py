@@ -8,7 +8,6 @@ CPUs):
 
   exact        trainer.staleness = exact: a step waits for its own groups; pushes with no group generating
   in_flight    trainer.staleness = in_flight: pushes while sessions run, a step trains on the first groups back
-  in_flight+   in_flight with --groups-in-flight N groups generating (the default is groups_per_step x (k + 1))
 
 Per mode, from ``RUN/trainer/steps.jsonl``: the trainer's idle share (its waits for rollouts and weight pushes
 over the sum of its step times, the first step included: it waits for the first rollouts too; and over steps 2..,
@@ -18,8 +17,7 @@ time of all steps, the mean reward of the first and last 5 steps, and what in-fl
 spanning versions, stale sessions dropped / masked).
 
     python tools/bench/bench_stragglers.py [--steps 10] [--seed 0] [--modes exact,in_flight] [--work DIR]
-        [--groups-in-flight N] [--json PATH] [--set K=V ...] [--summarize]
-    (--summarize: the figures of the runs under --work)
+        [--json PATH] [--set K=V ...] [--summarize]       (--summarize: the figures of the runs under --work)
 """
 
 from __future__ import annotations
@@ -43,7 +41,6 @@ RECIPE = ROOT / "recipes" / "local-grpo-stragglers.toml"
 MODES: dict[str, list[str]] = {
     "exact": ["trainer.staleness=exact"],
     "in_flight": ["trainer.staleness=in_flight"],
-    "in_flight+": ["trainer.staleness=in_flight"],  # + trainer.groups_in_flight from --groups-in-flight
 }
 EDGE = 5
 """Steps averaged at each end of the reward curve."""
@@ -91,20 +88,13 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--modes", default="exact,in_flight", help="comma-separated, of: " + ", ".join(MODES))
+    ap.add_argument("--modes", default=",".join(MODES), help="comma-separated, of: " + ", ".join(MODES))
     ap.add_argument("--work", type=Path, default=None)
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--set", action="append", default=[], metavar="K=V", help="a recipe override for every mode")
     ap.add_argument("--summarize", action="store_true", help="only read the modes' runs already under --work")
-    ap.add_argument("--groups-in-flight", type=int, default=None, metavar="N",
-                    help="the in_flight+ mode's trainer.groups_in_flight (needs the sessions' run slots: "
-                         "--set gateway.run_pool=...)")
     args = ap.parse_args()
     modes = args.modes.split(",")
-    if "in_flight+" in modes and args.groups_in_flight is None:
-        ap.error("--modes in_flight+ needs --groups-in-flight N")
-    if args.groups_in_flight is not None:
-        MODES["in_flight+"] = [*MODES["in_flight+"], f"trainer.groups_in_flight={args.groups_in_flight}"]
     unknown = sorted(set(modes) - set(MODES))
     if unknown:
         ap.error(f"--modes: {', '.join(unknown)} is not one of {', '.join(MODES)}")

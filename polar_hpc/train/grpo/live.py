@@ -15,13 +15,12 @@ the timing; generation of the next step still overlaps training. With ``k >= 2``
 whose prompts differ from what was submitted ahead submits its own (logged; its staleness is then not exact).
 With ``trainer.dynamic_sampling`` a step's groups without reward variance are replaced by fresh ones (``refill``).
 
-In-flight updates (``trainer.staleness = "in_flight"``): ``trainer.groups_in_flight`` groups (default
-``groups_per_step * (k + 1)``) are kept generating, in ``schedule`` order; each call pushes the staged checkpoint at
-once without pausing (each engine loads it between calls; the sessions in flight go on under it), tops the pool up,
-and trains on the first ``groups_per_step`` groups back, whatever TRL's prompts say. Each token keeps the version
-that sampled it; tokens more than ``k`` versions behind the trainer are dropped or masked by session (``inflight``,
-counted in the step's ``counts``). Which groups a step trains on then depends on timing: not reproducible token for
-token.
+In-flight updates (``trainer.staleness = "in_flight"``): ``groups_per_step * (k + 1)`` groups are kept generating,
+in ``schedule`` order; each call pushes the staged checkpoint at once without pausing (each engine loads it between
+calls; the sessions in flight go on under it), tops the pool up, and trains on the first ``groups_per_step``
+groups back, whatever TRL's prompts say. Each token keeps the version that sampled it; tokens more than ``k``
+versions behind the trainer are dropped or masked by session (``inflight``, counted in the step's ``counts``).
+Which groups a step trains on then depends on timing: not reproducible token for token.
 """
 
 from __future__ import annotations
@@ -220,7 +219,7 @@ class LiveRollouts:
         waiting and topping the pool up (module docstring)."""
         t0 = time.monotonic()
         push_s = self.weights.push()
-        want = self.cfg.groups_in_flight or self.per_step * (1 + self.cfg.max_off_policy_steps)
+        want = self.per_step * (1 + self.cfg.max_off_policy_steps)
         while len(self._pool) < want and self._next < len(self.schedule):
             n = min(want - len(self._pool), len(self.schedule) - self._next)
             for k in range(n):  # one submission per planned step (group ids are unique per step)

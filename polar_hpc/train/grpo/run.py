@@ -67,12 +67,6 @@ def check_staleness(t: TrainerConfig) -> str | None:
     if t.staleness == "in_flight" and t.dynamic_sampling:
         return ("trainer.dynamic_sampling refills a step's own groups, which trainer.staleness = 'in_flight' does "
                 "not have (a step trains on the first groups back); use one of them")
-    if t.groups_in_flight is not None and t.staleness != "in_flight":
-        return (f"trainer.groups_in_flight = {t.groups_in_flight} applies to trainer.staleness = 'in_flight' only "
-                "(exact staleness submits max_off_policy_steps steps ahead); set staleness = 'in_flight'")
-    if t.groups_in_flight is not None and t.groups_in_flight < t.groups_per_step:
-        return (f"trainer.groups_in_flight = {t.groups_in_flight} is fewer than trainer.groups_per_step = "
-                f"{t.groups_per_step}: a step could never get its groups; use groups_in_flight >= groups_per_step")
     if t.staleness == "exact" and t.stale_sessions != "drop":
         return (f"trainer.stale_sessions = {t.stale_sessions!r} applies to trainer.staleness = 'in_flight' only "
                 "(exact staleness samples every session with one version); set staleness = 'in_flight'")

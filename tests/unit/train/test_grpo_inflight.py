@@ -98,12 +98,9 @@ def test_rows_carry_per_token_versions_and_the_bound_drops_or_masks_counted() ->
     ({"staleness": "in_flight", "max_off_policy_steps": 0}, "max_off_policy_steps"),
     ({"staleness": "in_flight", "dynamic_sampling": True}, "dynamic_sampling"),
     ({"stale_sessions": "mask"}, "stale_sessions"),
-    ({"groups_in_flight": 8}, "groups_in_flight = 8 applies to trainer.staleness = 'in_flight' only"),
-    ({"staleness": "in_flight", "groups_per_step": 4, "groups_in_flight": 3}, "fewer than trainer.groups_per_step"),
 ])
 def test_contradicting_staleness_settings_are_one_line(settings: dict[str, object], words: str) -> None:
     why = check_staleness(msgspec.convert(settings, TrainerConfig))
     assert why is not None and words in why and "\n" not in why
     assert check_staleness(TrainerConfig(staleness="in_flight", stale_sessions="mask")) is None
     assert check_staleness(TrainerConfig()) is None
-    assert check_staleness(TrainerConfig(staleness="in_flight", groups_per_step=4, groups_in_flight=4)) is None
