@@ -71,7 +71,7 @@ def plot_grpo_steps(steps: Sequence[StepMetrics], out: Path) -> str:
     """Reward and trainer-vs-rollout |Δ logp| per GRPO step (``run_dir/trainer/steps.jsonl``)."""
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
     x = [m.step for m in steps]
-    axes[0].plot(x, [m.reward for m in steps], marker=".", color="tab:green")
+    axes[0].plot(x, [float("nan") if m.reward is None else m.reward for m in steps], marker=".", color="tab:green")
     axes[0].set_ylim(-0.05, 1.05)
     axes[0].set_ylabel("mean session reward")
     axes[0].set_title("Reward per step")

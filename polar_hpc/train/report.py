@@ -30,7 +30,7 @@ from polar_hpc.store.shardfile import (
 )
 from polar_hpc.store.summary import reward_histogram
 from polar_hpc.train.agreement import AgreementReport, agreement_markdown
-from polar_hpc.train.grpo.metrics import StepMetrics, read_steps
+from polar_hpc.train.grpo.metrics import StepMetrics, read_steps, reward_text
 from polar_hpc.train.outcome import failure_reason
 from polar_hpc.train.report_types import Dist, GroupRow, HarnessRow, RunReport, SessionRow, stage_order
 from polar_hpc.util.units import count, duration
@@ -211,7 +211,7 @@ def grpo_section(steps: Sequence[StepMetrics]) -> str:
              "| masked | rollout weights | waited |", "|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
     for m in steps:
         wait = m.wait_s / m.step_s if m.step_s else 0.0
-        lines.append(f"| {m.step} | {m.reward:.3f} | {m.loss:+.4f} | {_num(m.grad_norm)} | {m.logp_diff_mean:.2e} "
+        lines.append(f"| {m.step} | {reward_text(m)} | {m.loss:+.4f} | {_num(m.grad_norm)} | {m.logp_diff_mean:.2e} "
                      f"| {m.logp_diff_max:.2e} | {100 * m.clipped_share:.1f}% | {100 * m.masked_share:.1f}% "
                      f"| {','.join(m.rollout_versions)} | {100 * wait:.0f}% |")
     return "\n".join(lines) + "\n" + mismatch_section(steps)

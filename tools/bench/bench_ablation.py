@@ -35,7 +35,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from polar_hpc.train.grpo.metrics import read_steps  # noqa: E402
+from polar_hpc.train.grpo.metrics import mean_reward, read_steps  # noqa: E402
 
 RECIPE = ROOT / "recipes" / "local-grpo-multicall.toml"
 ARMS: dict[str, list[str]] = {
@@ -73,8 +73,8 @@ def run_arm(name: str, work: Path, steps: int, seed: int, extra: list[str], reci
         "trainable_tokens_per_step": statistics.mean(m.counts.trainable_tokens for m in rows),
         "median_step_s": statistics.median(per_step),
         "median_trainer_s": statistics.median(trainer_s),
-        "reward_first": statistics.mean(m.reward for m in rows[:k]),
-        "reward_last": statistics.mean(m.reward for m in rows[-k:]),
+        "reward_first": mean_reward(rows[:k]),
+        "reward_last": mean_reward(rows[-k:]),
         "short_rows": short_rows(run),
         "grad_norm_median": statistics.median(g) if (g := [m.grad_norm for m in rows if m.grad_norm is not None])
         else None,

@@ -68,7 +68,8 @@ def run_stack(steps: int, seed: int, overrides: list[str], work: Path) -> list[d
 def steps_table(run_dir: Path) -> list[dict[str, Any]]:
     from polar_hpc.train.grpo.metrics import read_steps
 
-    return [{"step": m.step, "reward": m.reward, "loss": m.loss, "dlogp": m.logp_diff_mean,
+    return [{"step": m.step, "reward": float("nan") if m.reward is None else m.reward, "loss": m.loss,
+             "dlogp": m.logp_diff_mean,
              "dlogp_max": m.logp_diff_max, "clipped": m.clipped_share, "versions": ",".join(m.rollout_versions),
              "wait": m.wait_s / m.step_s if m.step_s else 0.0, "step_s": m.step_s} for m in read_steps(run_dir)]
 

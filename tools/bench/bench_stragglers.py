@@ -35,7 +35,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from polar_hpc.train.grpo.metrics import StepMetrics, read_steps  # noqa: E402
+from polar_hpc.train.grpo.metrics import StepMetrics, mean_reward, read_steps  # noqa: E402
 
 RECIPE = ROOT / "recipes" / "local-grpo-stragglers.toml"
 MODES: dict[str, list[str]] = {
@@ -58,9 +58,9 @@ def summarize(mode: str, rows: list[StepMetrics], wall_s: float) -> dict[str, An
                                    if sum(step_s[1:]) > 0 else float("nan")),
         "median_step_s": statistics.median(step_s[1:] or step_s),
         "median_trainer_s": statistics.median([m.step_s - m.wait_s - m.push_s for m in rows[1:] or rows]),
-        "reward_first": statistics.mean(m.reward for m in rows[:k]),
-        "reward_last": statistics.mean(m.reward for m in rows[-k:]),
-        "reward": [round(m.reward, 4) for m in rows],
+        "reward_first": mean_reward(rows[:k]),
+        "reward_last": mean_reward(rows[-k:]),
+        "reward": [None if m.reward is None else round(m.reward, 4) for m in rows],
         "trained_sessions": sum(m.counts.trained for m in rows),
         "spanned": sum(m.counts.spanned for m in rows),
         "stale": sum(m.counts.stale for m in rows),

@@ -118,7 +118,7 @@ def _run(args: argparse.Namespace, stopper: Any) -> int:
               f"{cfg.tasks.num_samples} sessions  steps {t.steps}  off-policy <= {t.max_off_policy_steps}"
               f"{f'  trainer processes {ranks.world}' if ranks.world > 1 else ''}\n")
     out.flush()
-    from polar_hpc.train.grpo.metrics import read_steps, step_line, steps_path
+    from polar_hpc.train.grpo.metrics import mean_reward, read_steps, step_line, steps_path
     from polar_hpc.train.grpo.weights import WeightPushError
 
     def report(m: Any) -> None:
@@ -153,8 +153,7 @@ def _run(args: argparse.Namespace, stopper: Any) -> int:
     steps = read_steps(run_dir.root)
     if steps:
         k = min(5, len(steps))
-        first = sum(s.reward for s in steps[:k]) / k
-        last = sum(s.reward for s in steps[-k:]) / k
+        first, last = mean_reward(steps[:k]), mean_reward(steps[-k:])
         out.write(f"{len(steps)} steps in {time.monotonic() - t0:.0f}s: reward {first:.3f} (first {k}) -> "
                   f"{last:.3f} (last {k}); metrics {steps_path(run_dir.root)}; plots: polar-hpc report "
                   f"{run_dir.root}\n")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import msgspec
@@ -20,8 +21,9 @@ CHECKPOINTS = "checkpoints"
 class StepMetrics(msgspec.Struct, kw_only=True):
     step: int
     """1-based optimizer step."""
-    reward: float
-    """Mean session reward of the step's sessions (placeholders left out)."""
+    reward: float | None
+    """Mean session reward of the step's sessions (placeholders left out); None when every session of the step was a
+    placeholder (failed, untrainable, or dropped as stale by in-flight updates)."""
     loss: float
     logp_diff_mean: float
     """Trainer-vs-rollout |Δ logp| over trainable tokens, before the step's update (nat)."""
@@ -78,11 +80,21 @@ def read_steps(run_dir: str | os.PathLike[str]) -> list[StepMetrics]:
     return [dec.decode(line) for line in p.read_bytes().splitlines() if line.strip()]
 
 
+def mean_reward(steps: Sequence[StepMetrics]) -> float:
+    """The mean of the steps' rewards, steps without one left out (nan when no step has one)."""
+    rewards = [m.reward for m in steps if m.reward is not None]
+    return sum(rewards) / len(rewards) if rewards else float("nan")
+
+
+def reward_text(m: StepMetrics) -> str:
+    return "-" if m.reward is None else f"{m.reward:.3f}"
+
+
 def step_line(m: StepMetrics) -> str:
     """The line ``polar-hpc train grpo`` prints per step."""
     wait = m.wait_s / m.step_s if m.step_s > 0 else 0.0
     placeholders = m.counts.sessions - m.counts.trained
-    return (f"step {m.step:3d}  reward {m.reward:.3f}  loss {m.loss:+.4f}  |Δlogp| {m.logp_diff_mean:.2e} "
+    return (f"step {m.step:3d}  reward {reward_text(m)}  loss {m.loss:+.4f}  |Δlogp| {m.logp_diff_mean:.2e} "
             f"(max {m.logp_diff_max:.2e}, clipped {100 * m.clipped_share:.0f}%"
             + (f", masked {100 * m.masked_share:.0f}%" if m.masked_share else "") + ")  " + _split_text(m) +
             f"rollout v{','.join(m.rollout_versions) or '-'} -> pushed v{m.pushed_version or 'default'}  "

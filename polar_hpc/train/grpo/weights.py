@@ -129,7 +129,7 @@ class PushWeights(TrainerCallback):
                         "difference and TIS of those rows are not at their sampling temperature", step,
                         ", ".join(f"{t:g}" for t in temps), self.temperature)
         m = StepMetrics(
-            step=step, reward=sum(rewards) / len(rewards) if rewards else float("nan"),
+            step=step, reward=sum(rewards) / len(rewards) if rewards else None,
             loss=float(logs["loss"]),
             logp_diff_mean=tis.logp_diff_mean if tis else float("nan"),
             logp_diff_max=tis.logp_diff_max if tis else float("nan"),
