@@ -26,7 +26,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -34,6 +33,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+
+from common import train_grpo  # noqa: E402
 
 from polar_hpc.train.grpo.metrics import mean_reward, read_steps  # noqa: E402
 
@@ -49,18 +50,8 @@ ARMS: dict[str, list[str]] = {
 
 
 def run_arm(name: str, work: Path, steps: int, seed: int, extra: list[str], recipe: Path = RECIPE) -> dict[str, Any]:
-    run = work / name
     sets = [*ARMS[name], f"trainer.steps={steps}", f"trainer.seed={seed}", f"inference.random_seed={seed}", *extra]
-    cmd = [sys.executable, "-m", "polar_hpc", "train", "grpo", str(recipe), "--run-dir", str(run)]
-    for s in sets:
-        cmd += ["--set", s]
-    print(f"[{time.strftime('%H:%M:%S')}] {name}: polar-hpc train grpo {recipe.name} " + " ".join(sets), flush=True)
-    start = time.monotonic()
-    with (work / f"{name}.log").open("w") as log:
-        done = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
-    wall = time.monotonic() - start
-    if done.returncode != 0:
-        raise SystemExit(f"bench_ablation: {name} exited {done.returncode}; see {work / (name + '.log')}")
+    run, wall = train_grpo("bench_ablation", name, recipe, work, sets, ROOT)
     rows = read_steps(run)
     k = max(1, len(rows) // 2)
     per_step = [m.step_s for m in rows]

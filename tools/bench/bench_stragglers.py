@@ -26,7 +26,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -34,6 +33,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+
+from common import train_grpo  # noqa: E402
 
 from polar_hpc.train.grpo.metrics import StepMetrics, mean_reward, read_steps  # noqa: E402
 
@@ -69,18 +70,8 @@ def summarize(mode: str, rows: list[StepMetrics], wall_s: float) -> dict[str, An
 
 
 def run_mode(mode: str, work: Path, steps: int, seed: int, extra: list[str]) -> dict[str, Any]:
-    run = work / mode
     sets = [*MODES[mode], f"trainer.steps={steps}", f"trainer.seed={seed}", f"inference.random_seed={seed}", *extra]
-    cmd = [sys.executable, "-m", "polar_hpc", "train", "grpo", str(RECIPE), "--run-dir", str(run)]
-    for s in sets:
-        cmd += ["--set", s]
-    print(f"[{time.strftime('%H:%M:%S')}] {mode}: polar-hpc train grpo {RECIPE.name} " + " ".join(sets), flush=True)
-    start = time.monotonic()
-    with (work / f"{mode}.log").open("w") as log:
-        done = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
-    wall = time.monotonic() - start
-    if done.returncode != 0:
-        raise SystemExit(f"bench_stragglers: {mode} exited {done.returncode}; see {work / (mode + '.log')}")
+    run, wall = train_grpo("bench_stragglers", mode, RECIPE, work, sets, ROOT)
     return summarize(mode, read_steps(run), wall)
 
 

@@ -195,3 +195,19 @@ def realtime(pids: list[int], enabled: bool = True) -> Iterator[bool]:
         for pid in done:
             with contextlib.suppress(OSError):
                 os.sched_setscheduler(pid, os.SCHED_OTHER, os.sched_param(0))
+
+
+def train_grpo(bench: str, label: str, recipe: Path, work: Path, sets: list[str], cwd: Path) -> tuple[Path, float]:
+    """``polar-hpc train grpo RECIPE --run-dir WORK/LABEL --set ...`` with its output in ``WORK/LABEL.log``: the run
+    dir and the wall time; exits naming the log when it fails."""
+    run = work / label
+    cmd = [sys.executable, "-m", "polar_hpc", "train", "grpo", str(recipe), "--run-dir", str(run)]
+    for s in sets:
+        cmd += ["--set", s]
+    print(f"[{time.strftime('%H:%M:%S')}] {label}: polar-hpc train grpo {recipe.name} " + " ".join(sets), flush=True)
+    start = time.monotonic()
+    with (work / f"{label}.log").open("w") as log:
+        done = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=cwd)
+    if done.returncode != 0:
+        raise SystemExit(f"{bench}: {label} exited {done.returncode}; see {work / (label + '.log')}")
+    return run, time.monotonic() - start
