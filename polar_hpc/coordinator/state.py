@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from polar_hpc.coordinator.pending import PendingQueue
 from polar_hpc.log import get_logger
 from polar_hpc.wire.control import SessionRef, SessionState, TaskState
-from polar_hpc.wire.records import Session, Task, TraceStatus, is_accepted, session_key
+from polar_hpc.wire.ids import SessionId
+from polar_hpc.wire.records import Session, Task, TraceStatus, is_accepted
 
 log = get_logger("coordinator.state")
 
@@ -148,7 +149,7 @@ class DispatchState:
                 f"task {task.task_id!r}: {task.num_samples} sessions would exceed the pending limit "
                 f"{self.max_pending} ({len(self.pending)} pending); submit again later"
             )
-        keys = [session_key(task.task_id, i) for i in range(task.num_samples)]
+        keys = [SessionId(task_id=task.task_id, sample=i).key for i in range(task.num_samples)]
         entry = TaskEntry(task=task, keys=keys, open=0)
         self.counts[SessionState.PENDING] += len(keys)
         committed_before = self.committed_before

@@ -32,14 +32,8 @@ from polar_hpc.gateway.stages import Stage
 from polar_hpc.gateway.waits import WaitFailed, wait_for_endpoints
 from polar_hpc.log import get_logger
 from polar_hpc.wire import control as c
-from polar_hpc.wire.records import (
-    Session,
-    SessionResult,
-    format_session_id,
-    is_accepted,
-    parse_session_id,
-    session_key,
-)
+from polar_hpc.wire.ids import SessionId
+from polar_hpc.wire.records import Session, SessionResult, is_accepted
 from polar_hpc.wire.rundir import RunDir, component_name
 from polar_hpc.wire.security import configure_client, load_keys
 
@@ -141,8 +135,8 @@ class GatewayControl:
         self._on_loop(self._status_on_loop, session_id, str(stage))
 
     def _status_on_loop(self, session_id: str, stage: str) -> None:
-        task_id, sample, attempt = parse_session_id(session_id)
-        key = session_key(task_id, sample)
+        sid = SessionId.parse(session_id)
+        key, attempt = sid.key, sid.attempt
         self._outbox.put_nowait(c.SessionStatus(key=key, attempt=attempt, stage=stage))
         if stage in (Stage.CANCELLED, Stage.RELEASED):
             self._released(key, attempt, cut=stage == Stage.RELEASED)
@@ -352,7 +346,7 @@ class GatewayControl:
                                         "in this rank's next shard", self.rank_id, key)
                         continue
                     self._cancelling.add(key)
-                    await self.rank.cancel(format_session_id(key, attempt))
+                    await self.rank.cancel(str(SessionId.of_key(key, attempt)))
             case c.CommitNow():
                 r = self.rank.commit()
                 if inspect.isawaitable(r):

@@ -37,7 +37,7 @@ from polar_hpc.store.writer import ShardWriter
 from polar_hpc.util.fs import unique_name, write_atomic
 from polar_hpc.wire.codec import to_json
 from polar_hpc.wire.endpoints import read_endpoints
-from polar_hpc.wire.records import Session, SessionResult, format_session_id
+from polar_hpc.wire.records import Session, SessionResult
 from polar_hpc.wire.resolved import resolve_session
 from polar_hpc.wire.rundir import RunDir, component_name, component_prefix
 from polar_hpc.wire.waits import WaitRecord, clear_wait, write_wait
@@ -285,7 +285,7 @@ class GatewayRank:
         """A released attempt's partial result: ``released/rank-N/<session>.json``, with where and when."""
         result.metadata["released"] = {**result.metadata.get("released", {}), "host": socket.gethostname(),
                                        "at": time.time(), "polar_hpc": __version__}
-        sid = format_session_id(result.key, result.attempt)
+        sid = str(result.id)
         path = RunDir(self.run_dir).released(self.rank) / f"{unique_name(sid)}.json"
 
         def write() -> None:

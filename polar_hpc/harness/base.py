@@ -34,7 +34,7 @@ class HarnessContext(msgspec.Struct, frozen=True, kw_only=True):
     workdir: str | None = None
     """Sandbox cwd of the harness; default: ``RuntimeSpec.workdir``."""
     session_id: str = ""
-    """``task/sample#attempt`` (``wire.records.format_session_id``): the shell harness exports it as
+    """``task/sample#attempt`` (``wire.ids.SessionId``): the shell harness exports it as
     ``POLAR_SESSION_ID`` (a scripted agent can seed itself per session with it)."""
 
     @property

@@ -13,7 +13,8 @@ from polar_hpc.evaluate.base import EvalContext
 from polar_hpc.postrun.session import build_trajectory, evaluate_trajectory, fidelity_checked
 from polar_hpc.runtime import Runtime, make_runtime
 from polar_hpc.wire import codec
-from polar_hpc.wire.records import CompletionRecord, EvalResult, SessionResult, TraceStatus, parse_session_id
+from polar_hpc.wire.ids import SessionId
+from polar_hpc.wire.records import CompletionRecord, EvalResult, SessionResult, TraceStatus
 
 
 def read_records(paths: Iterable[Path]) -> Iterator[CompletionRecord]:
@@ -35,8 +36,8 @@ def rebuild(paths: list[Path], builder: BuilderSpec, *, evaluator: EvaluatorSpec
     results = []
     for session_id, recs in group_sessions(read_records(paths)).items():
         traj = build_trajectory(recs, builder, status, end_of_turn_id=end_of_turn_id)
-        task_id, sample, attempt = parse_session_id(session_id)
-        result = SessionResult(task_id=task_id, sample_index=sample, attempt=attempt, trajectory=traj,
+        sid = SessionId.parse_foreign(session_id)
+        result = SessionResult(task_id=sid.task_id, sample_index=sid.sample, attempt=sid.attempt, trajectory=traj,
                                model=recs[0].canonical.model,
                                metadata={"session_id": session_id, "rebuilt_with": builder.name})
         if evaluator is not None:

@@ -20,6 +20,7 @@ from polar_hpc.store.select import TraceSelect
 from polar_hpc.view.html import run_page, session_page
 from polar_hpc.view.model import SessionView, TokenTexts, session_view
 from polar_hpc.view.static import CSS, JS
+from polar_hpc.wire.ids import task_of_key
 
 log = get_logger("view")
 
@@ -47,7 +48,7 @@ def write_site(run: str | os.PathLike[str], out: Path, *, session: str | None = 
     is found."""
     t0 = time.perf_counter()
     reader = ShardReader(run, must_exist=True)
-    flt = TraceSelect(task_ids=frozenset({session.rpartition("/")[0] or session})) if session else None
+    flt = TraceSelect(task_ids=frozenset({task_of_key(session)})) if session else None
     (out / "sessions").mkdir(parents=True, exist_ok=True)
     size = _write(out / "viewer.css", CSS) + _write(out / "viewer.js", JS)
     views: list[SessionView] = []

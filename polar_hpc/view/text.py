@@ -10,6 +10,7 @@ from polar_hpc.store.reader import ShardReader
 from polar_hpc.store.select import TraceSelect
 from polar_hpc.util.units import duration
 from polar_hpc.view.model import SessionView, TokenTexts, TraceView, session_view
+from polar_hpc.wire.ids import task_of_key
 
 GREEN, DIM, BOLD, RED, CYAN, RESET = "\033[32m", "\033[2m", "\033[1m", "\033[31m", "\033[36m", "\033[0m"
 MAX_CONTENT = 2000
@@ -25,7 +26,7 @@ class _Style:
 
 
 def find_session(reader: ShardReader, key: str) -> Any:
-    task_id = key.rpartition("/")[0] or key
+    task_id = task_of_key(key)
     for r in reader.results(TraceSelect(task_ids=frozenset({task_id}))):
         if r.key == key:
             return r

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import enum
 import hashlib
-import re
 from typing import Any, Literal
 
 import msgspec
@@ -23,6 +22,7 @@ from polar_hpc.config.run import (
     RuntimeSpec,
     TokenPolicy,
 )
+from polar_hpc.wire.ids import SessionId
 
 Provider = Literal["anthropic", "openai_chat", "openai_responses", "google"]
 
@@ -65,32 +65,16 @@ class Session(msgspec.Struct, kw_only=True):
     policy_version: int = 0
 
     @property
+    def id(self) -> SessionId:
+        return SessionId(task_id=self.task.task_id, sample=self.sample_index, attempt=self.attempt)
+
+    @property
     def key(self) -> str:
-        return session_key(self.task.task_id, self.sample_index)
+        return self.id.key
 
     @property
     def session_id(self) -> str:
-        return format_session_id(self.key, self.attempt)
-
-
-def session_key(task_id: str, sample_index: int) -> str:
-    return f"{task_id}/{sample_index}"
-
-
-def format_session_id(key: str, attempt: int) -> str:
-    """``task/sample#attempt`` (``key`` is :func:`session_key`); :func:`parse_session_id` reads it back."""
-    return f"{key}#{attempt}"
-
-
-_SESSION_ID = re.compile(r"^(?P<task>.+)/(?P<sample>\d+)#(?P<attempt>\d+)$")
-
-
-def parse_session_id(session_id: str) -> tuple[str, int, int]:
-    """(task id, sample index, attempt) of a :func:`format_session_id`; any other id is a task id of its own."""
-    m = _SESSION_ID.match(session_id)
-    if m is None:
-        return session_id, 0, 0
-    return m["task"], int(m["sample"]), int(m["attempt"])
+        return str(self.id)
 
 
 SEED_BITS = 63
@@ -106,8 +90,8 @@ def call_seed(run_seed: int, session_id: str, index: int) -> int:
     index and the call index; the attempt is left out, so a session run again after a lost rank samples the same
     tokens. 63 bits of BLAKE2b over the four values: independent of the order calls reach the engine, of the
     batch they share and of the process that asks."""
-    task, sample, _ = parse_session_id(session_id)
-    digest = hashlib.blake2b(f"{run_seed}\0{task}\0{sample}\0{index}".encode(), digest_size=8).digest()
+    sid = SessionId.parse_foreign(session_id)
+    digest = hashlib.blake2b(f"{run_seed}\0{sid.task_id}\0{sid.sample}\0{index}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big") & ((1 << SEED_BITS) - 1)
 
 
@@ -386,8 +370,12 @@ class SessionResult(msgspec.Struct, kw_only=True):
     metadata: dict[str, Any] = msgspec.field(default_factory=dict)
 
     @property
+    def id(self) -> SessionId:
+        return SessionId(task_id=self.task_id, sample=self.sample_index, attempt=self.attempt)
+
+    @property
     def key(self) -> str:
-        return session_key(self.task_id, self.sample_index)
+        return self.id.key
 
     @property
     def duration_s(self) -> float:

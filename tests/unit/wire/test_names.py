@@ -1,33 +1,12 @@
-"""Ids and the names made from them: each format written in one place and read back by its pair."""
+"""Names made from ids, each format written in one place and read back by its pair (session ids:
+``test_session_id.py``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from polar_hpc.util.fs import safe_name, unique_name
-from polar_hpc.wire.records import Session, Task, format_session_id, parse_session_id, session_key
 from polar_hpc.wire.rundir import RunDir, session_rank
-
-
-@pytest.mark.parametrize(("task_id", "sample", "attempt"), [
-    ("polar-swegym-7", 0, 0), ("owner__repo-12/with/slashes", 3, 11), ("has#hash", 2, 1),
-])
-def test_session_id_round_trip(task_id: str, sample: int, attempt: int) -> None:
-    sid = format_session_id(session_key(task_id, sample), attempt)
-    assert parse_session_id(sid) == (task_id, sample, attempt)
-
-
-def test_session_id_is_the_sessions_own() -> None:
-    session = Session(task=Task(task_id="t", instruction="do it"), sample_index=2, attempt=1)
-    assert session.session_id == format_session_id(session.key, 1) == "t/2#1"
-    assert parse_session_id(session.session_id) == ("t", 2, 1)
-
-
-@pytest.mark.parametrize("foreign", ["session-0", "t/x#1", "t/1#", "t/1"])
-def test_a_foreign_session_id_is_a_task_id_of_its_own(foreign: str) -> None:
-    assert parse_session_id(foreign) == (foreign, 0, 0)
 
 
 def test_file_names_from_ids() -> None:

@@ -1,0 +1,62 @@
+"""Session identities: ``task/sample#attempt``, formatted and parsed here only.
+
+A session id crosses processes as a string (the proxy's API key, record files, the shell harness's
+``POLAR_SESSION_ID``); :class:`SessionId` is what code holds. The key ``task/sample`` names a sample across its
+attempts (the coordinator's queue, the shards).
+"""
+
+from __future__ import annotations
+
+import re
+
+import msgspec
+
+_SESSION_ID = re.compile(r"^(?P<task>.+)/(?P<sample>\d+)#(?P<attempt>\d+)$")
+_SESSION_KEY = re.compile(r"^(?P<task>.+)/(?P<sample>\d+)$")
+
+
+class SessionId(msgspec.Struct, frozen=True, kw_only=True):
+    """One attempt at one sample of one task."""
+
+    task_id: str
+    sample: int = 0
+    attempt: int = 0
+
+    @property
+    def key(self) -> str:
+        """``task/sample``: the sample across its attempts."""
+        return f"{self.task_id}/{self.sample}"
+
+    def __str__(self) -> str:
+        return f"{self.key}#{self.attempt}"
+
+    @classmethod
+    def of_key(cls, key: str, attempt: int = 0) -> SessionId:
+        """The attempt ``attempt`` of the sample ``key`` (``task/sample``); ``ValueError`` for any other text."""
+        m = _SESSION_KEY.match(key)
+        if m is None:
+            raise ValueError(f"not a session key (task/sample): {key!r}")
+        return cls(task_id=m["task"], sample=int(m["sample"]), attempt=attempt)
+
+    @classmethod
+    def parse(cls, text: str) -> SessionId:
+        """The id :meth:`__str__` wrote; ``ValueError`` naming the text for any other."""
+        m = _SESSION_ID.match(text)
+        if m is None:
+            raise ValueError(f"not a session id (task/sample#attempt): {text!r}")
+        return cls(task_id=m["task"], sample=int(m["sample"]), attempt=int(m["attempt"]))
+
+    @classmethod
+    def parse_foreign(cls, text: str) -> SessionId:
+        """Like :meth:`parse`, but an id the gateway did not make (a standalone proxy's ``session-0``, a caller's
+        own key) is a task of its own: sample 0, attempt 0."""
+        try:
+            return cls.parse(text)
+        except ValueError:
+            return cls(task_id=text)
+
+
+def task_of_key(key: str) -> str:
+    """The task id of a session key ``task/sample``; text that is not a key is a task id itself."""
+    m = _SESSION_KEY.match(key)
+    return m["task"] if m is not None else key
