@@ -23,6 +23,7 @@ from polar_hpc.log import get_logger
 from polar_hpc.wire.control import SessionRef, SessionState, TaskState
 from polar_hpc.wire.ids import SessionId
 from polar_hpc.wire.records import Session, Task, TraceStatus, is_accepted
+from polar_hpc.wire.versions import INITIAL, WeightVersion
 
 log = get_logger("coordinator.state")
 
@@ -483,7 +484,7 @@ class DispatchState:
         return "pending" if all(x == SessionState.PENDING for x in states) else "running"
 
 
-def _policy_version(task: Task) -> int:
+def _policy_version(task: Task) -> WeightVersion:
     """Trainers tag task groups with the policy version that sampled them (``Task.metadata``)."""
     value = task.metadata.get("policy_version", 0)
-    return value if isinstance(value, int) else 0
+    return WeightVersion(value) if isinstance(value, int) else INITIAL

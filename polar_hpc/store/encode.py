@@ -24,6 +24,7 @@ from polar_hpc.store.schema import (
 )
 from polar_hpc.wire.codec import json_decoder, json_encoder
 from polar_hpc.wire.records import SessionResult, Trace, TraceStatus, Trajectory
+from polar_hpc.wire.versions import WeightVersion
 
 _ENC = json_encoder()
 _TRACE_DEC = json_decoder(TraceBlob)
@@ -433,7 +434,7 @@ def rebuild_session(
         timings=blob.timings,
         harness=harness,
         model=model,
-        policy_version=policy_version,
+        policy_version=WeightVersion(policy_version),
         gateway_rank=gateway_rank,
         metadata=blob.metadata,
     )

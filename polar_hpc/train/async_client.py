@@ -53,6 +53,7 @@ from polar_hpc.wire.control import SessionState
 from polar_hpc.wire.endpoints import read_endpoints
 from polar_hpc.wire.records import SessionResult, Task, TraceStatus
 from polar_hpc.wire.rundir import RunDir, component_prefix
+from polar_hpc.wire.versions import engine_name
 
 log = get_logger("train")
 
@@ -320,7 +321,7 @@ class AsyncRollouts:
         return [e.url for e in eps]
 
     async def update_policy(self, checkpoint_dir: str | Path, version: int, *, pause: bool = True) -> None:
-        """Pause every inference server, load ``checkpoint_dir`` as weight version ``str(version)``, continue.
+        """Pause every inference server, load ``checkpoint_dir`` as weight version ``version``, continue.
 
         Groups submitted afterwards carry ``version``; groups older than ``max_off_policy_steps`` are dropped.
         ``pause=False`` (in-flight updates): no pause; each engine loads once the calls it is running have
@@ -334,11 +335,11 @@ class AsyncRollouts:
         engine = SGLangEngine(self.inference_urls(), api_key=run_api_key(self.run_dir))
         try:
             if not pause:
-                await engine.update_weights_from_disk(str(checkpoint_dir), str(version))
+                await engine.update_weights_from_disk(str(checkpoint_dir), engine_name(version))
             else:
                 await engine.pause_generation(self.config.pause_mode)
                 try:
-                    await engine.update_weights_from_disk(str(checkpoint_dir), str(version))
+                    await engine.update_weights_from_disk(str(checkpoint_dir), engine_name(version))
                 finally:
                     await engine.continue_generation()
         finally:

@@ -19,7 +19,7 @@ from polar_hpc.wire.records import (
     TraceStatus,
     Trajectory,
 )
-from polar_hpc.wire.versions import UNKNOWN, version_number
+from polar_hpc.wire.versions import UNKNOWN, ordered_names, parse_version
 
 UNPARSED_TOOL_MARKERS = ("<tool_call>", "<function=")
 NOT_SAMPLED = UNKNOWN
@@ -94,7 +94,7 @@ def unparsed_tool_call(rec: CompletionRecord) -> str | None:
 def completion_metadata(records: Sequence[CompletionRecord]) -> dict[str, Any]:
     """The ``TraceMeta`` keys every builder writes for the completions of one trace."""
     errors = {r.completion_id: e for r in records if (e := unparsed_tool_call(r)) is not None}
-    versions = sorted({r.weight_version for r in records if r.weight_version is not None})
+    versions = ordered_names(r.weight_version for r in records if r.weight_version is not None)
     return {
         "session_id": records[0].session_id if records else "",
         "completion_ids": [r.completion_id for r in records],
@@ -121,7 +121,7 @@ def mark_training_filter(trace: Trace, status: TraceStatus) -> None:
 
 def sampled_versions(rec: CompletionRecord, n: int) -> np.ndarray:
     """``n`` copies of the version number that sampled ``rec`` (``Trace.response_versions``; -1: not recorded)."""
-    return np.full(n, version_number(rec.weight_version), dtype=np.int32)
+    return np.full(n, parse_version(rec.weight_version), dtype=np.int32)
 
 
 def top_width(records: Sequence[CompletionRecord]) -> int:

@@ -23,6 +23,7 @@ from polar_hpc.config.run import (
     TokenPolicy,
 )
 from polar_hpc.wire.ids import SessionId
+from polar_hpc.wire.versions import INITIAL, PolicyVersion
 
 Provider = Literal["anthropic", "openai_chat", "openai_responses", "google"]
 
@@ -62,7 +63,7 @@ class Session(msgspec.Struct, kw_only=True):
     task: Task
     sample_index: int
     attempt: int = 0
-    policy_version: int = 0
+    policy_version: PolicyVersion = INITIAL
 
     @property
     def id(self) -> SessionId:
@@ -365,7 +366,7 @@ class SessionResult(msgspec.Struct, kw_only=True):
     """Stage durations in seconds (init, ready_wait, run, build, evaluate, write...)."""
     harness: str = ""
     model: str = ""
-    policy_version: int = 0
+    policy_version: PolicyVersion = INITIAL
     gateway_rank: int = -1
     metadata: dict[str, Any] = msgspec.field(default_factory=dict)
 

@@ -10,6 +10,7 @@ import msgspec
 
 from polar_hpc.train.grpo.batch import GroupCounts, RefillCounts
 from polar_hpc.train.grpo.mismatch import Mismatch, summary_line
+from polar_hpc.wire.versions import engine_name
 
 TRAINER_DIR = "trainer"
 """Under the run dir: the trainer's output (TRL's output_dir) and ``STEPS``."""
@@ -97,7 +98,7 @@ def step_line(m: StepMetrics) -> str:
     return (f"step {m.step:3d}  reward {reward_text(m)}  loss {m.loss:+.4f}  |Δlogp| {m.logp_diff_mean:.2e} "
             f"(max {m.logp_diff_max:.2e}, clipped {100 * m.clipped_share:.0f}%"
             + (f", masked {100 * m.masked_share:.0f}%" if m.masked_share else "") + ")  " + _split_text(m) +
-            f"rollout v{','.join(m.rollout_versions) or '-'} -> pushed v{m.pushed_version or 'default'}  "
+            f"rollout v{','.join(m.rollout_versions) or '-'} -> pushed v{engine_name(m.pushed_version)}  "
             f"waited {100 * wait:.0f}% of {m.step_s:.1f}s (push {m.push_s:.1f}s)"
             + (f"  rows {m.counts.rows} of {m.counts.trained} sessions "
                f"({m.counts.rows / m.counts.trained:.1f} chains/session)" if m.counts.rows > m.counts.trained else "")

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 import msgspec
 import numpy as np
 
-from polar_hpc.wire.versions import UNKNOWN, version_number
+from polar_hpc.wire.versions import UNKNOWN, parse_version
 
 if TYPE_CHECKING:
     from polar_hpc.train.async_client import TrainSample
@@ -96,7 +96,7 @@ def sampled_versions(sample: TrainSample, mask: np.ndarray) -> np.ndarray:
     m = np.asarray(mask) > 0
     v = np.asarray(sample.response_versions, dtype=np.int64)
     if v.shape[0] != m.shape[0]:
-        known = {version_number(x) for x in sample.weight_versions} - {UNKNOWN}
+        known = {parse_version(x) for x in sample.weight_versions} - {UNKNOWN}
         v = np.full(m.shape[0], known.pop() if len(known) == 1 else UNKNOWN, dtype=np.int64)
     return np.where(m, v, UNKNOWN)
 

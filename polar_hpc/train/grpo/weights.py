@@ -16,6 +16,7 @@ from polar_hpc.errors import PolarError
 from polar_hpc.log import get_logger
 from polar_hpc.train.grpo.batch import StepRollouts, first_rows, row_temperatures
 from polar_hpc.train.grpo.metrics import CHECKPOINTS, StepMetrics, append_step
+from polar_hpc.wire.versions import ordered_names
 
 log = get_logger("train")
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
@@ -137,7 +138,7 @@ class PushWeights(TrainerCallback):
             clipped_share=tis.clipped_share if tis else float("nan"),
             masked_share=tis.masked_share if tis else float("nan"), mismatch=tis.mismatch if tis else None,
             grad_norm=float(logs["grad_norm"]) if logs.get("grad_norm") is not None else None,
-            rollout_versions=sorted({v for r in trained for v in r.weight_versions}),
+            rollout_versions=ordered_names(v for r in trained for v in r.weight_versions),
             pushed_version=self.served(), wait_s=last.wait_s, step_s=self._step_s, push_s=last.push_s,
             save_s=self._save_s, temperatures=temps, counts=last.counts, refill=last.refill,
             time=time.time(),

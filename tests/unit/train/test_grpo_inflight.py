@@ -14,7 +14,7 @@ from polar_hpc.train.grpo.batch import group_completions
 from polar_hpc.train.grpo.inflight import StaleBound, bound_session, oldest, stale_tokens, version_span
 from polar_hpc.train.grpo.run import check_staleness
 from polar_hpc.wire.records import SessionResult, TraceStatus
-from polar_hpc.wire.versions import UNKNOWN, version_number
+from polar_hpc.wire.versions import UNKNOWN, parse_version
 from tests.fixtures.trajectories import make_session_result
 
 
@@ -52,7 +52,7 @@ def _tag(res: SessionResult, versions: list[str]) -> SessionResult:
     assert len(edges) // 2 == len(versions)
     col = np.full(tr.loss_mask.shape[0], UNKNOWN, dtype=np.int32)
     for (a, b), v in zip(edges.reshape(-1, 2), versions, strict=True):
-        col[a:b] = version_number(v)
+        col[a:b] = parse_version(v)
     tr.response_versions = col
     tr.metadata = {**tr.metadata, "weight_versions": sorted(set(versions))}
     return res
