@@ -485,6 +485,5 @@ class DispatchState:
 
 
 def _policy_version(task: Task) -> WeightVersion:
-    """Trainers tag task groups with the policy version that sampled them (``Task.metadata``)."""
-    value = task.metadata.get("policy_version", 0)
-    return WeightVersion(value) if isinstance(value, int) else INITIAL
+    """Trainers tag task groups with the policy version that sampled them (``Task.group``)."""
+    return task.group.policy_version if task.group is not None else INITIAL

@@ -410,6 +410,7 @@ class StagePools:
             model=self.model,
             policy_version=s.policy_version,
             gateway_rank=self.rank,
+            group=s.task.group,
             metadata=metadata,
         )
 

@@ -24,6 +24,7 @@ from polar_hpc.store.schema import (
 )
 from polar_hpc.wire.codec import json_decoder, json_encoder
 from polar_hpc.wire.records import SessionResult, Trace, TraceStatus, Trajectory
+from polar_hpc.wire.shardmeta import from_shard_metadata, to_shard_metadata
 from polar_hpc.wire.versions import WeightVersion
 
 _ENC = json_encoder()
@@ -213,7 +214,7 @@ def encode_session(result: SessionResult, *, compress_blobs: bool = True) -> Enc
                 error=traj.error,
                 evaluation=result.evaluation,
                 timings=result.timings,
-                metadata=result.metadata,
+                metadata=to_shard_metadata(result),
             )
         )
     )
@@ -425,7 +426,7 @@ def rebuild_session(
     blob: SessionBlob,
     traces: list[Trace],
 ) -> SessionResult:
-    return SessionResult(
+    return from_shard_metadata(SessionResult(
         task_id=task_id,
         sample_index=sample_index,
         attempt=attempt,
@@ -437,4 +438,4 @@ def rebuild_session(
         policy_version=WeightVersion(policy_version),
         gateway_rank=gateway_rank,
         metadata=blob.metadata,
-    )
+    ))

@@ -8,8 +8,8 @@
             await ro.update_policy(checkpoint_dir, version=ro.policy_version + 1)
 
 A group is one submitted task (``num_samples`` sessions of the same prompt); its task id is the group id and
-``Task.metadata`` carries ``policy_version``, ``rollout_step``, ``group_id`` and ``base_task_id`` (the gateway
-copies task metadata into every SessionResult). ``groups()`` yields a group once all its samples are back, or
+``Task.group`` (``wire.ids.GroupTag``) carries it with the base task, the rollout step and the policy version (the
+gateway copies it into every SessionResult). ``groups()`` yields a group once all its samples are back, or
 once its task is over (every session terminal) with some samples that never return a result (ERROR, CANCELLED:
 counted in ``Group.failed``, as not completed), unless it is stale
 (``policy_version - group policy_version > max_off_policy_steps``: dropped, counted in
@@ -32,7 +32,7 @@ Mapping to slime's ``Sample`` (``slime/utils/types.py``; no slime import here):
     ``status``                  COMPLETED -> ``COMPLETED``; ``finish_reason == "length"`` -> ``TRUNCATED``;
                                 TIMEOUT / ERROR -> ``ABORTED`` (here: loss mask all 0, ``masked=True``)
     ``weight_versions``         ``weight_versions`` (from the completion records, per trace)
-    ``metadata``                ``metadata`` (task metadata + trace metadata)
+    ``metadata``                ``metadata`` (the user's task fields + trace metadata)
     ==========================  ===========================================================================
 """
 
@@ -51,6 +51,7 @@ from polar_hpc.client import RunClient
 from polar_hpc.log import get_logger
 from polar_hpc.wire.control import SessionState
 from polar_hpc.wire.endpoints import read_endpoints
+from polar_hpc.wire.ids import GroupTag
 from polar_hpc.wire.records import SessionResult, Task, TraceStatus
 from polar_hpc.wire.rundir import RunDir, component_prefix
 from polar_hpc.wire.versions import engine_name
@@ -86,6 +87,11 @@ class Group(msgspec.Struct, kw_only=True):
     """Samples that ended without a result (ERROR, CANCELLED sessions); they count as not completed."""
     submitted_at: float = 0.0
     finished_at: float = 0.0
+
+    @classmethod
+    def of(cls, tag: GroupTag, *, num_samples: int, submitted_at: float = 0.0) -> Group:
+        return cls(group_id=tag.group_id, base_task_id=tag.base_task_id, policy_version=tag.policy_version,
+                   rollout_step=tag.rollout_step, num_samples=num_samples, results=[], submitted_at=submitted_at)
 
     @property
     def completed_fraction(self) -> float:
@@ -200,30 +206,26 @@ class AsyncRollouts:
         """Groups submitted and not yet yielded or dropped."""
         return len(self._open)
 
-    def tag(self, task: Task, *, rollout_step: int, num_samples: int | None = None,
-            group_id: str | None = None) -> Task:
-        """``task`` as a group: id ``{task_id}@step{rollout_step}``, metadata with the policy version and step."""
-        gid = group_id or f"{task.task_id}@step{rollout_step}"
-        meta = {**task.metadata, "policy_version": self.policy_version, "rollout_step": rollout_step,
-                "group_id": gid, "base_task_id": task.task_id}
-        return msgspec.structs.replace(task, task_id=gid, num_samples=num_samples or task.num_samples,
-                                       metadata=meta)
+    def tag(self, task: Task, *, rollout_step: int, num_samples: int | None = None, suffix: str = "") -> Task:
+        """``task`` as a group (``GroupTag.new``: id ``{task_id}@step{rollout_step}{suffix}``) under the current
+        policy version."""
+        group = GroupTag.new(task.task_id, rollout_step, self.policy_version, suffix=suffix)
+        return msgspec.structs.replace(task, task_id=group.group_id, num_samples=num_samples or task.num_samples,
+                                       group=group)
 
     async def submit_groups(self, tasks: Iterable[Task], *, rollout_step: int,
                             num_samples: int | None = None, suffix: str = "") -> list[str]:
         """Submit one group per task (tagged with the current policy version); returns the group ids
         (``{task_id}@step{rollout_step}{suffix}``: a ``suffix`` tells apart groups of one task in one step)."""
-        tagged = [self.tag(t, rollout_step=rollout_step, num_samples=num_samples,
-                           group_id=f"{t.task_id}@step{rollout_step}{suffix}" if suffix else None) for t in tasks]
+        tagged = [self.tag(t, rollout_step=rollout_step, num_samples=num_samples, suffix=suffix) for t in tasks]
         reply = await self.client.submit(tagged)
         if reply.rejected:
             raise ValueError("coordinator rejected groups: " + "; ".join(f"{k}: {v}" for k, v in
                                                                          reply.rejected.items()))
         now = time.monotonic()
         for t in tagged:
-            self._open[t.task_id] = Group(group_id=t.task_id, base_task_id=t.metadata["base_task_id"],
-                                          policy_version=self.policy_version, rollout_step=rollout_step,
-                                          num_samples=t.num_samples, results=[], submitted_at=now)
+            assert t.group is not None
+            self._open[t.task_id] = Group.of(t.group, num_samples=t.num_samples, submitted_at=now)
         self.stats.submitted += len(tagged)
         return [t.task_id for t in tagged]
 
@@ -237,7 +239,7 @@ class AsyncRollouts:
 
     def accept(self, result: SessionResult) -> Group | None:
         """Add one result; the group when it is complete and usable (else None: waiting, stale or rejected)."""
-        gid = str(result.metadata.get("group_id", result.task_id))
+        gid = result.group.group_id if result.group is not None else result.task_id
         group = self._open.get(gid)
         if group is None:
             log.debug("result %s belongs to no open group (not ours, or already handled)", result.key)

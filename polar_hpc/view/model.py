@@ -19,6 +19,7 @@ from polar_hpc.train.report_types import stage_order
 from polar_hpc.util.fs import unique_name
 from polar_hpc.wire.records import SessionResult, Trace, TraceStatus
 from polar_hpc.wire.rundir import RunDir
+from polar_hpc.wire.shardmeta import to_shard_metadata
 
 log = get_logger("view")
 SegmentKind = Literal["prompt", "sampled", "inserted"]
@@ -154,7 +155,7 @@ def session_view(r: SessionResult, *, accept: float = 1.0, duration_s: float | N
         turns=traj.stats.completions, tokens=sum(len(t.ids) for t in traces),
         timings=[(k, r.timings[k]) for k in stage_order(r.timings)],
         evaluation=msgspec.to_builtins(r.evaluation) if r.evaluation is not None else None,
-        stats=msgspec.to_builtins(traj.stats), metadata=r.metadata, traces=traces, vocab=vocab,
+        stats=msgspec.to_builtins(traj.stats), metadata=to_shard_metadata(r), traces=traces, vocab=vocab,
     )
 
 

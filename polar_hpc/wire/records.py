@@ -22,7 +22,7 @@ from polar_hpc.config.run import (
     RuntimeSpec,
     TokenPolicy,
 )
-from polar_hpc.wire.ids import SessionId
+from polar_hpc.wire.ids import GroupTag, SessionId
 from polar_hpc.wire.versions import INITIAL, PolicyVersion
 
 Provider = Literal["anthropic", "openai_chat", "openai_responses", "google"]
@@ -54,7 +54,10 @@ class Task(msgspec.Struct, kw_only=True):
     ``gateway.agent_timeout_s``."""
     workspace: str | None = None
     """Host folder copied into the sandbox's workdir before the prepare actions run."""
+    group: GroupTag | None = None
+    """A trainer's GRPO group (its id is ``task_id``); None: a task of its own."""
     metadata: dict[str, Any] = msgspec.field(default_factory=dict)
+    """The user's own task fields (and the solution keys above), copied into every ``SessionResult``."""
 
 
 class Session(msgspec.Struct, kw_only=True):
@@ -368,6 +371,8 @@ class SessionResult(msgspec.Struct, kw_only=True):
     model: str = ""
     policy_version: PolicyVersion = INITIAL
     gateway_rank: int = -1
+    group: GroupTag | None = None
+    """``Task.group`` of the session's task."""
     metadata: dict[str, Any] = msgspec.field(default_factory=dict)
 
     @property

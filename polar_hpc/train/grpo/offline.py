@@ -6,7 +6,7 @@ policy's, so the correction covers both the engine mismatch and the policy lag s
     trainer = replay_trainer(rollouts, model, tok, cfg.trainer, output_dir="replay")
     trainer.train()
 
-A group is every session whose ``metadata["group_id"]`` is the same (the task id when a session has none: a run
+A group is every session whose ``SessionResult.group`` is the same (the task id when a session has none: a run
 launched without the trainer, where each task's ``num_samples`` sessions form its group). Groups are replayed in
 recorded order (``rollout_step``, then group id); TRL's dataset is their ids. The trainer scores at the
 temperature the recorded sessions were sampled at (``ShardRollouts.temperatures``, through ``trainer_temperature``).
@@ -22,6 +22,7 @@ from polar_hpc.log import get_logger
 from polar_hpc.train.async_client import Group
 from polar_hpc.train.grpo.batch import Completion, GroupCounts, StepRollouts, group_completions, rollout_output
 from polar_hpc.train.grpo.live import unique_prompts
+from polar_hpc.wire.ids import GroupTag
 
 log = get_logger("train")
 
@@ -33,13 +34,11 @@ def recorded_groups(paths: list[str | Path], *, num_generations: int) -> dict[st
 
     groups: dict[str, Group] = {}
     for r in ShardReader(paths, must_exist=True).results():
-        gid = str(r.metadata.get("group_id", r.task_id))
+        tag = r.group or GroupTag(group_id=r.task_id, base_task_id=r.task_id, policy_version=r.policy_version)
+        gid = tag.group_id
         g = groups.get(gid)
         if g is None:
-            g = groups[gid] = Group(group_id=gid, base_task_id=str(r.metadata.get("base_task_id", r.task_id)),
-                                    policy_version=int(r.metadata.get("policy_version", r.policy_version or 0)),
-                                    rollout_step=int(r.metadata.get("rollout_step", 0)),
-                                    num_samples=num_generations, results=[])
+            g = groups[gid] = Group.of(tag, num_samples=num_generations)
         if r.sample_index >= num_generations:
             log.warning("group %s: sample %d is beyond num_generations=%d; left out", gid, r.sample_index,
                         num_generations)

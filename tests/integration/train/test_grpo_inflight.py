@@ -75,11 +75,11 @@ def test_sessions_that_span_a_push_train_with_each_tokens_own_version(tmp_path: 
     s1, s2 = read_steps(run.root)
     assert s1.rollout_versions == ["default"] and s1.counts.spanned == 0 and s1.counts.trained == 2
     # step 2: the slow group, pushed v1 between its calls: both sessions span two versions, within the bound
-    assert s2.pushed_version == 1 and s2.rollout_versions == ["1", "default"], s2
+    assert s2.pushed_version == 1 and s2.rollout_versions == ["default", "1"], s2
     assert (s2.counts.trained, s2.counts.spanned, s2.counts.stale, s2.counts.stale_tokens) == (2, 2, 0, 0), s2
     rows = trainer.rollout_func.last.rows
     assert {r.group_id.split("@")[1] for r in rows} == {"step1"} and len(rows) == 2
-    recorded = {(str(r.metadata["group_id"]), r.sample_index): r for r in ShardReader(run.root).results()}
+    recorded = {(r.group.group_id, r.sample_index): r for r in ShardReader(run.root).results()}
     for row in rows:
         (tr,) = recorded[(row.group_id, row.sample_index)].trajectory.traces
         assert tr.meta().weight_versions == ["default", "1"]

@@ -72,7 +72,7 @@ def _rows(run_dir: Path) -> dict[tuple[int, str, int], tuple[list[int], float]]:
     rows = {}
     for r in ShardReader(run_dir).results():
         (tr,) = r.trajectory.traces
-        rows[(int(r.metadata["rollout_step"]), str(r.metadata["base_task_id"]), r.sample_index)] = (
+        rows[(r.group.rollout_step, r.group.base_task_id, r.sample_index)] = (
             tr.response_ids.tolist(), r.reward)
     return rows
 

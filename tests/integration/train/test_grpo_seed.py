@@ -66,7 +66,7 @@ def _train(tmp: Path, name: str, steps: int, random_seed: int) -> Run:
     sampled: Sampled = {}
     for r in ShardReader(run.root).results():
         (tr,) = r.trajectory.traces
-        key = (int(r.metadata["rollout_step"]), str(r.metadata["base_task_id"]), r.sample_index)
+        key = (r.group.rollout_step, r.group.base_task_id, r.sample_index)
         sampled[key] = (tr.response_ids.tolist(), r.reward)
     steps_done = read_steps(run.root)
     return Run(sampled=sampled, rewards=[s.reward for s in steps_done], losses=[s.loss for s in steps_done],

@@ -81,7 +81,7 @@ def test_two_grpo_steps_through_the_real_stack(tmp_path: Path) -> None:
     assert saved and all(torch.equal(saved[k], params[k]) for k in saved)  # the pushed weights are the trained ones
 
     # what TRL got as env_mask is the loss mask the run recorded, token for token
-    recorded = {(str(r.metadata["group_id"]), r.sample_index): r for r in ShardReader(run.root).results()}
+    recorded = {(r.group.group_id, r.sample_index): r for r in ShardReader(run.root).results()}
     rows = trainer.rollout_func.last.rows
     assert len(rows) == 8 and not any(r.placeholder for r in rows)
     for row in rows:

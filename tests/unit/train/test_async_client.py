@@ -24,7 +24,7 @@ def _results(factory: Any, task: Task, statuses: list[TraceStatus]) -> list[Sess
     out = []
     for i, st in enumerate(statuses):
         r = factory(task_id=task.task_id, sample_index=i, status=st, reward=float(i % 2))
-        r.metadata = dict(task.metadata)
+        r.group = task.group
         out.append(r)
     return out
 
@@ -32,7 +32,8 @@ def _results(factory: Any, task: Task, statuses: list[TraceStatus]) -> list[Sess
 def test_group_yields_only_when_every_sample_is_back(tmp_path: Path, session_result_factory: Any) -> None:
     ro = _rollouts(tmp_path)
     task = _open(ro, 4)
-    assert task.metadata["group_id"] == task.task_id and task.metadata["policy_version"] == 0
+    assert task.group is not None and task.group.group_id == task.task_id == "add@step0"
+    assert task.group.base_task_id == "add" and task.group.policy_version == 0 and not task.metadata
     rs = _results(session_result_factory, task, [TraceStatus.COMPLETED] * 4)
     assert [ro.accept(r) for r in rs[:3]] == [None, None, None]
     group = ro.accept(rs[3])

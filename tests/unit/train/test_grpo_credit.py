@@ -20,6 +20,7 @@ from polar_hpc.store.reader import ShardReader
 from polar_hpc.train.async_client import Group
 from polar_hpc.train.grpo.batch import Completion, group_completions, rollout_output
 from polar_hpc.train.grpo.credit import check_loss_norm, session_advantages, token_weights
+from polar_hpc.wire.ids import GroupTag
 from polar_hpc.wire.records import SessionResult
 
 SESSIONS = Path(__file__).parents[2] / "fixtures" / "sessions"
@@ -34,7 +35,8 @@ def _session(name: str, index: int, reward: float, *, calls: int | None = None) 
         tr.policy = "sample"
     traj = msgspec.structs.replace(r.trajectory, traces=traces)
     assert r.evaluation is not None
-    return msgspec.structs.replace(r, sample_index=index, trajectory=traj, metadata={**r.metadata, "group_id": GID},
+    return msgspec.structs.replace(r, sample_index=index, trajectory=traj,
+                                   group=GroupTag(group_id=GID, base_task_id="calc-add"),
                                    evaluation=msgspec.structs.replace(r.evaluation, outcome_reward=reward))
 
 

@@ -1,0 +1,56 @@
+"""``GroupTag`` on ``Task`` / ``SessionResult``, and its keys in the shards' session metadata (old shards read)."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from polar_hpc.wire.codec import from_json, to_json
+from polar_hpc.wire.ids import GroupTag
+from polar_hpc.wire.records import SessionResult, Task, TraceStatus, Trajectory
+from polar_hpc.wire.shardmeta import GROUP_KEYS, from_shard_metadata, to_shard_metadata
+
+
+def _result(**kw: object) -> SessionResult:
+    return SessionResult(task_id="add@step3", sample_index=0, trajectory=Trajectory(status=TraceStatus.COMPLETED),
+                         **kw)  # type: ignore[arg-type]
+
+
+def test_new_names_the_group_by_task_and_step() -> None:
+    tag = GroupTag.new("add", 3, 2)
+    assert (tag.group_id, tag.base_task_id, tag.rollout_step, tag.policy_version) == ("add@step3", "add", 3, 2)
+    assert GroupTag.new("add", 3, 2, suffix="-r1").group_id == "add@step3-r1"
+    task = Task(task_id=tag.group_id, instruction="2+2", group=tag)
+    assert from_json(to_json(task), Task).group == tag
+
+
+def test_a_wrong_field_is_a_decode_error() -> None:
+    raw = msgspec.json.decode(to_json(Task(task_id="t", instruction="x", group=GroupTag.new("t", 0, 0))))
+    for key, bad in (("policy_version", "3"), ("rollout_step", -1), ("policy_version", None)):
+        with pytest.raises(msgspec.ValidationError, match=key):
+            from_json(msgspec.json.encode({**raw, "group": {**raw["group"], key: bad}}), Task)
+    with pytest.raises(msgspec.ValidationError, match="base_task_id"):
+        from_json(msgspec.json.encode({**raw, "group": {"group_id": "t"}}), Task)
+
+
+def test_the_shard_keeps_the_keys_it_always_had() -> None:
+    tag = GroupTag.new("add", 3, 2)
+    r = _result(group=tag, metadata={"repo": "o/r"})
+    meta = to_shard_metadata(r)
+    assert meta == {"repo": "o/r", "group_id": "add@step3", "base_task_id": "add", "rollout_step": 3,
+                    "policy_version": 2}
+    back = from_shard_metadata(_result(metadata=meta))
+    assert back.group == tag and back.metadata == {"repo": "o/r"}
+
+
+def test_the_users_own_group_id_stays_in_metadata() -> None:
+    meta = {"group_id": "g7", "policy_version": "3", "rollout_step": "7"}
+    back = from_shard_metadata(_result(metadata=dict(meta)))
+    assert back.group is None and back.metadata == meta
+
+
+def test_a_trainers_tag_of_the_wrong_type_fails_naming_the_session() -> None:
+    meta = {"group_id": "add@step3", "base_task_id": "add", "rollout_step": 3, "policy_version": "x"}
+    assert set(meta) == set(GROUP_KEYS)
+    with pytest.raises(msgspec.ValidationError, match=r"add@step3/0.*policy_version"):
+        from_shard_metadata(_result(metadata=meta))
