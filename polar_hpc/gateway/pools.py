@@ -31,7 +31,7 @@ from polar_hpc.evaluate.base import evaluation_crashed, evaluation_failed, failu
 from polar_hpc.gateway.stages import FINAL_STAGES, AgentOutcome, SessionExecutor, SessionJob, Stage
 from polar_hpc.log import get_logger
 from polar_hpc.postrun.session import fidelity_checked
-from polar_hpc.wire.records import EvalResult, SessionResult, TraceStatus, Trajectory
+from polar_hpc.wire.records import EvalResult, Released, SessionResult, TraceStatus, Trajectory
 from polar_hpc.wire.resolved import ResolvedSession
 
 log = get_logger("gateway.pools")
@@ -353,7 +353,7 @@ class StagePools:
             trajectory = Trajectory(status=TraceStatus.TIMEOUT)
         trajectory.error = f"released: {job.released}"
         result = self._result(job, trajectory, None)
-        result.metadata["released"] = {"reason": job.released, "rank": self.rank, "draining": self._draining}
+        result.released = Released(reason=str(job.released), rank=self.rank, draining=self._draining)
         try:
             await self.on_released(result)
         except Exception as err:
@@ -395,9 +395,6 @@ class StagePools:
     def _result(self, job: SessionJob, trajectory: Trajectory, evaluation: EvalResult | None) -> SessionResult:
         s = job.session
         metadata = {**s.task.metadata, **job.notes}
-        if job.agent is not None:
-            metadata["agent"] = {"status": job.agent.status, "returncode": job.agent.returncode,
-                                 "detail": job.agent.detail}
         job.timings["total"] = self._now() - job.submitted_at
         return SessionResult(
             task_id=s.task.task_id,
@@ -411,6 +408,7 @@ class StagePools:
             policy_version=s.policy_version,
             gateway_rank=self.rank,
             group=s.task.group,
+            agent=job.agent,
             metadata=metadata,
         )
 

@@ -18,6 +18,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import msgspec
+
 from polar_hpc import __version__
 from polar_hpc.assets import resolve_model
 from polar_hpc.config.run import RunConfig
@@ -37,7 +39,7 @@ from polar_hpc.store.writer import ShardWriter
 from polar_hpc.util.fs import unique_name, write_atomic
 from polar_hpc.wire.codec import to_json
 from polar_hpc.wire.endpoints import read_endpoints
-from polar_hpc.wire.records import Session, SessionResult
+from polar_hpc.wire.records import Released, Session, SessionResult
 from polar_hpc.wire.resolved import resolve_session
 from polar_hpc.wire.rundir import RunDir, component_name, component_prefix
 from polar_hpc.wire.waits import WaitRecord, clear_wait, write_wait
@@ -283,8 +285,9 @@ class GatewayRank:
 
     async def _set_aside(self, result: SessionResult) -> None:
         """A released attempt's partial result: ``released/rank-N/<session>.json``, with where and when."""
-        result.metadata["released"] = {**result.metadata.get("released", {}), "host": socket.gethostname(),
-                                       "at": time.time(), "polar_hpc": __version__}
+        released = result.released = msgspec.structs.replace(
+            result.released or Released(reason="", rank=self.rank), host=socket.gethostname(), at=time.time(),
+            polar_hpc=__version__)
         sid = str(result.id)
         path = RunDir(self.run_dir).released(self.rank) / f"{unique_name(sid)}.json"
 
@@ -293,8 +296,8 @@ class GatewayRank:
             write_atomic(path, to_json(result))
 
         await asyncio.to_thread(write)
-        if not result.metadata["released"].get("draining"):
-            self._engine_gone(str(result.metadata["released"].get("reason", "")))
+        if not released.draining:
+            self._engine_gone(released.reason)
 
     def _engine_gone(self, why: str) -> None:
         if self.paused_since is not None or self._engine is None or self._closed:

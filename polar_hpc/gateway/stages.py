@@ -5,11 +5,9 @@ from __future__ import annotations
 import asyncio
 import enum
 import math
-from typing import Literal, Protocol
+from typing import Protocol
 
-import msgspec
-
-from polar_hpc.wire.records import EvalResult, TraceStatus, Trajectory
+from polar_hpc.wire.records import AgentOutcome, EvalResult, TraceStatus, Trajectory
 from polar_hpc.wire.resolved import ResolvedSession
 
 
@@ -26,22 +24,6 @@ class Stage(enum.StrEnum):
 
 
 FINAL_STAGES = frozenset({Stage.DONE, Stage.CANCELLED, Stage.RELEASED})
-
-
-class AgentOutcome(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """How the harness run ended. ``timeout`` still yields a partial trajectory."""
-
-    status: Literal["completed", "failed", "timeout", "error"]
-    returncode: int | None = None
-    detail: str = ""
-
-    @property
-    def trace_status(self) -> TraceStatus:
-        if self.status == "completed":
-            return TraceStatus.COMPLETED
-        if self.status == "timeout":
-            return TraceStatus.TIMEOUT
-        return TraceStatus.ERROR
 
 
 class SessionJob:

@@ -25,7 +25,7 @@ def _actions(result: SessionResult, fmt: ActionFormat) -> tuple[int, int]:
     """(replies with an action the harness ran, replies that tried one and failed to parse)."""
     acted = tried = 0
     for trace in result.trajectory.traces:
-        unparsed = len(trace.meta().unparsed_tool_calls)
+        unparsed = len(trace.meta.unparsed_tool_calls)
         tried += unparsed
         for msg in trace.response_messages:
             if msg.role != "assistant":

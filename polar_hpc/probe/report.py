@@ -112,11 +112,10 @@ def probe_row(result: SessionResult, records: list[CompletionRecord], *, records
               shard: str = "", version: str = "") -> ProbeRow:
     main = [r for r in records if not r.side_request]
     by_id = {r.completion_id: r for r in records}
-    agent = result.metadata.get("agent")
-    agent = agent if isinstance(agent, dict) else {}
+    agent = result.agent
     breaks: list[ChainBreak] = []
     for tr in result.trajectory.traces:
-        meta = tr.meta()
+        meta = tr.meta
         reason = meta.break_reason
         if not reason:
             continue
@@ -128,10 +127,10 @@ def probe_row(result: SessionResult, records: list[CompletionRecord], *, records
     measured = [r.divergence_tokens for r in main if r.render_mode == "continuation"]
     verdict = failure_reason(status=int(result.trajectory.status), error=result.trajectory.error,
                              evaluation=result.evaluation, reward=result.reward, accept=1.0,
-                             metadata=result.metadata, finish_reasons=[r.finish_reason for r in main])
+                             agent=agent, finish_reasons=[r.finish_reason for r in main])
     return ProbeRow(
-        harness=result.harness, version=version, status=str(agent.get("status", "")),
-        returncode=agent.get("returncode"), detail=str(agent.get("detail", "")), reward=result.reward,
+        harness=result.harness, version=version, status=agent.status if agent else "",
+        returncode=agent.returncode if agent else None, detail=agent.detail if agent else "", reward=result.reward,
         verdict=verdict or "",
         calls=len(main), side_calls=len(records) - len(main),
         tool_calls=sum(len(r.response.tool_calls) for r in main),

@@ -24,7 +24,7 @@ from polar_hpc.store.schema import (
 )
 from polar_hpc.wire.codec import json_decoder, json_encoder
 from polar_hpc.wire.records import SessionResult, Trace, TraceStatus, Trajectory
-from polar_hpc.wire.shardmeta import from_shard_metadata, to_shard_metadata
+from polar_hpc.wire.shardmeta import from_shard_metadata, to_shard_metadata, trace_from_shard, trace_to_shard
 from polar_hpc.wire.versions import WeightVersion
 
 _ENC = json_encoder()
@@ -194,7 +194,7 @@ def encode_session(result: SessionResult, *, compress_blobs: bool = True) -> Enc
                     prompt_messages=tr.prompt_messages,
                     response_messages=tr.response_messages,
                     tools=tr.tools,
-                    metadata=tr.metadata,
+                    metadata=trace_to_shard(tr.meta, tr.extra),
                 )
             )
         )
@@ -395,6 +395,7 @@ def rebuild_trace(
 ) -> Trace:
     """``fields``: the trace's ``schema.TRACE_FIELD_COLUMNS`` values by field name (``shardfile.read_fields``);
     ``versions`` / ``top`` without a known value (-1 everywhere) is what a trace without them wrote: left empty."""
+    meta, extra = trace_from_shard(tb.metadata)
     tr = Trace(
         prompt_ids=prompt,
         response_ids=response,
@@ -403,7 +404,8 @@ def rebuild_trace(
         prompt_messages=tb.prompt_messages,
         response_messages=tb.response_messages,
         tools=tb.tools,
-        metadata=tb.metadata,
+        meta=meta,
+        extra=extra,
         **fields,
     )
     if versions is not None and bool((versions >= 0).any()):

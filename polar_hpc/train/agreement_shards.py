@@ -9,7 +9,6 @@ import time
 from collections import defaultdict
 from collections.abc import Sequence
 
-import msgspec
 import numpy as np
 
 from polar_hpc.errors import PolarError
@@ -27,7 +26,7 @@ from polar_hpc.train.agreement import (
     combine,
     stats_of,
 )
-from polar_hpc.wire.records import TraceMeta
+from polar_hpc.wire.shardmeta import trace_from_shard
 
 log = get_logger("train")
 
@@ -58,7 +57,7 @@ def chain_agreement(view: TraceView, trainer: np.ndarray, tolerance: float, run:
 def recorded_temperatures(view: TraceView) -> list[float]:
     """The temperatures the engine sampled the trace's completions at (``TraceMeta.sampling``; empty: not
     recorded, or an oracle trace)."""
-    return msgspec.convert(view.decode().metadata, TraceMeta).temperatures()
+    return trace_from_shard(view.decode().metadata)[0].temperatures()
 
 
 def measure(runs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], model_dir: str | os.PathLike[str], *,

@@ -32,7 +32,7 @@ Mapping to slime's ``Sample`` (``slime/utils/types.py``; no slime import here):
     ``status``                  COMPLETED -> ``COMPLETED``; ``finish_reason == "length"`` -> ``TRUNCATED``;
                                 TIMEOUT / ERROR -> ``ABORTED`` (here: loss mask all 0, ``masked=True``)
     ``weight_versions``         ``weight_versions`` (from the completion records, per trace)
-    ``metadata``                ``metadata`` (the user's task fields + trace metadata)
+    ``metadata``                ``metadata`` (the user's task fields) and ``meta`` (``TraceMeta``)
     ==========================  ===========================================================================
 """
 
@@ -52,7 +52,7 @@ from polar_hpc.log import get_logger
 from polar_hpc.wire.control import SessionState
 from polar_hpc.wire.endpoints import read_endpoints
 from polar_hpc.wire.ids import GroupTag
-from polar_hpc.wire.records import SessionResult, Task, TraceStatus
+from polar_hpc.wire.records import SessionResult, Task, TraceMeta, TraceStatus
 from polar_hpc.wire.rundir import RunDir, component_prefix
 from polar_hpc.wire.versions import engine_name
 
@@ -121,6 +121,9 @@ class TrainSample(msgspec.Struct, kw_only=True):
     policy_version: int
     weight_versions: list[str]
     metadata: dict[str, Any]
+    """The task's own fields and the trace's keys that are not :class:`TraceMeta`'s."""
+    meta: TraceMeta = msgspec.field(default_factory=TraceMeta)
+    """What the builder recorded about the trace's completions."""
     temperatures: list[float] = msgspec.field(default_factory=list)
     """The distinct temperatures the engine sampled the trace at (``TraceMeta.temperatures``; empty: not recorded)."""
     trainable: bool = True
@@ -151,7 +154,7 @@ def group_samples(group: Group, *, include_oracle: bool = False) -> list[TrainSa
             if tr.policy == "oracle" and not include_oracle:
                 continue
             pl, rl = int(tr.prompt_ids.shape[0]), int(tr.response_ids.shape[0])
-            meta = tr.meta()
+            meta = tr.meta
             mask = np.zeros(pl + rl, dtype=np.uint8)
             if not masked:
                 mask[pl:] = tr.loss_mask
@@ -162,7 +165,7 @@ def group_samples(group: Group, *, include_oracle: bool = False) -> list[TrainSa
                 prompt_length=pl, response_length=rl, reward=float(tr.reward), status=r.trajectory.status,
                 masked=masked, policy_version=group.policy_version,
                 weight_versions=meta.weight_versions, temperatures=meta.temperatures(),
-                metadata={**r.metadata, **tr.metadata}, trainable=tr.trainable, filter=list(tr.filter),
+                metadata={**r.metadata, **tr.extra}, meta=meta, trainable=tr.trainable, filter=list(tr.filter),
                 harness=r.harness, response_versions=tr.response_versions,
             ))
     return out

@@ -53,7 +53,8 @@ TRACE_FIELDS: dict[str, tuple[str, str]] = {
 """Each ``Trace`` field an SFT record carries: the variant and the key that hold it."""
 TRACE_FIELDS_LEFT_OUT: dict[str, str] = {
     "finish_reason": "not a feature of an SFT record; `shards export` has it",
-    "metadata": "the builder's bookkeeping; `shards export` has it",
+    "meta": "the builder's bookkeeping; `shards export` has it (``metadata``)",
+    "extra": "a caller's own trace keys; `shards export` has them (``metadata``)",
     "trainable": "the selection decides which traces a corpus takes (trainable only unless --include-untrainable)",
     "filter": "the reasons of `trainable`; `shards export` has them",
     "response_versions": "the weight version per token is for RL's off-policy correction; `shards export` has it",

@@ -5,10 +5,9 @@ report's failure table and the viewer."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from polar_hpc.evaluate.gold import GOLD_PATCH
-from polar_hpc.wire.records import EvalResult, TraceStatus
+from polar_hpc.wire.records import AgentOutcome, EvalResult, TraceStatus
 
 CUT_FINISH = "length"
 SHOWN_TESTS = 3
@@ -52,17 +51,16 @@ def _verdict(evaluation: EvalResult | None, reward: float, accept: float) -> str
 
 
 def failure_reason(*, status: int, error: str | None, evaluation: EvalResult | None, reward: float,
-                   accept: float, metadata: Mapping[str, Any], finish_reasons: Sequence[str]) -> str | None:
+                   accept: float, agent: AgentOutcome | None, finish_reasons: Sequence[str]) -> str | None:
     """``None`` for an accepted session (completed, reward >= ``accept``), else one line saying why not."""
     st = TraceStatus(status)
-    agent = metadata.get("agent") if isinstance(metadata.get("agent"), Mapping) else None
     if st == TraceStatus.TIMEOUT:
         return f"timeout: {_first_line(error) or 'the harness ran out of time'}"
     if st == TraceStatus.ERROR:
         if (error or "").startswith("evaluation failed"):
             return f"evaluation error: {_first_line(error).removeprefix('evaluation failed: ')}"
-        if agent and agent.get("returncode") not in (None, 0):
-            return f"harness exited {agent['returncode']}: {_first_line(str(agent.get('detail') or ''))}"
+        if agent is not None and agent.returncode not in (None, 0):
+            return f"harness exited {agent.returncode}: {_first_line(agent.detail)}"
         return f"error: {_first_line(error) or 'no error text'}"
     if reward >= accept:
         return None

@@ -36,6 +36,7 @@ from polar_hpc.train.report_types import Dist, GroupRow, HarnessRow, RunReport, 
 from polar_hpc.util.units import count, duration
 from polar_hpc.wire.records import TraceStatus
 from polar_hpc.wire.rundir import RunDir
+from polar_hpc.wire.shardmeta import agent_of, trace_from_shard
 
 
 def collect(runs: Sequence[str | os.PathLike[str]], accept: float) -> tuple[list[SessionRow], list[str]]:
@@ -57,10 +58,11 @@ def collect(runs: Sequence[str | os.PathLike[str]], accept: float) -> tuple[list
             for row in np.flatnonzero(first).tolist():
                 sb = decode_session_blob(sblobs[row])
                 a, b = int(to[row]), int(to[row + 1])
-                engine = [decode_trace_blob(tblobs[t]).metadata.get("engine_time_s") for t in range(a, b)]
+                engine = [trace_from_shard(decode_trace_blob(tblobs[t]).metadata)[0].engine_time_s
+                          for t in range(a, b)]
                 status, reward = int(table.status[row]), float(table.reward[row])
                 reason = failure_reason(status=status, error=sb.error, evaluation=sb.evaluation, reward=reward,
-                                        accept=accept, metadata=sb.metadata, finish_reasons=finish[a:b])
+                                        accept=accept, agent=agent_of(sb.metadata), finish_reasons=finish[a:b])
                 rows.append(SessionRow(
                     key=table.keys[row], task_id=table.task_ids[row], repo=repo_of(table.task_ids[row], sb.metadata),
                     harness=table.harness[row], status=TraceStatus(status).name.lower(), reward=reward,
@@ -73,9 +75,8 @@ def collect(runs: Sequence[str | os.PathLike[str]], accept: float) -> tuple[list
     return rows, problems
 
 
-def _total(values: list[object]) -> float | None:
-    nums = [float(v) for v in values if isinstance(v, int | float)]
-    return sum(nums) if nums and len(nums) == len(values) else None
+def _total(values: list[float]) -> float | None:
+    return sum(values) if values else None
 
 
 def _dist(values: Sequence[float]) -> Dist | None:

@@ -16,6 +16,7 @@ from polar_hpc.wire.records import (
     ReconstructionStats,
     RetriedAbort,
     Trace,
+    TraceMeta,
     TraceStatus,
     Trajectory,
 )
@@ -50,10 +51,10 @@ class Builder(ABC):
         traces = self._build(kept, stats)
         forced = {r.completion_id for r in kept if r.policy == "oracle"}
         for tr in traces:
-            if forced and any(c in forced for c in tr.meta().completion_ids):
+            if forced and any(c in forced for c in tr.meta.completion_ids):
                 tr.policy = "oracle"
             if retried:
-                tr.metadata["retried_aborts"] = [msgspec.to_builtins(n) for n in retried]
+                tr.meta.retried_aborts = list(retried)
             mark_training_filter(tr, status)
             stats.tokens_trainable += int(tr.loss_mask.sum())
             stats.tokens_masked += int(tr.loss_mask.shape[0] - tr.loss_mask.sum())
@@ -91,21 +92,21 @@ def unparsed_tool_call(rec: CompletionRecord) -> str | None:
     return None
 
 
-def completion_metadata(records: Sequence[CompletionRecord]) -> dict[str, Any]:
-    """The ``TraceMeta`` keys every builder writes for the completions of one trace."""
+def completion_metadata(records: Sequence[CompletionRecord]) -> TraceMeta:
+    """The ``TraceMeta`` fields every builder writes for the completions of one trace."""
     errors = {r.completion_id: e for r in records if (e := unparsed_tool_call(r)) is not None}
     versions = ordered_names(r.weight_version for r in records if r.weight_version is not None)
-    return {
-        "session_id": records[0].session_id if records else "",
-        "completion_ids": [r.completion_id for r in records],
-        "completion_indices": [r.index for r in records],
-        "render_modes": [r.render_mode for r in records],
-        "divergence_tokens": [r.divergence_tokens for r in records],
-        "weight_versions": versions,
-        "sampling": [msgspec.to_builtins(r.sampling) for r in records],
-        "unparsed_tool_calls": errors,
-        "engine_time_s": sum(max(0.0, r.timings.engine_end - r.timings.engine_start) for r in records),
-    }
+    return TraceMeta(
+        session_id=records[0].session_id if records else "",
+        completion_ids=[r.completion_id for r in records],
+        completion_indices=[r.index for r in records],
+        render_modes=[r.render_mode for r in records],
+        divergence_tokens=[r.divergence_tokens for r in records],
+        weight_versions=versions,
+        sampling=[r.sampling for r in records],
+        unparsed_tool_calls=errors,
+        engine_time_s=sum(max(0.0, r.timings.engine_end - r.timings.engine_start) for r in records),
+    )
 
 
 def mark_training_filter(trace: Trace, status: TraceStatus) -> None:
@@ -113,7 +114,7 @@ def mark_training_filter(trace: Trace, status: TraceStatus) -> None:
     reasons: list[str] = []
     if status != TraceStatus.COMPLETED:
         reasons.append(f"session_{status.name.lower()}")
-    if trace.meta().unparsed_tool_calls:
+    if trace.meta.unparsed_tool_calls:
         reasons.append("unparsed_tool_call")
     trace.filter = reasons
     trace.trainable = not reasons

@@ -24,13 +24,13 @@ class PerRequestBuilder(Builder):
         for i, rec in enumerate(records):
             ids, lps = sampled_part(rec)
             meta = completion_metadata([rec])
-            meta["chain_index"] = i
+            meta.chain_index = i
             top_ids, top_lps = top_part(rec, ids.shape[0], top_width([rec]))
             traces.append(Trace(
                 prompt_ids=np.asarray(rec.prompt_ids, dtype=np.int32), response_ids=ids,
                 loss_mask=np.ones(ids.shape[0], dtype=np.uint8), response_logprobs=lps,
                 prompt_messages=list(rec.canonical.messages), response_messages=[rec.response],
-                tools=list(rec.canonical.tools), finish_reason=rec.finish_reason, metadata=meta,
+                tools=list(rec.canonical.tools), finish_reason=rec.finish_reason, meta=meta,
                 response_versions=recorded_versions(sampled_versions(rec, ids.shape[0])),
                 response_top_ids=top_ids, response_top_logprobs=top_lps))
         stats.chains = len(traces)

@@ -29,8 +29,8 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
 
+import msgspec
 import numpy as np
 
 from polar_hpc.config.base import StrictStruct
@@ -255,14 +255,14 @@ def _trace(c: _Chain) -> Trace:
             lps.append(np.zeros(inter.shape[0], dtype=np.float32))
             versions.append(np.full(inter.shape[0], NOT_SAMPLED, dtype=np.int32))
             top.append(top_part(None, inter.shape[0], k))
-    meta: dict[str, Any] = completion_metadata(c.members)
-    meta.update(chain_index=c.index, parent_chain=c.parent, fork_token=c.fork_token,
-                fork_completion_id=c.fork_completion_id, break_reason=c.reason, retokenized_tokens=c.retokenized)
+    meta = msgspec.structs.replace(
+        completion_metadata(c.members), chain_index=c.index, parent_chain=c.parent, fork_token=c.fork_token,
+        fork_completion_id=c.fork_completion_id, break_reason=c.reason, retokenized_tokens=c.retokenized)
     return Trace(
         prompt_ids=np.asarray(first.prompt_ids, dtype=np.int32),
         response_ids=np.concatenate(ids).astype(np.int32, copy=False),
         loss_mask=np.concatenate(mask), response_logprobs=np.concatenate(lps).astype(np.float32, copy=False),
         prompt_messages=list(first.canonical.messages), response_messages=response_messages,
-        tools=list(first.canonical.tools), finish_reason=c.members[-1].finish_reason, metadata=meta,
+        tools=list(first.canonical.tools), finish_reason=c.members[-1].finish_reason, meta=meta,
         response_versions=recorded_versions(np.concatenate(versions).astype(np.int32, copy=False)),
         response_top_ids=np.concatenate([t[0] for t in top]), response_top_logprobs=np.concatenate([t[1] for t in top]))

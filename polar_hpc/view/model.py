@@ -106,7 +106,7 @@ def trace_view(i: int, t: Trace) -> TraceView:
     keep = (mask > 0) & np.isfinite(rlp)
     lps: list[float | None] = [None] * pl
     lps += [v if k else None for v, k in zip(rlp.tolist(), keep.tolist(), strict=True)]
-    chain = {k: t.metadata[k] for k in CHAIN_KEYS if k in t.metadata}
+    chain = {k: v for k in CHAIN_KEYS if (v := getattr(t.meta, k)) is not None}
     if not t.trainable:
         chain |= {"trainable": False, "filter": ",".join(t.filter)}
     return TraceView(
@@ -142,7 +142,7 @@ def session_view(r: SessionResult, *, accept: float = 1.0, duration_s: float | N
     traj = r.trajectory
     status = int(traj.status)
     reason = failure_reason(status=status, error=traj.error, evaluation=r.evaluation, reward=r.reward,
-                            accept=accept, metadata=r.metadata,
+                            accept=accept, agent=r.agent,
                             finish_reasons=[t.finish_reason for t in traj.traces])
     traces = [trace_view(i, t) for i, t in enumerate(traj.traces)]
     vocab = tokenizer.texts(itertools.chain.from_iterable(t.ids for t in traces)) if tokenizer is not None else {}

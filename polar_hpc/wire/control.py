@@ -15,7 +15,8 @@ import msgspec
 from polar_hpc.wire.codec import msgpack_decoder, msgpack_encoder
 from polar_hpc.wire.records import Session, SessionResult, Task
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
+"""3: ``Task.group``, ``SessionResult.group`` / ``.agent`` / ``.released``, ``Trace.meta`` typed (were metadata)."""
 
 ReleaseCause = Literal["cancelled", "drained", "interrupted", "failed"]
 """Why a rank released a session without a kept result (:class:`Released`)."""

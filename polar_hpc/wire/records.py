@@ -239,6 +239,34 @@ def trace_status(value: TraceStatus | int | str) -> TraceStatus:
                      f"{max(TraceStatus):d})")
 
 
+class AgentOutcome(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """How the harness run ended. ``timeout`` still yields a partial trajectory."""
+
+    status: Literal["completed", "failed", "timeout", "error"]
+    returncode: int | None = None
+    detail: str = ""
+
+    @property
+    def trace_status(self) -> TraceStatus:
+        if self.status == "completed":
+            return TraceStatus.COMPLETED
+        if self.status == "timeout":
+            return TraceStatus.TIMEOUT
+        return TraceStatus.ERROR
+
+
+class Released(msgspec.Struct, kw_only=True):
+    """Why a session attempt was cut by the system (it runs again): set on the partial result kept aside."""
+
+    reason: str
+    rank: int
+    draining: bool = False
+    host: str = ""
+    at: float = 0.0
+    polar_hpc: str = ""
+    """The version that set it aside."""
+
+
 class RetriedAbort(msgspec.Struct, kw_only=True):
     """A call left out of the trajectory: aborted (its client went away) and sent again with the same prompt."""
 
@@ -250,12 +278,10 @@ class RetriedAbort(msgspec.Struct, kw_only=True):
 
 
 class TraceMeta(msgspec.Struct, kw_only=True):
-    """The keys the trajectory builders put in ``Trace.metadata``, typed (``Trace.meta()`` reads them).
+    """What the trajectory builders record about a trace's completions (``Trace.meta``).
 
-    ``Trace.metadata`` stays an open JSON object on the wire and in the shards (callers may add keys); the
-    builders write these, with these types, and readers go through this Struct. Keys a builder does not write
-    read as the defaults (``per_request`` writes no chain fork fields).
-    """
+    In the shards it is the trace's metadata JSON object (``wire.shardmeta``); keys a builder does not write read
+    as the defaults (``per_request`` writes no chain fork fields)."""
 
     session_id: str = ""
     completion_ids: list[str] = msgspec.field(default_factory=list)
@@ -292,7 +318,9 @@ class Trace(msgspec.Struct, kw_only=True):
     tools: list[ToolSpec] = msgspec.field(default_factory=list)
     finish_reason: str = "stop"
     reward: float = 0.0
-    metadata: dict[str, Any] = msgspec.field(default_factory=dict)
+    meta: TraceMeta = msgspec.field(default_factory=TraceMeta)
+    extra: dict[str, Any] = msgspec.field(default_factory=dict)
+    """Keys of the trace's metadata that are not :class:`TraceMeta`'s (a caller's own)."""
     policy: TokenPolicy = "sample"
     """``oracle`` when any of its completions was forced: gold demonstrations, not behaviour-policy samples."""
     trainable: bool = True
@@ -315,10 +343,6 @@ class Trace(msgspec.Struct, kw_only=True):
         """k of ``response_top_ids`` (0: not recorded)."""
         n = int(self.response_ids.shape[0])
         return int(self.response_top_ids.shape[0]) // n if n else 0
-
-    def meta(self) -> TraceMeta:
-        """The builder's keys of ``metadata``, typed; ``msgspec.ValidationError`` names a key of the wrong type."""
-        return msgspec.convert(self.metadata, TraceMeta)
 
     def mark_not_trainable(self, reason: str) -> None:
         """Add a training filter reason (once) and mark the trace not trainable."""
@@ -373,7 +397,12 @@ class SessionResult(msgspec.Struct, kw_only=True):
     gateway_rank: int = -1
     group: GroupTag | None = None
     """``Task.group`` of the session's task."""
+    agent: AgentOutcome | None = None
+    """How the harness run ended (None: it did not run)."""
+    released: Released | None = None
+    """Set on a released attempt's partial result (kept aside, never in a shard)."""
     metadata: dict[str, Any] = msgspec.field(default_factory=dict)
+    """The task's own fields (``Task.metadata``) and notes the gateway adds (``harness_log_tail``)."""
 
     @property
     def id(self) -> SessionId:

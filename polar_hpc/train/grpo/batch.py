@@ -26,6 +26,7 @@ from polar_hpc.train.async_client import Group, TrainSample, group_samples
 from polar_hpc.train.grpo.credit import informative, session_advantages
 from polar_hpc.train.grpo.inflight import StaleBound, bound_session, version_span
 from polar_hpc.train.grpo.mismatch import sampled_versions, token_turns
+from polar_hpc.wire.ids import SessionId
 from polar_hpc.wire.records import TraceStatus
 
 
@@ -126,9 +127,10 @@ def _row(s: TrainSample, reward: float | None) -> Completion:
     return Completion(group_id=s.group_id, sample_index=s.sample_index, prompt_ids=s.tokens[:pl].tolist(),
                       completion_ids=s.tokens[pl:].tolist(), logprobs=logps.astype(float).tolist(),
                       env_mask=mask.tolist(), reward=reward, weight_versions=list(s.weight_versions),
-                      temperatures=list(s.temperatures), session=f"{s.group_id}/{s.sample_index}",
+                      temperatures=list(s.temperatures),
+                      session=SessionId(task_id=s.group_id, sample=s.sample_index).key,
                       harness=s.harness, versions=sampled_versions(s, mask).tolist(),
-                      turns=token_turns(mask, s.metadata.get("completion_indices") or []).tolist())
+                      turns=token_turns(mask, s.meta.completion_indices).tolist())
 
 
 def _bounded(rows: list[Completion], bound: StaleBound, counts: GroupCounts) -> list[Completion] | None:
@@ -152,7 +154,8 @@ def _bounded(rows: list[Completion], bound: StaleBound, counts: GroupCounts) -> 
 
 def _placeholder(group_id: str, index: int, prompt_ids: list[int], filler_id: int) -> Completion:
     return Completion(group_id=group_id, sample_index=index, prompt_ids=prompt_ids, completion_ids=[filler_id],
-                      logprobs=[0.0], env_mask=[0], reward=None, placeholder=True, session=f"{group_id}/{index}")
+                      logprobs=[0.0], env_mask=[0], reward=None, placeholder=True,
+                      session=SessionId(task_id=group_id, sample=index).key)
 
 
 def group_completions(group: Group, *, filler_id: int, min_group_fraction: float = 0.0,

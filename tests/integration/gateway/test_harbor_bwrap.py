@@ -63,7 +63,7 @@ def test_gold_one_and_noop_zero_in_bwrap(harbor_tasks: Path, tmp_path: Path, ref
                                         tiny_qwen3_dir: Path, no_leaked_children: None) -> None:
     url = server_url(reference_server)
     for r in run(tmp_path / "gold", harbor_tasks, "oracle", url, tiny_qwen3_dir):
-        why = json.dumps({"evaluation": msgspec.to_builtins(r.evaluation), "agent": r.metadata.get("agent")},
+        why = json.dumps({"evaluation": msgspec.to_builtins(r.evaluation), "agent": msgspec.to_builtins(r.agent)},
                          default=str)[-3000:]
         assert r.harness == "pi" and r.trajectory.traces, why
         assert r.evaluation is not None and r.evaluation.outcome_reward == 1.0, why

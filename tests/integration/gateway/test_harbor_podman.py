@@ -71,7 +71,7 @@ def test_gold_solutions_grade_one_through_the_harness(harness: str, harbor_tasks
                                                       reference_server: Any, tiny_qwen3_dir: Path,
                                                       no_leaked_children: None) -> None:
     for r in run(tmp_path, harbor_tasks, harness, "oracle", server_url(reference_server), tiny_qwen3_dir):
-        why = json.dumps({"evaluation": msgspec.to_builtins(r.evaluation), "agent": r.metadata.get("agent")},
+        why = json.dumps({"evaluation": msgspec.to_builtins(r.evaluation), "agent": msgspec.to_builtins(r.agent)},
                          default=str)[-3000:]
         assert r.harness == harness and r.trajectory.traces, why
         assert r.evaluation is not None and r.evaluation.outcome_reward == 1.0, why

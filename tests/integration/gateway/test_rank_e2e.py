@@ -35,12 +35,13 @@ def check_run(run_dir: Path, harness: str, samples: int, output: str) -> None:
         why = f"{harness} session {r.key}: {msgspec.json.encode(r.metadata).decode()[-2500:]}\n{output[-2000:]}"
         assert r.harness == harness
         assert r.trajectory.traces, f"no model call reached the proxy; {why}"
-        agent = r.metadata["agent"]
+        agent = r.agent
+        assert agent is not None
         # The tiny random model's replies are noise cut at max_new_tokens; a harness may then give up on its own
         # (Claude Code exits 1 on a length stop). That still ends the run, after real model calls were answered;
         # a harness that fails before its first model call is caught by the assertion above.
-        ended_itself = agent["status"] == "failed" and str(agent.get("detail", "")).startswith("harness exited")
-        assert agent["status"] in ("completed", "timeout") or ended_itself, why
+        ended_itself = agent.status == "failed" and agent.detail.startswith("harness exited")
+        assert agent.status in ("completed", "timeout") or ended_itself, why
         assert r.evaluation is not None, why
         expected = {TraceStatus.COMPLETED, TraceStatus.TIMEOUT} | ({TraceStatus.ERROR} if ended_itself else set())
         assert r.trajectory.status in expected, why

@@ -57,7 +57,7 @@ def test_cancel_mid_session_then_resume_runs_every_session_once(run_dir: Path) -
     released = released_attempts(run)
     assert released, "a session in RUN at the cancel was cut: its attempt is set aside"
     for r in released:
-        assert "drain" in r.metadata["released"]["reason"] and r.metadata["released"]["host"]
+        assert "drain" in r.released.reason and r.released.host
     cut = {r.key for r in released}
     assert not cut & {r.key for r in committed(run_dir)}, "a released session was committed"
     st = polar("status", str(run_dir))
@@ -106,7 +106,7 @@ def test_kill_9_of_the_inference_server_mid_session(run_dir: Path) -> None:
     assert restarted is not None and restarted != pid, "the job restarted its inference server"
     assert not read_waits(run_dir), "the rank's wait ended when the server answered again"
     released = released_attempts(run)
-    assert released and all("engine went away" in r.metadata["released"]["reason"] for r in released)
+    assert released and all("engine went away" in r.released.reason for r in released)
     results = assert_once_with_real_outcomes(run_dir)
     assert {r.key for r in released} <= {r.key for r in results}
 

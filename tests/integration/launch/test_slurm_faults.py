@@ -112,7 +112,7 @@ def test_inference_server_killed_then_its_job_preempted_mid_session(run_dir: Pat
     assert "Calling checkpoint method" in log and "Requeued job" in log, log[-3000:]
     released = released_attempts(run)
     assert len(released) >= 2, "each fault cut a running session"
-    assert all("engine went away" in r.metadata["released"]["reason"] for r in released), released
+    assert all("engine went away" in r.released.reason for r in released), released
     assert {r.key for r in released} <= {r.key for r in assert_once_with_real_outcomes(run_dir)}
 
 
@@ -131,7 +131,7 @@ def test_cancel_mid_session_then_resume_on_slurm(run_dir: Path) -> None:
     wait_until(lambda: not any(c.alive for c in component_states(run, jobs)), 120, "every job to end")
     assert all(s != "FAILED" for s in sacct_states([j.job_id for j in jobs.jobs]).values()), "a cancel is no failure"
     released = released_attempts(run)
-    assert released and all("drain" in r.metadata["released"]["reason"] for r in released), released
+    assert released and all("drain" in r.released.reason for r in released), released
     cut = {r.key for r in released}
     assert not cut & {r.key for r in committed(run_dir)}, "a released session was committed"
     assert "cancelled at" in polar("status", str(run_dir)).stdout

@@ -72,7 +72,7 @@ def test_gateway_array_task_cancelled_by_hand_is_resubmitted_and_every_session_c
     assert assert_once_with_real_outcomes(run_dir, samples=2)
     assert_views_agree(run_dir)
     assert said in polar("status", str(run_dir)).stdout
-    print("released:", [r.metadata["released"]["reason"] for r in released_attempts(run)])
+    print("released:", [r.released.reason for r in released_attempts(run)])
 
 
 @pytest.mark.timeout(700)

@@ -82,7 +82,7 @@ def test_sessions_that_span_a_push_train_with_each_tokens_own_version(tmp_path: 
     recorded = {(r.group.group_id, r.sample_index): r for r in ShardReader(run.root).results()}
     for row in rows:
         (tr,) = recorded[(row.group_id, row.sample_index)].trajectory.traces
-        assert tr.meta().weight_versions == ["default", "1"]
+        assert tr.meta.weight_versions == ["default", "1"]
         # the shard's per-token column: the first call's tokens sampled by default (0), the second's by 1
         sampled = [int(v) for v, m in zip(tr.response_versions, tr.loss_mask, strict=True) if m]
         assert sampled == sorted(sampled) and set(sampled) == {0, 1}

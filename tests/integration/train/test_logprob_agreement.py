@@ -142,7 +142,7 @@ def test_the_recorded_temperature_is_applied_and_the_wrong_one_is_a_disagreement
     (teacher-forced: raw logprobs whatever the temperature) is still within."""
     sampled = next(r for r in ShardReader(recorded).results() if r.harness == "openai_sdk")
     (trace,) = sampled.trajectory.traces
-    applied = trace.meta().sampling
+    applied = trace.meta.sampling
     assert len(applied) == 2 and all(a is not None and a.temperature == TEMPERATURE and a.seed == 7
                                      for a in applied), applied
     code, out, err = _logprobs(capsys, recorded, reference_server.model_dir, "--json")

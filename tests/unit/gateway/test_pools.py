@@ -122,7 +122,7 @@ def test_agent_timeout_builds_partial_trajectory() -> None:
     assert r.trajectory.status is TraceStatus.TIMEOUT
     assert r.timings["run"] == pytest.approx(100)
     assert "build" in r.timings and r.evaluation is not None
-    assert r.metadata["agent"]["status"] == "timeout"
+    assert r.agent.status == "timeout"
     assert "agent budget" in (r.trajectory.error or "")
     assert r.gateway_rank == 3
 
@@ -184,7 +184,7 @@ def test_harness_failure_is_error_but_still_built_and_evaluated() -> None:
     sim(main)
     (r,) = h.results
     assert r.trajectory.status is TraceStatus.ERROR
-    assert r.evaluation is not None and r.metadata["agent"]["returncode"] == 2
+    assert r.evaluation is not None and r.agent.returncode == 2
 
 
 @pytest.mark.parametrize(
@@ -302,7 +302,7 @@ def test_drain_cuts_running_and_cancels_waiting() -> None:
     assert h.results == [], "a session the drain cut has no outcome"
     (aside,) = h.released
     assert aside.task_id == "t0" and aside.attempt == 0 and "drain" in (aside.trajectory.error or "")
-    assert aside.metadata["released"]["rank"] == 3 and "drain" in aside.metadata["released"]["reason"]
+    assert aside.released.rank == 3 and "drain" in aside.released.reason
     assert [st for sid, st in h.statuses if sid == "t0/0#0"][-1] is Stage.RELEASED
     cancelled = {sid for sid, st in h.statuses if st is Stage.CANCELLED}
     assert cancelled == {f"t{i}/0#0" for i in range(1, 5)}
@@ -322,7 +322,7 @@ def test_a_released_attempt_is_set_aside_even_when_the_grace_ends_during_its_bui
     sim(main)
     assert h.results == []
     (aside,) = h.released
-    assert aside.task_id == "t0" and "drain" in aside.metadata["released"]["reason"]
+    assert aside.task_id == "t0" and "drain" in aside.released.reason
     assert sorted(ex.torn_down) == sorted(ex.started)
 
 
@@ -356,7 +356,7 @@ def test_a_harness_killed_with_its_rank_by_a_job_signal_is_released_not_an_outco
     sim(main)
     assert h.results == []
     (aside,) = h.released
-    assert "harness killed (exit -15) while the rank stops" in aside.metadata["released"]["reason"]
+    assert "harness killed (exit -15) while the rank stops" in aside.released.reason
 
 
 def test_a_harness_killed_while_its_rank_goes_on_is_the_harness_failure() -> None:

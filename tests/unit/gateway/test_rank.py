@@ -81,4 +81,4 @@ async def test_rank_drain_releases_a_cut_session_and_sets_its_attempt_aside(tmp_
     (aside,) = RunDir(tmp_path).released(0).glob("*.json")
     kept = from_json(aside.read_bytes(), SessionResult)
     assert kept.key == "slow/0" and kept.attempt == 0 and kept.gateway_rank == 0
-    assert kept.metadata["released"]["host"] and "drain" in kept.metadata["released"]["reason"]
+    assert kept.released.host and "drain" in kept.released.reason

@@ -10,6 +10,7 @@ import asyncio
 import json
 
 import aiohttp
+import msgspec
 import numpy as np
 import openai
 import pytest
@@ -253,11 +254,12 @@ async def test_a_retried_turn_leaves_one_trainable_copy(live_proxy: ProxyHandle)
     assert recs[0].prompt_ids.tolist() == recs[1].prompt_ids.tolist()
     for name in ("per_request", "prefix_merging"):
         traj = get_builder(BuilderSpec(name=name), end_of_turn_id=h.template.end_of_turn_id).build(recs)  # type: ignore[attr-defined]
-        used = [c for tr in traj.traces for c in tr.metadata["completion_ids"]]
+        used = [c for tr in traj.traces for c in tr.meta.completion_ids]
         assert used == [recs[1].completion_id], name
-        note = traj.traces[0].metadata["retried_aborts"]
-        assert note == [{"completion_id": recs[0].completion_id, "index": 0, "sampled_tokens": len(recs[0].output_ids),
-                         "retried_by": recs[1].completion_id}]
+        note = traj.traces[0].meta.retried_aborts
+        assert msgspec.to_builtins(note) == [{"completion_id": recs[0].completion_id, "index": 0,
+                                              "sampled_tokens": len(recs[0].output_ids),
+                                              "retried_by": recs[1].completion_id}]
 
 
 async def test_a_held_tool_call_gets_keepalives(live_proxy: ProxyHandle) -> None:

@@ -20,6 +20,7 @@ from polar_hpc.store.schema import (
 )
 from polar_hpc.train.export import TRACE_FIELDS, TRACE_FIELDS_LEFT_OUT, export_sft
 from polar_hpc.wire.records import SessionResult, Trace
+from polar_hpc.wire.shardmeta import TRACE_METADATA_FIELDS
 from tests.unit.train.runs import write_run
 
 
@@ -31,7 +32,7 @@ TRACE_COLUMN_FIELDS = [c.field for c in TOKEN_COLUMNS + TRACE_COLUMNS if c.field
 
 
 def test_every_trace_field_has_one_place_in_a_shard() -> None:
-    places = TRACE_COLUMN_FIELDS + sorted(_fields(TraceBlob))
+    places = TRACE_COLUMN_FIELDS + sorted(_fields(TraceBlob) - {"metadata"}) + list(TRACE_METADATA_FIELDS)
     assert sorted(places) == sorted(_fields(Trace)), "a Trace field has no column (or two places)"
 
 
@@ -64,7 +65,7 @@ def test_the_reader_carries_every_trace_column(tmp_path: Path, session_result_fa
 
 
 def test_shards_export_carries_every_trace_field() -> None:
-    assert set(_fields(Trace)) <= _fields(ExportRow)
+    assert set(_fields(Trace)) - set(TRACE_METADATA_FIELDS) | {"metadata"} <= _fields(ExportRow)
 
 
 def test_sft_export_carries_or_declares_every_trace_field(tmp_path: Path, session_result_factory: Any) -> None:

@@ -77,7 +77,7 @@ def test_marks_are_columns_and_fields(tmp_path: Path, session_result_factory: An
     back = list(ShardReader(path).results())
     assert [(t.trainable, t.filter) for r in back for t in r.trajectory.traces] == \
         [(t.trainable, t.filter) for r in results for t in r.trajectory.traces]
-    assert all("trainable" not in t.metadata for r in back for t in r.trajectory.traces)
+    assert all("trainable" not in t.extra for r in back for t in r.trajectory.traces)
     views = list(ShardReader(path).traces(blobs=False))
     assert [(v.trainable, v.filter) for v in views][:2] == [(True, []), (False, ["session_timeout",
                                                                                  "unparsed_tool_call"])]
@@ -110,12 +110,12 @@ def test_old_shards_read_the_same(version: int, tmp_path: Path, capsys: pytest.C
     traces = [t for r in ShardReader(shard).results() for t in r.trajectory.traces]
     assert [(t.trainable, t.filter, t.policy) for t in traces] == \
         [(e["trainable"], e["filter"], e["policy"]) for e in expected]
-    assert all("trainable" not in t.metadata and "filter" not in t.metadata for t in traces)
+    assert all("trainable" not in t.extra and "filter" not in t.extra for t in traces)
     assert all(v.response_versions.tolist() == [-1] * v.response_ids.shape[0] for v in views)  # not recorded
     assert all(t.response_versions.shape == (0,) for t in traces)  # a Trace that recorded none
     assert all(v.response_top_ids.shape == (v.response_ids.shape[0], 0) for v in views)  # k = 0
     assert all(t.response_top_ids.shape == (0,) and t.top_width == 0 for t in traces)
-    assert traces[3].metadata["unparsed_tool_calls"] == {"c1": "bad json"}
+    assert traces[3].meta.unparsed_tool_calls == {"c1": "bad json"}
     ix = build_index(shard, TraceSelect(trainable_only=True))
     assert sorted(zip(ix.key, ix.trace_in_session.tolist(), strict=True)) == \
         sorted((e["key"], e["trace"]) for e in expected if e["trainable"])

@@ -9,7 +9,7 @@ import pytest
 from polar_hpc.train.async_client import Group
 from polar_hpc.train.grpo.batch import group_completions, rollout_output, session_reward
 from polar_hpc.train.grpo.live import unique_prompts
-from polar_hpc.wire.records import SessionResult, TraceStatus
+from polar_hpc.wire.records import AppliedSampling, SessionResult, TraceStatus
 from tests.fixtures.trajectories import make_session_result
 
 FILLER = 7
@@ -105,7 +105,7 @@ def test_rows_carry_the_temperatures_their_chains_were_sampled_at() -> None:
     results = [_session(rng, i) for i in range(3)]
     for r, t in zip(results, (0.7, 0.7, None), strict=True):
         (tr,) = r.trajectory.traces
-        tr.metadata["sampling"] = [None if t is None else {"temperature": t, "top_p": 1.0, "top_k": -1}]
+        tr.meta.sampling = [None if t is None else AppliedSampling(temperature=t, top_p=1.0, top_k=-1)]
     rows, _ = group_completions(_group(results, 4), filler_id=FILLER)  # sample 3: a placeholder
     assert [r.temperatures for r in rows] == [[0.7], [0.7], [], []]
     assert row_temperatures(rows) == [0.7] and trainer_temperature([0.7], "step 1") == 0.7

@@ -54,7 +54,7 @@ def _tag(res: SessionResult, versions: list[str]) -> SessionResult:
     for (a, b), v in zip(edges.reshape(-1, 2), versions, strict=True):
         col[a:b] = parse_version(v)
     tr.response_versions = col
-    tr.metadata = {**tr.metadata, "weight_versions": sorted(set(versions))}
+    tr.meta.weight_versions = sorted(set(versions))
     return res
 
 

@@ -8,15 +8,15 @@ from polar_hpc.evaluate.gold import GOLD_PATCH
 from polar_hpc.evaluate.testlog import grade
 from polar_hpc.train.outcome import failure_reason
 from polar_hpc.util.units import count, duration
-from polar_hpc.wire.records import EvalResult, TraceStatus
+from polar_hpc.wire.records import AgentOutcome, EvalResult, TraceStatus
 
 
 def _why(status: TraceStatus = TraceStatus.COMPLETED, *, error: str | None = None, reward: float = 0.0,
-         details: dict[str, Any] | None = None, meta: dict[str, Any] | None = None,
+         details: dict[str, Any] | None = None, agent: AgentOutcome | None = None,
          finish: tuple[str, ...] = ("stop",), evaluated: bool = True) -> str | None:
     ev = EvalResult(outcome_reward=reward, details=details or {}) if evaluated else None
     return failure_reason(status=int(status), error=error, evaluation=ev, reward=reward, accept=1.0,
-                          metadata=meta or {}, finish_reasons=list(finish))
+                          agent=agent, finish_reasons=list(finish))
 
 
 def test_failure_reasons_say_what_happened() -> None:
@@ -37,8 +37,8 @@ def test_failure_reasons_say_what_happened() -> None:
     assert _why(reward=0.5) == "reward 0.5 below 1"
     assert _why(TraceStatus.TIMEOUT, error="agent timed out after 1200 s\ntrace") \
         == "timeout: agent timed out after 1200 s"
-    assert _why(TraceStatus.ERROR, error="harness failed", meta={"agent": {"returncode": 127, "detail":
-                                                                          "harness exited 127: not found"}}) \
+    assert _why(TraceStatus.ERROR, error="harness failed", agent=AgentOutcome(
+        status="failed", returncode=127, detail="harness exited 127: not found")) \
         == "harness exited 127: harness exited 127: not found"
     assert _why(TraceStatus.ERROR, error="evaluation failed: runtime did not start") \
         == "evaluation error: runtime did not start"

@@ -19,7 +19,7 @@ def test_report_tables_and_plots(tmp_path: Path, session_result_factory: Any) ->
         rs.append(r)
     rs[1].trajectory.status = TraceStatus.TIMEOUT
     rs[1].trajectory.error = "agent timed out after 1200 s"
-    rs[3].trajectory.traces[0].metadata["engine_time_s"] = 2.0
+    rs[3].trajectory.traces[0].meta.engine_time_s = 2.0
     run = write_run(tmp_path / "run", rs)
     text = write_report([run], tmp_path / "rep")
     assert "| psf/requests | 5 | 10 | 4 | 40.0% | 4 |" in text  # sample 1 (reward 1) timed out

@@ -29,7 +29,7 @@ def check_fidelity(traj: Trajectory, records: list[CompletionRecord]) -> None:
         assert tr.response_ids.shape == tr.loss_mask.shape == tr.response_logprobs.shape
         ones = np.flatnonzero(tr.loss_mask == 1)
         cursor = 0
-        for cid in tr.metadata["completion_ids"]:
+        for cid in tr.meta.completion_ids:
             seen[cid] += 1
             rec = by_id[cid]
             n = rec.output_ids.shape[0]
@@ -79,7 +79,7 @@ def test_verbatim_chains_rebuild_the_last_context(seed: int, agents: int, turns:
     records, _ = make_records(seed, SynthSpec(agents=agents, turns=turns))
     by_id = {r.completion_id: r for r in records}
     for tr in build("prefix_merging", records).traces:
-        last = by_id[tr.metadata["completion_ids"][-1]]
+        last = by_id[tr.meta.completion_ids[-1]]
         assert np.array_equal(np.concatenate([tr.prompt_ids, tr.response_ids]),
                               np.concatenate([last.prompt_ids, last.output_ids]))
-        assert tr.metadata["retokenized_tokens"] == 0
+        assert tr.meta.retokenized_tokens == 0

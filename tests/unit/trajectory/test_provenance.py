@@ -35,22 +35,22 @@ def test_sub_agent_and_compaction_chains(qwen3_tokenizer_dir: Path, mode: str) -
     records = main.records + sub.records + back.records + compact.records
     traj = get_builder(BuilderSpec(), end_of_turn_id=tpl.end_of_turn_id).build(records)
     if mode == "canonical":  # canonical re-renders re-tokenize every reply: each starts a chain of its own
-        assert [t.metadata["completion_indices"] for t in traj.traces] == [[i] for i in range(9)]
+        assert [t.meta.completion_indices for t in traj.traces] == [[i] for i in range(9)]
         assert traj.stats.breaks.get("retokenized", 0) > 0
         return
     assert traj.stats.chains == 3
     main_t, sub_t, compact_t = traj.traces
-    assert main_t.metadata["completion_indices"] == [0, 1, 2, 5, 6]
-    assert sub_t.metadata["completion_indices"] == [3, 4]
-    assert compact_t.metadata["completion_indices"] == [7, 8]
-    assert main_t.metadata["parent_chain"] is None and main_t.metadata["break_reason"] is None
-    assert sub_t.metadata["parent_chain"] == 0 and sub_t.metadata["break_reason"] == "prompt_diverged"
+    assert main_t.meta.completion_indices == [0, 1, 2, 5, 6]
+    assert sub_t.meta.completion_indices == [3, 4]
+    assert compact_t.meta.completion_indices == [7, 8]
+    assert main_t.meta.parent_chain is None and main_t.meta.break_reason is None
+    assert sub_t.meta.parent_chain == 0 and sub_t.meta.break_reason == "prompt_diverged"
     # the sub-agent shares the system turn (with the tools) and forks at the user turn
     header = len(tpl.render_ids([{"role": "system", "content": SYSTEM}],
                                 [{"type": "function", "function": {"name": "bash"}}], add_generation_prompt=False))
-    assert sub_t.metadata["fork_token"] > header // 2
-    assert sub_t.metadata["fork_completion_id"] == "s#0-0"
-    assert compact_t.metadata["parent_chain"] in (0, 1) and compact_t.metadata["fork_token"] > 0
+    assert sub_t.meta.fork_token > header // 2
+    assert sub_t.meta.fork_completion_id == "s#0-0"
+    assert compact_t.meta.parent_chain in (0, 1) and compact_t.meta.fork_token > 0
     assert traj.stats.breaks == {"prompt_diverged": 2}
     assert traj.stats.completions_merged == 9
 
@@ -73,7 +73,7 @@ def test_training_filter_marks_unfinished_sessions_and_unparsed_calls() -> None:
     ok = get_builder(BuilderSpec(), end_of_turn_id=EOT).build(records)
     (tr,) = ok.traces
     assert tr.filter == ["unparsed_tool_call"]
-    assert tr.metadata["unparsed_tool_calls"] == {"c1": "invalid JSON in <tool_call>"}
+    assert tr.meta.unparsed_tool_calls == {"c1": "invalid JSON in <tool_call>"}
 
 
 def test_registry_names_module_paths_and_errors() -> None:
@@ -104,5 +104,5 @@ def test_a_retried_request_breaks_as_prompt_repeated() -> None:
     later = [msgspec.structs.replace(r, index=r.index + 1) for r in records[1:]]
     traj = get_builder(BuilderSpec(), end_of_turn_id=EOT).build([records[0], retry, *later])
     assert traj.stats.breaks == {"prompt_repeated": 1}
-    repeated = next(t for t in traj.traces if t.metadata["break_reason"])
-    assert repeated.metadata["completion_ids"][0] == "retry" and repeated.metadata["parent_chain"] == 0
+    repeated = next(t for t in traj.traces if t.meta.break_reason)
+    assert repeated.meta.completion_ids[0] == "retry" and repeated.meta.parent_chain == 0

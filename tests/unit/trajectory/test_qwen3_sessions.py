@@ -26,7 +26,7 @@ def merge(template: ChatTemplate, records: list) -> Trajectory:
 
 
 def retokenized(traj: Trajectory) -> int:
-    return sum(int(t.metadata["retokenized_tokens"]) for t in traj.traces)
+    return sum(int(t.meta.retokenized_tokens) for t in traj.traces)
 
 
 CASES = {
@@ -47,14 +47,14 @@ def test_canonical_chains_follow_the_template(qwen3: ChatTemplate, case: str) ->
     assert traj.stats.chains == chains
     assert all(b.mode == "canonical" for b in s.builds)
     assert traj.stats.breaks == {why: chains - 1}
-    assert [t.metadata["parent_chain"] for t in traj.traces] == [None, *range(chains - 1)]
+    assert [t.meta.parent_chain for t in traj.traces] == [None, *range(chains - 1)]
     # sampled ids are not the canonical tokenization: the next prompt re-tokenized them, so the chain breaks
     # there and every trace's context is exactly the prompt its reply was sampled from
     if why == "retokenized":
         assert retokenized(traj) > 0
     by_id = {r.completion_id: r for r in s.records}
     for tr in traj.traces:
-        (cid,) = tr.metadata["completion_ids"]
+        (cid,) = tr.meta.completion_ids
         assert np.array_equal(tr.prompt_ids, by_id[cid].prompt_ids)
 
 

@@ -33,7 +33,7 @@ def test_versions_top_k_and_turns_follow_the_call_that_sampled(qwen3_tokenizer_d
     traj = get_builder(BuilderSpec(name=builder), end_of_turn_id=tpl.end_of_turn_id).build(s.records)
     assert len(traj.traces) == (1 if builder == "prefix_merging" else 3)
     for tr in traj.traces:
-        calls = tr.meta().completion_indices
+        calls = tr.meta.completion_indices
         m = tr.loss_mask > 0
         turns = token_turns(tr.loss_mask, calls)
         assert (turns[~m] == -1).all() and (tr.response_versions[~m] == -1).all()

@@ -21,8 +21,8 @@ def results(session_result_factory: Any) -> list[SessionResult]:
     rs[2].trajectory.status = TraceStatus.TIMEOUT
     rs[2].trajectory.error = "agent timed out after 1200 s"
     rs[2].trajectory.traces[1].policy = "oracle"
-    rs[2].trajectory.traces[1].metadata.update(chain_index=1, parent_chain=0, break_reason="retokenized",
-                                               retokenized_tokens=3)
+    meta = rs[2].trajectory.traces[1].meta
+    meta.chain_index, meta.parent_chain, meta.break_reason, meta.retokenized_tokens = 1, 0, "retokenized", 3
     return rs
 
 

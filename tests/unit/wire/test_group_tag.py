@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import msgspec
 import pytest
 
 from polar_hpc.wire.codec import from_json, to_json
 from polar_hpc.wire.ids import GroupTag
-from polar_hpc.wire.records import SessionResult, Task, TraceStatus, Trajectory
+from polar_hpc.wire.records import AgentOutcome, SessionResult, Task, TraceStatus, Trajectory
 from polar_hpc.wire.shardmeta import GROUP_KEYS, from_shard_metadata, to_shard_metadata
 
 
@@ -54,3 +57,33 @@ def test_a_trainers_tag_of_the_wrong_type_fails_naming_the_session() -> None:
     assert set(meta) == set(GROUP_KEYS)
     with pytest.raises(msgspec.ValidationError, match=r"add@step3/0.*policy_version"):
         from_shard_metadata(_result(metadata=meta))
+
+
+def test_the_agent_outcome_keeps_its_key_and_reads_back() -> None:
+    agent = AgentOutcome(status="failed", returncode=2, detail="harness exited 2")
+    meta = to_shard_metadata(_result(agent=agent))
+    assert meta == {"agent": {"status": "failed", "returncode": 2, "detail": "harness exited 2"}}
+    assert from_shard_metadata(_result(metadata=meta)).agent == agent
+    assert from_shard_metadata(_result(metadata={"agent": "codex"})).metadata == {"agent": "codex"}  # a user's own
+    with pytest.raises(msgspec.ValidationError, match="status"):
+        from_shard_metadata(_result(metadata={"agent": {"status": "gone"}}))
+
+
+def test_shards_keep_the_keys_and_read_the_typed_fields_back(tmp_path: Path, session_result_factory: Any) -> None:
+    from polar_hpc.store.encode import decode_session_blob
+    from polar_hpc.store.reader import ShardReader
+    from polar_hpc.store.shardfile import open_shard, read_session_blobs
+    from tests.unit.train.runs import write_run
+
+    r = session_result_factory(task_id="add@step3", sample_index=0)
+    r.group, r.agent = GroupTag.new("add", 3, 2), AgentOutcome(status="completed", returncode=0)
+    r.metadata = {"repo": "o/r"}
+    run = write_run(tmp_path / "run", [r])
+    (back,) = ShardReader(run).results()
+    assert (back.group, back.agent, back.metadata) == (r.group, r.agent, r.metadata)
+    (shard,) = sorted(Path(run).rglob("*.h5"))
+    with open_shard(shard) as f:
+        stored = decode_session_blob(read_session_blobs(f)[0]).metadata
+    assert {k: stored[k] for k in GROUP_KEYS} == {"group_id": "add@step3", "base_task_id": "add", "rollout_step": 3,
+                                                   "policy_version": 2}
+    assert stored["agent"] == {"status": "completed", "returncode": 0, "detail": ""}
