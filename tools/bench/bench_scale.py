@@ -323,8 +323,7 @@ def figures(run_dir: Path, expected: set[str], n: int, held: list[tuple[float, i
         calls += call_times(str(res.metadata.get("harness_log_tail", "")))
         status = TraceStatus(int(res.trajectory.status)).name
         if status != "COMPLETED":
-            agent = res.metadata.get("agent") or {}
-            detail = (res.trajectory.error or (agent.get("detail") if isinstance(agent, dict) else "") or "")
+            detail = res.trajectory.error or (res.agent.detail if res.agent is not None else "")
             failures[f"{status}: {str(detail).strip().splitlines()[-1][:80] if detail else '?'}"] += 1
     added: list[float] = []
     engine: list[float] = []
