@@ -39,6 +39,7 @@ from polar_hpc.inference.reference.requests import (
 )
 from polar_hpc.inference.reference.scheduler import Generation, Scheduler
 from polar_hpc.log import get_logger
+from polar_hpc.wire.versions import engine_name, parse_version
 
 log = get_logger("inference.reference")
 
@@ -361,4 +362,5 @@ def _resolver(loop: asyncio.AbstractEventLoop, fut: asyncio.Future[Generation]) 
 
 
 def _bump(version: str) -> str:
-    return str(int(version) + 1) if version.isdigit() else "1"
+    """The next version name: ``default`` -> ``1``, ``N`` -> ``N+1``; a name that is not a step number -> ``1``."""
+    return engine_name(max(parse_version(version), 0) + 1)

@@ -18,6 +18,7 @@ import torch
 from tokenizers import Tokenizer
 
 from polar_hpc.log import get_logger
+from polar_hpc.wire.versions import INITIAL_VERSION
 
 log = get_logger("inference.reference")
 
@@ -76,7 +77,7 @@ class ModelRunner:
     def __init__(self, model_dir: str | Path, *, context_length: int | None = None,
                  logprob_mode: LogprobMode = "processed") -> None:
         self.logprob_mode = logprob_mode
-        self.weight_version = "default"
+        self.weight_version = INITIAL_VERSION
         self.model_dir = Path(model_dir)
         self.model = load_model(self.model_dir)
         tok_file = self.model_dir / "tokenizer.json"

@@ -23,6 +23,7 @@ from polar_hpc.inference.protocol import FinishAbort, FinishLength, FinishReason
 from polar_hpc.inference.reference.model import ModelRunner, SamplingSpec, make_generator
 from polar_hpc.inference.reference.prefix_cache import PrefixCache
 from polar_hpc.log import get_logger
+from polar_hpc.wire.versions import INITIAL_VERSION
 
 log = get_logger("inference.reference")
 
@@ -39,7 +40,7 @@ class Generation:
     output_ids: list[int] = field(default_factory=list)
     logprobs: list[float] = field(default_factory=list)
     finish: FinishReason | None = None
-    weight_version: str = "default"
+    weight_version: str = INITIAL_VERSION
     created: float = field(default_factory=time.monotonic)
     cache: Any = None
     cache_len: int = 0
