@@ -25,7 +25,8 @@ from polar_hpc.log import get_logger
 from polar_hpc.tasks.validate import task_problems
 from polar_hpc.wire.codec import to_json
 from polar_hpc.wire.control import RunStatus, SessionInfo, SubmitReply, TaskStatus
-from polar_hpc.wire.records import SessionResult, Task
+from polar_hpc.wire.records import Task
+from polar_hpc.wire.shardmeta import session_json
 
 log = get_logger("coordinator.http")
 
@@ -51,7 +52,8 @@ class TaskResult(msgspec.Struct, kw_only=True):
     status: str
     num_samples: int
     sessions: list[SessionInfo]
-    results: list[SessionResult]
+    results: list[dict[str, Any]]
+    """``wire.shardmeta.session_json`` of each result."""
     result_paths: list[str]
     metadata: dict[str, Any] = msgspec.field(default_factory=dict)
 
@@ -183,7 +185,9 @@ class HttpFacade:
         status = self.coord.task_status(request.match_info["task_id"], with_results=True)
         if not status.found:
             return _error(404, f"no task {status.task_id!r} in this run")
-        return _json(status)
+        body = msgspec.json.decode(to_json(status))
+        body["results"] = [session_json(r) for r in status.results]
+        return _json(body)
 
     async def status(self, request: web.Request) -> web.Response:
         return _json(self.coord.run_status())
@@ -198,7 +202,8 @@ class HttpFacade:
             return
         st = self.coord.task_status(task_id, with_results=True)
         result = TaskResult(task_id=task_id, status=st.state, num_samples=st.num_samples, sessions=st.sessions,
-                            results=st.results, result_paths=[str(self.coord.shards_dir)], metadata=task.metadata)
+                            results=[session_json(r) for r in st.results], result_paths=[str(self.coord.shards_dir)],
+                            metadata=task.metadata)
         t = asyncio.get_running_loop().create_task(self._post(str(url), to_json(result), task_id))
         self.callbacks.add(t)
         t.add_done_callback(self.callbacks.discard)

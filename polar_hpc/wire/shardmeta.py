@@ -13,6 +13,7 @@ from typing import Any
 
 import msgspec
 
+from polar_hpc.wire.codec import to_json
 from polar_hpc.wire.ids import GroupTag
 from polar_hpc.wire.records import AgentOutcome, SessionResult, TraceMeta
 
@@ -50,6 +51,22 @@ def from_shard_metadata(result: SessionResult) -> SessionResult:
         raise msgspec.ValidationError(f"session {result.key!r} metadata: {err}") from None
     result.metadata = meta
     return result
+
+
+def session_json(result: SessionResult) -> dict[str, Any]:
+    """``result`` as a JSON object in the shape it had before its fields were typed (metadata keys, ``released``
+    among them): what the HTTP facade sends to its clients, which need not run this version."""
+    out: dict[str, Any] = msgspec.json.decode(to_json(result))
+    for name in ("group", "agent", "released"):
+        out.pop(name, None)
+    out["metadata"] = to_shard_metadata(result)
+    if result.released is not None:
+        out["metadata"]["released"] = msgspec.to_builtins(result.released)
+    for t, tr in zip(out["trajectory"]["traces"], result.trajectory.traces, strict=True):
+        t.pop("meta", None)
+        t.pop("extra", None)
+        t["metadata"] = trace_to_shard(tr.meta, tr.extra)
+    return out
 
 
 def agent_of(metadata: dict[str, Any]) -> AgentOutcome | None:

@@ -87,3 +87,20 @@ def test_shards_keep_the_keys_and_read_the_typed_fields_back(tmp_path: Path, ses
     assert {k: stored[k] for k in GROUP_KEYS} == {"group_id": "add@step3", "base_task_id": "add", "rollout_step": 3,
                                                    "policy_version": 2}
     assert stored["agent"] == {"status": "completed", "returncode": 0, "detail": ""}
+
+
+def test_the_http_facade_sends_results_in_their_old_shape(session_result_factory: Any) -> None:
+    from polar_hpc.wire.records import Released
+    from polar_hpc.wire.shardmeta import session_json
+
+    r = session_result_factory(task_id="add@step3", sample_index=0)
+    r.group, r.agent = GroupTag.new("add", 3, 2), AgentOutcome(status="timeout", returncode=None, detail="budget")
+    r.released = Released(reason="drain", rank=1, draining=True)
+    r.trajectory.traces[0].meta.chain_index = 4
+    out = session_json(r)
+    assert not {"group", "agent", "released"} & set(out)
+    assert out["metadata"]["base_task_id"] == "add" and out["metadata"]["agent"]["detail"] == "budget"
+    assert out["metadata"]["released"]["reason"] == "drain"
+    trace = out["trajectory"]["traces"][0]
+    assert "meta" not in trace and trace["metadata"]["chain_index"] == 4
+    assert trace["metadata"]["turns"] == r.trajectory.traces[0].extra["turns"]
