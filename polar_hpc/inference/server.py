@@ -28,10 +28,10 @@ import msgspec
 
 from polar_hpc.config.run import InferenceConfig
 from polar_hpc.inference.readiness import ServerStartError, stop_process, wait_healthy
-from polar_hpc.inference.sglang_launch import API_KEY_ENV
 from polar_hpc.log import get_logger
 from polar_hpc.wire.endpoints import Endpoint, advertised_host, remove_endpoint, write_endpoint
 from polar_hpc.wire.rundir import RunDir, component_name
+from polar_hpc.wire.security import API_KEY_ENV
 
 log = get_logger("inference.server")
 SGLANG_DETERMINISTIC = "--enable-deterministic-inference"

@@ -26,6 +26,10 @@ log = get_logger("wire.security")
 def _token() -> str:
     return _secrets.token_urlsafe(32)
 
+API_KEY_ENV = "POLAR_INFERENCE_API_KEY"
+"""The run token, as the inference servers (SGLang through ``sglang_launch``, the reference server) read it: from the
+environment, never a command line."""
+
 
 class RunKeys(msgspec.Struct, kw_only=True, frozen=True):
     server_public: str

@@ -31,36 +31,6 @@ def register(sub: Any) -> None:
     g.set_defaults(func=run)
 
 
-def launch_run(cfg: Any, run_dir: str | None) -> Any:
-    import msgspec
-
-    from polar_hpc.config import ConfigError
-    from polar_hpc.launch.preflight import preflight
-    from polar_hpc.launch.rundir import create_run_dir, default_run_dir
-    from polar_hpc.launch.submit import submit_run
-
-    run_cfg = msgspec.structs.replace(cfg, tasks=msgspec.structs.replace(cfg.tasks, path=None))
-    preflight(run_cfg)
-    try:
-        run = create_run_dir(run_cfg, Path(run_dir or cfg.launch.run_dir or default_run_dir(cfg)))
-    except FileExistsError as err:
-        raise ConfigError(str(err)) from None
-    submit_run(run.load_config(), run)
-    return run
-
-
-def wait_until_up(run_dir: Path, cfg: Any) -> None:
-    from polar_hpc.wire.endpoints import endpoint_path, wait_endpoints
-
-    timeout = cfg.inference.startup_timeout_s
-    wait_endpoints(run_dir, [f"inference-{i}" for i in range(cfg.inference.num_servers)], timeout_s=timeout)
-    deadline = time.monotonic() + timeout
-    while not endpoint_path(run_dir, "coordinator").exists():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{run_dir}: no coordinator endpoint after {timeout:.0f}s")
-        time.sleep(0.5)
-
-
 def run(args: argparse.Namespace) -> int:
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch loads (see polar_hpc.train.grpo.run)
     from polar_hpc.train.grpo.stop import Stopped, Stopper
@@ -82,6 +52,7 @@ def _run(args: argparse.Namespace, stopper: Any) -> int:
     from polar_hpc.config import ConfigError, load_recipe
     from polar_hpc.log import get_logger
     from polar_hpc.tasks.source import iter_tasks
+    from polar_hpc.train.grpo.launched import launch_run, wait_until_up
     from polar_hpc.train.grpo.ranks import Ranks, check_ranks
     from polar_hpc.train.grpo.run import check_recipe, load_policy, train_grpo, trainer_model_dir
     from polar_hpc.train.grpo.stop import Stopped

@@ -36,7 +36,7 @@ def test_two_grpo_steps_through_the_real_stack(tmp_path: Path) -> None:
     from polar_hpc.inference.server import run_api_key
     from polar_hpc.launch.monitor import cancel_run
     from polar_hpc.store.reader import ShardReader
-    from polar_hpc.train.grpo.cli import launch_run, wait_until_up
+    from polar_hpc.train.grpo.launched import launch_run, wait_until_up
     from polar_hpc.train.grpo.metrics import CHECKPOINTS, read_steps
     from polar_hpc.train.grpo.offline import ShardRollouts, replay_trainer
     from polar_hpc.train.grpo.run import check_recipe, load_policy, train_grpo, trainer_model_dir
