@@ -1,0 +1,1 @@
+"""The ``polar-hpc`` command line: one module per command group, heavy imports inside ``run``."""
