@@ -2,7 +2,7 @@
 
 :class:`Detokenizer` turns ids into text incrementally (a window of recent ids is decoded, and a delta that
 ends inside a multi-byte character waits for the next token). :class:`Shaper` splits the text so far the way
-:func:`polar_hpc.proxy.parse.parse_reply` will split the whole reply, and releases only what that parse cannot
+:func:`polar_hpc.chat.parse.parse_reply` will split the whole reply, and releases only what that parse cannot
 change: reasoning until ``</think>``; content up to where tool-call syntax begins (everything from there is
 held until the reply is complete and parsed); never a trailing run of whitespace, nor a tail that could be
 the start of a marker or of a stop string. The final parse is then reconciled with what was sent
@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from tokenizers import decoders
 
-from polar_hpc.proxy.parse import THINK_CLOSE, THINK_OPEN, ToolParser
+from polar_hpc.chat.parse import THINK_CLOSE, THINK_OPEN, ToolParser
 
 TOOL_MARKERS = ("<tool_call>", "<function=")
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import msgspec
 
+from polar_hpc.chat.parse_xml import CALL_CLOSE, CALL_OPEN, FUNCTION_OPEN, xml_calls
 from polar_hpc.config.run import ToolParser
-from polar_hpc.proxy.parse_xml import CALL_CLOSE, CALL_OPEN, FUNCTION_OPEN, xml_calls
 from polar_hpc.wire.records import ToolCall, ToolSpec
 
 THINK_OPEN = "<think>"

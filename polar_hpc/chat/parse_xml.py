@@ -17,7 +17,7 @@ from typing import Any
 
 import msgspec
 
-from polar_hpc.proxy.parse_types import typed_value
+from polar_hpc.chat.parse_types import typed_value
 from polar_hpc.wire.records import ToolSpec
 
 FUNCTION_OPEN = "<function="

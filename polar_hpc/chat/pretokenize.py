@@ -36,7 +36,7 @@ from typing import Any
 
 from tokenizers import Tokenizer, models
 
-from polar_hpc.inference.bytelevel import byte_alphabet
+from polar_hpc.chat.bytelevel import byte_alphabet
 from polar_hpc.log import get_logger
 
 __all__ = ["ASCII_PATTERNS", "GPT2_PATTERN", "WORD_CACHE_WORDS", "WORD_CHARS", "WordEncoder"]

@@ -22,17 +22,17 @@ import jinja2
 import msgspec
 from tokenizers import Tokenizer
 
-from polar_hpc.errors import PolarError
-from polar_hpc.inference.bytelevel import ByteTable
-from polar_hpc.inference.chat_jinja import compile_template, kept
-from polar_hpc.inference.messages import (
+from polar_hpc.chat.bytelevel import ByteTable
+from polar_hpc.chat.jinja import compile_template, kept
+from polar_hpc.chat.messages import (
     plain,
     prepare_messages,
     template_messages,
     to_template_messages,
     to_template_tools,
 )
-from polar_hpc.inference.pretokenize import WordEncoder
+from polar_hpc.chat.pretokenize import WordEncoder
+from polar_hpc.errors import PolarError
 from polar_hpc.wire.records import ChatMessage, ToolSpec
 
 __all__ = ["ChatTemplate", "TemplateError", "to_template_messages", "to_template_tools"]
@@ -45,7 +45,7 @@ END_OF_TURN_TOKENS = ("<|im_end|>", "<|eot_id|>", "<end_of_turn>", "<|end|>", "<
 SEGMENT_CACHE_CHARS = 16 * 1024 * 1024
 """Characters of text between added tokens whose ids :meth:`ChatTemplate.encode` keeps (LRU)."""
 WORD_PATH_CHARS = 1 << 20
-"""Longest piece of ASCII text :meth:`ChatTemplate.encode` encodes word by word (:mod:`polar_hpc.inference.pretokenize`)
+"""Longest piece of ASCII text :meth:`ChatTemplate.encode` encodes word by word (:mod:`polar_hpc.chat.pretokenize`)
 rather than with ``tokenizers``. No crossover was found (``tools/bench/bench_pretokenize.py``, Qwen3, this 2-core
 VM): the word path took 0.11-0.5 of ``tokenizers``' time for prose and code of 45 to 1,048,576 characters, cold
 (after a 20 ms idle) and hot, and 0.75-0.9 for text of words never seen; the limit is the longest piece measured."""
@@ -184,7 +184,7 @@ class ChatTemplate:
         The tools' template form is kept per distinct tools (LRU, :data:`TOOL_FORMS`): a session sends the same
         tools on every call, and copying their JSON schemas costs about a millisecond for twenty tools after an
         idle spell. Renders share it (the sandbox lets no template change it), with its ``tojson`` texts
-        (:class:`~polar_hpc.inference.chat_jinja.KeptDict`)."""
+        (:class:`~polar_hpc.chat.jinja.KeptDict`)."""
         return self._render(template_messages(messages), self._tool_form(tools) if tools else None,
                             add_generation_prompt, template_kwargs)
 
@@ -235,7 +235,7 @@ class ChatTemplate:
         re-rendered history costs the encoding of its new messages only. Tokenizers where that cut is not
         exact (added tokens that strip whitespace, are normalized or single-word; truncation or padding set)
         encode the whole text every time. A new piece of ASCII text up to :data:`WORD_PATH_CHARS` long is
-        encoded word by word where the tokenizer allows it (:class:`~polar_hpc.inference.pretokenize.WordEncoder`:
+        encoded word by word where the tokenizer allows it (:class:`~polar_hpc.chat.pretokenize.WordEncoder`:
         the same ids in 40-80 µs rather than ≈200-235 µs for a new prompt's 45 characters after an idle spell).
         """
         if self._splitter is None:
@@ -315,7 +315,7 @@ class ChatTemplate:
 
     @cached_property
     def byte_table(self) -> ByteTable | None:
-        """The bytes of every token, for a byte-level tokenizer (:mod:`polar_hpc.inference.bytelevel`): built at the
+        """The bytes of every token, for a byte-level tokenizer (:mod:`polar_hpc.chat.bytelevel`): built at the
         first decode (about 0.2 s for a 150k vocabulary; a proxy builds it when it starts), so that loading a template
         stays cheap."""
         return ByteTable.of(self.tokenizer)

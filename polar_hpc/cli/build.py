@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
             return 2
     eot = args.eot
     if eot is None and args.tokenizer is not None:
-        from polar_hpc.inference.template import ChatTemplate
+        from polar_hpc.chat.template import ChatTemplate
 
         eot = ChatTemplate.from_model_dir(args.tokenizer).end_of_turn_id
     evaluator = None

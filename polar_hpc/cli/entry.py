@@ -15,20 +15,20 @@ from polar_hpc import __version__
 
 # Order is the order shown in --help.
 SUBCOMMAND_MODULES = [
-    "polar_hpc.launch.cli",
-    "polar_hpc.coordinator.cli",
-    "polar_hpc.gateway.cli",
-    "polar_hpc.inference.cli",
-    "polar_hpc.proxy.cli",
-    "polar_hpc.postrun.cli",
-    "polar_hpc.store.cli",
-    "polar_hpc.train.cli",
-    "polar_hpc.view.cli",
-    "polar_hpc.assets.cli",
-    "polar_hpc.images.cli",
-    "polar_hpc.tasks.cli",
-    "polar_hpc.probe.cli",
-    "polar_hpc.measure.cli",
+    "polar_hpc.cli.launch",
+    "polar_hpc.cli.coordinator",
+    "polar_hpc.cli.gateway",
+    "polar_hpc.cli.serve",
+    "polar_hpc.cli.proxy",
+    "polar_hpc.cli.build",
+    "polar_hpc.cli.shards",
+    "polar_hpc.cli.export",
+    "polar_hpc.cli.view",
+    "polar_hpc.cli.assets",
+    "polar_hpc.cli.images",
+    "polar_hpc.cli.tasks",
+    "polar_hpc.cli.probe",
+    "polar_hpc.cli.eval",
 ]
 
 

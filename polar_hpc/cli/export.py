@@ -34,8 +34,8 @@ def register(subparsers: Any) -> None:
     sft.set_defaults(func=run)
 
     train = subparsers.add_parser("train", help="train on a run's rollouts (GRPO with TRL) or its SFT corpus")
-    from polar_hpc.train.grpo.cli import register as register_grpo
-    from polar_hpc.train.sft.cli import register as register_sft
+    from polar_hpc.cli.train_grpo import register as register_grpo
+    from polar_hpc.cli.train_sft import register as register_sft
 
     kinds = train.add_subparsers(dest="train_kind", metavar="KIND", required=True)
     register_grpo(kinds)
@@ -66,15 +66,15 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     if args.command == "report":
-        from polar_hpc.train.report import write_report
+        from polar_hpc.report.run import write_report
 
         out = args.out or Path(args.runs[0]) / "report"
         text = write_report(args.runs, out, accept=args.accept, plots=not args.no_plots,
                             allow_empty=args.allow_empty)
         sys.stdout.write(text + f"\nwritten to {out}\n")
         return 0
+    from polar_hpc.export.sft import export_sft, status_names
     from polar_hpc.store.select import TraceSelect
-    from polar_hpc.train.export import export_sft, status_names
 
     select = TraceSelect(
         status=status_names(args.status), min_reward=args.min_reward,

@@ -1,5 +1,5 @@
 """``polar-hpc images build-base`` (the local base image offline SWE tasks build on, no registry needed) and
-``images prepare`` (:mod:`polar_hpc.images.cli_prepare`)."""
+``images prepare`` (:mod:`polar_hpc.cli.images_prepare`)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     base.add_argument("--cache", type=Path, default=None, help="where the root filesystem tarball is kept")
     base.add_argument("--force", action="store_true", help="import again even when the image exists")
     base.set_defaults(func=run)
-    from polar_hpc.images.cli_prepare import add_parser
+    from polar_hpc.cli.images_prepare import add_parser
 
     add_parser(sub)
     sub.choices["prepare"].set_defaults(func=run)
@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from polar_hpc.images.base import SWE_BASE_IMAGE, ImageBuildError, build_base_image
 
     if args.images_command == "prepare":
-        from polar_hpc.images.cli_prepare import run_prepare
+        from polar_hpc.cli.images_prepare import run_prepare
 
         return run_prepare(args)
     try:

@@ -70,8 +70,8 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from polar_hpc.assets import resolve_model
-    from polar_hpc.inference.engine import SGLangEngine
-    from polar_hpc.inference.template import ChatTemplate
+    from polar_hpc.chat.template import ChatTemplate
+    from polar_hpc.engine.engine import SGLangEngine
     from polar_hpc.log import get_logger
     from polar_hpc.proxy.server import ProxyServer
 
@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     oracle = None
     if args.oracle:
-        from polar_hpc.proxy.oracle.script import load_script
+        from polar_hpc.policy.script import load_script
 
         try:
             oracle = load_script(args.oracle)

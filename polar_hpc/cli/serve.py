@@ -43,7 +43,7 @@ def register(subparsers: Any) -> None:
 
 def run_reference(args: argparse.Namespace) -> int:
     from polar_hpc.assets import resolve_model
-    from polar_hpc.inference.reference.serve import serve
+    from polar_hpc.reference.serve import serve
 
     return serve(
         resolve_model(args.model),

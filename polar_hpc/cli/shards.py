@@ -1,4 +1,4 @@
-"""``polar-hpc shards inspect|validate|export|show``; ``logprobs`` is ``polar_hpc.train.cli_logprobs``'s.
+"""``polar-hpc shards inspect|validate|export|show``; ``logprobs`` is ``polar_hpc.cli.shards_logprobs``'s.
 Light module: h5py/numpy are imported inside ``run``."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from polar_hpc.train.cli_logprobs import add_parser as add_logprobs_parser
+from polar_hpc.cli.shards_logprobs import add_parser as add_logprobs_parser
 
 
 def register(subparsers: Any) -> None:
@@ -114,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
             return _fail(args, f"no session in {len(reader.shards)} shards under {' '.join(args.paths)} matches "
                          f"{_describe(args)}", 1)
         return 0
-    from polar_hpc.store.export import export_jsonl, export_parquet
+    from polar_hpc.export.shards import export_jsonl, export_parquet
     from polar_hpc.store.summary import format_runs, sessions_per_run
 
     export = export_parquet if args.format == "parquet" else export_jsonl

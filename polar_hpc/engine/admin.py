@@ -12,15 +12,15 @@ import asyncio
 import aiohttp
 import msgspec
 
-from polar_hpc.inference.errors import EngineError, EngineUnavailable
-from polar_hpc.inference.protocol import (
+from polar_hpc.engine.errors import EngineError, EngineUnavailable
+from polar_hpc.engine.protocol import (
     AbortRequest,
     ModelInfo,
     PauseRequest,
     UpdateWeightsFromDisk,
     UpdateWeightsResult,
 )
-from polar_hpc.inference.routing import ServerPool
+from polar_hpc.engine.routing import ServerPool
 from polar_hpc.log import get_logger
 
 log = get_logger("inference.engine")

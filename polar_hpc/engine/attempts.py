@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 import time
 
-from polar_hpc.inference.errors import EngineError, EngineTimeout, EngineUnavailable
-from polar_hpc.inference.routing import ServerPool, ServerState
+from polar_hpc.engine.errors import EngineError, EngineTimeout, EngineUnavailable
+from polar_hpc.engine.routing import ServerPool, ServerState
 from polar_hpc.log import get_logger
 
 log = get_logger("inference.engine")

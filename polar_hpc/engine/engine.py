@@ -1,7 +1,7 @@
 """Async client of SGLang's native ``POST /generate``: token ids in, sampled ids and logprobs out.
 
 One pooled aiohttp session (``trust_env=False``: cluster proxy variables must not reroute intra-cluster
-traffic). Several servers are routed by :class:`~polar_hpc.inference.routing.ServerPool`. Each attempt uses a
+traffic). Several servers are routed by :class:`~polar_hpc.engine.routing.ServerPool`. Each attempt uses a
 fresh ``rid`` (SGLang refuses an rid already in flight), retries go to another server on connection errors
 and 5xx with exponential backoff, and every call has a deadline. A cancelled or timed-out call aborts its
 request on the server (``/abort_request``) so it does not hold a KV-cache slot.
@@ -21,13 +21,13 @@ import msgspec
 import numpy as np
 
 from polar_hpc.config.run import InferenceConfig, ProxyConfig
-from polar_hpc.inference.admin import EngineAdmin
-from polar_hpc.inference.attempts import Attempts
-from polar_hpc.inference.errors import ContextOverflow, EngineError, EngineTimeout
-from polar_hpc.inference.forcing import ForcedResult, forced_logprobs, forcing_request
-from polar_hpc.inference.http1 import Http1Pool
-from polar_hpc.inference.limits import new_token_limit
-from polar_hpc.inference.protocol import (
+from polar_hpc.engine.admin import EngineAdmin
+from polar_hpc.engine.attempts import Attempts
+from polar_hpc.engine.errors import ContextOverflow, EngineError, EngineTimeout
+from polar_hpc.engine.forcing import ForcedResult, forced_logprobs, forcing_request
+from polar_hpc.engine.http1 import Http1Pool
+from polar_hpc.engine.limits import new_token_limit
+from polar_hpc.engine.protocol import (
     ErrorResponse,
     GenerateRequest,
     GenerateResponse,
@@ -35,9 +35,9 @@ from polar_hpc.inference.protocol import (
     finish_fields,
     new_rid,
 )
-from polar_hpc.inference.result import GenerateResult, top_arrays
-from polar_hpc.inference.routing import ServerPool, ServerState
-from polar_hpc.inference.stream import EngineStream, open_stream
+from polar_hpc.engine.result import GenerateResult, top_arrays
+from polar_hpc.engine.routing import ServerPool, ServerState
+from polar_hpc.engine.stream import EngineStream, open_stream
 from polar_hpc.log import get_logger
 from polar_hpc.wire.records import SamplingParams
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import msgspec
 import numpy as np
 
-from polar_hpc.inference.errors import EngineError
-from polar_hpc.inference.protocol import GenerateRequest, GenerateResponse, WireSampling
+from polar_hpc.engine.errors import EngineError
+from polar_hpc.engine.protocol import GenerateRequest, GenerateResponse, WireSampling
 
 FORCING_MAX_NEW_TOKENS = 0
 

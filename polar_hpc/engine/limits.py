@@ -7,7 +7,7 @@ leaves no room fails before any request is sent, whoever calls the engine.
 
 from __future__ import annotations
 
-from polar_hpc.inference.errors import ContextOverflow
+from polar_hpc.engine.errors import ContextOverflow
 
 
 def new_token_limit(prompt_tokens: int, context_length: int | None, *limits: int | None) -> int:

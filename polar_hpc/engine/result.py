@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 import numpy as np
 
-from polar_hpc.inference.protocol import FinishKind, LogprobEntry
+from polar_hpc.engine.protocol import FinishKind, LogprobEntry
 
 NO_TOP_ID = -1
 """``output_top_ids`` of a slot the server did not fill (its logprob is NaN)."""

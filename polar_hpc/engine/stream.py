@@ -4,7 +4,7 @@ SGLang sends SSE frames ``data: <GenerateResponse>`` and ``data: [DONE]``. In 0.
 by default (all ids and logprobs so far) and a delta with ``--incremental-streaming-output``; both are read
 here: a chunk whose ``output_token_logprobs`` holds ``completion_tokens`` entries is cumulative, one that
 holds exactly the entries not yet seen is a delta. The final chunk carries the finish reason; the
-:class:`~polar_hpc.inference.result.GenerateResult` built from the stream equals the non-streaming one.
+:class:`~polar_hpc.engine.result.GenerateResult` built from the stream equals the non-streaming one.
 
 Connection errors and 5xx before the response head are retried on another server as ``generate`` does;
 once sampling has started, a failure ends the stream with :class:`EngineError` (no token is sampled twice).
@@ -25,9 +25,9 @@ import aiohttp
 import msgspec
 import numpy as np
 
-from polar_hpc.inference.errors import EngineError, EngineTimeout
-from polar_hpc.inference.http1 import Http1Pool, Http1Stream
-from polar_hpc.inference.protocol import (
+from polar_hpc.engine.errors import EngineError, EngineTimeout
+from polar_hpc.engine.http1 import Http1Pool, Http1Stream
+from polar_hpc.engine.protocol import (
     ErrorResponse,
     FinishAbort,
     FinishReason,
@@ -38,19 +38,19 @@ from polar_hpc.inference.protocol import (
     finish_fields,
     new_rid,
 )
-from polar_hpc.inference.result import GenerateResult, top_arrays
+from polar_hpc.engine.result import GenerateResult, top_arrays
 from polar_hpc.log import get_logger
 from polar_hpc.wire.records import SamplingParams
 
 if TYPE_CHECKING:
-    from polar_hpc.inference.attempts import Attempts
-    from polar_hpc.inference.routing import ServerPool, ServerState
+    from polar_hpc.engine.attempts import Attempts
+    from polar_hpc.engine.routing import ServerPool, ServerState
 
 log = get_logger("inference.stream")
 
 
 class Engine(Protocol):
-    """What a stream uses of :class:`polar_hpc.inference.engine.SGLangEngine`, whose streaming half this module is."""
+    """What a stream uses of :class:`polar_hpc.engine.engine.SGLangEngine`, whose streaming half this module is."""
 
     pool: ServerPool
     connect_timeout_s: float

@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from polar_hpc.train.sft_files import SPLITS, VARIANTS, features
+from polar_hpc.export.sft_files import SPLITS, VARIANTS, features
 
 if TYPE_CHECKING:
     from huggingface_hub import DatasetCard
 
-    from polar_hpc.train.manifest import ExportManifest
+    from polar_hpc.export.manifest import ExportManifest
 
 
 def card_data(m: ExportManifest) -> Any:

@@ -1,12 +1,12 @@
 """The manifest of an SFT export (``manifest.json``): what was selected and what each split holds; the dataset
-card (:mod:`polar_hpc.train.card`) is rendered from it."""
+card (:mod:`polar_hpc.export.card`) is rendered from it."""
 
 from __future__ import annotations
 
 import msgspec
 
+from polar_hpc.export.sft_files import SPLITS
 from polar_hpc.store.select import TraceSelect
-from polar_hpc.train.sft_files import SPLITS
 
 
 class ExportManifest(msgspec.Struct, kw_only=True):

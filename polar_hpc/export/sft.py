@@ -9,7 +9,7 @@ Layout of ``out``::
     manifest.json                                  ExportManifest
 
 Chat records are the conversational format TRL's ``SFTTrainer`` and ``apply_chat_template(messages,
-tools=tools)`` take as they are (``polar_hpc.train.chat``). ``input_ids`` = prompt ‖ response exactly as stored;
+tools=tools)`` take as they are (``polar_hpc.export.chat``). ``input_ids`` = prompt ‖ response exactly as stored;
 ``loss_mask`` 0 over the prompt; ``logprobs`` the behaviour policy's, 0 over the prompt. A split without tasks
 has no files and is absent from the card. Files are sharded by size (``max_shard_bytes``).
 """
@@ -24,17 +24,17 @@ from pathlib import Path
 import msgspec
 import numpy as np
 
+from polar_hpc.export.card import render_card
+from polar_hpc.export.chat import chat_message, chat_tools
+from polar_hpc.export.manifest import ExportManifest
+from polar_hpc.export.sft_files import DEFAULT_SHARD_BYTES, SPLITS, VARIANTS, Format, SplitFiles, save_hf
+from polar_hpc.export.split import split_tasks
 from polar_hpc.log import get_logger
 from polar_hpc.store.encode import decode_trace_blob
+from polar_hpc.store.index import TraceIndex, build_index
 from polar_hpc.store.reader import EmptySelection
 from polar_hpc.store.select import TraceSelect
 from polar_hpc.store.shardfile import open_shard, read_policies, read_tokens, read_trace_blobs
-from polar_hpc.train.card import render_card
-from polar_hpc.train.chat import chat_message, chat_tools
-from polar_hpc.train.index import TraceIndex, build_index
-from polar_hpc.train.manifest import ExportManifest
-from polar_hpc.train.sft_files import DEFAULT_SHARD_BYTES, SPLITS, VARIANTS, Format, SplitFiles, save_hf
-from polar_hpc.train.split import split_tasks
 from polar_hpc.wire.records import TraceStatus, trace_status
 
 log = get_logger("train")

@@ -15,12 +15,13 @@ from typing import Any, Protocol, runtime_checkable
 import msgspec
 import numpy as np
 
+from polar_hpc.chat.parse import parse_reply
 from polar_hpc.config.run import ToolParser
-from polar_hpc.inference.forcing import ForcedResult
-from polar_hpc.inference.result import GenerateResult
+from polar_hpc.engine.forcing import ForcedResult
+from polar_hpc.engine.result import GenerateResult
 from polar_hpc.log import get_logger
-from polar_hpc.proxy.oracle.render import tool_calls_text
-from polar_hpc.proxy.oracle.script import (
+from polar_hpc.policy.render import tool_calls_text
+from polar_hpc.policy.script import (
     SUBAGENT_MARKER,
     OracleError,
     OracleScript,
@@ -29,11 +30,10 @@ from polar_hpc.proxy.oracle.script import (
     summary,
     turns,
 )
-from polar_hpc.proxy.oracle.text_actions import checked_action_text, text_turn
-from polar_hpc.proxy.oracle.tools import ShellTool, WriteTool, agent_tool, pick_tool
-from polar_hpc.proxy.parse import parse_reply
-from polar_hpc.proxy.providers import provider_api
-from polar_hpc.proxy.side import is_side_request
+from polar_hpc.policy.text_actions import checked_action_text, text_turn
+from polar_hpc.policy.tools import ShellTool, WriteTool, agent_tool, pick_tool
+from polar_hpc.providers import provider_api
+from polar_hpc.providers.side import is_side_request
 from polar_hpc.wire.records import CanonicalRequest, ChatMessage, Provider, ToolSpec
 
 log = get_logger("proxy.oracle")

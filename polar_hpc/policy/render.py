@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from polar_hpc.config.run import ToolParser
-from polar_hpc.proxy.oracle.script import OracleError
+from polar_hpc.policy.script import OracleError
 
 
 def _qwen(name: str, args: dict[str, Any]) -> str:

@@ -17,9 +17,9 @@ from __future__ import annotations
 import base64
 import re
 
+from polar_hpc.chat.parse import parse_reply
 from polar_hpc.config.run import ToolParser
-from polar_hpc.proxy.oracle.script import OracleError, OracleScript, Turn, turns
-from polar_hpc.proxy.parse import parse_reply
+from polar_hpc.policy.script import OracleError, OracleScript, Turn, turns
 from polar_hpc.wire.actions import ActionFormat
 from polar_hpc.wire.records import CanonicalRequest, ToolSpec
 

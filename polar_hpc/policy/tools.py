@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from polar_hpc.proxy.oracle.script import OracleError
+from polar_hpc.policy.script import OracleError
 from polar_hpc.wire.records import ToolSpec
 
 COMMAND_PARAMS = ("command", "cmd", "script", "commands")

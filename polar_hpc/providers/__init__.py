@@ -8,8 +8,8 @@ here (``ProviderAPI`` as ``API``), its name in the literal, its line below.
 
 from __future__ import annotations
 
-from polar_hpc.proxy.providers import anthropic, google, openai_chat, openai_responses
-from polar_hpc.proxy.providers.base import ProviderAPI, Route
+from polar_hpc.providers import anthropic, google, openai_chat, openai_responses
+from polar_hpc.providers.base import ProviderAPI, Route
 from polar_hpc.wire.records import Provider
 
 PROVIDERS: dict[Provider, ProviderAPI] = {

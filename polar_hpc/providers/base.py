@@ -8,10 +8,10 @@ from typing import Any, Literal, Protocol
 
 import msgspec
 
-from polar_hpc.proxy.errors import ProxyError
-from polar_hpc.proxy.providers.reply import Reply
-from polar_hpc.proxy.providers.request import Normalized, ReplyOptions
-from polar_hpc.proxy.providers.writer import Writer
+from polar_hpc.providers.errors import ProxyError
+from polar_hpc.providers.reply import Reply
+from polar_hpc.providers.request import Normalized, ReplyOptions
+from polar_hpc.providers.writer import Writer
 from polar_hpc.wire.records import Provider
 
 Op = Literal["generate", "count_tokens", "models", "health"]
@@ -26,8 +26,8 @@ class Route(msgspec.Struct, frozen=True):
 
 
 class ProviderAPI(Protocol):
-    """Everything about one provider's wire format. Each ``polar_hpc.proxy.providers.<name>`` package has one
-    (``API``); ``polar_hpc.proxy.providers.PROVIDERS`` holds them, keyed by the ``Provider`` literal."""
+    """Everything about one provider's wire format. Each ``polar_hpc.providers.<name>`` package has one
+    (``API``); ``polar_hpc.providers.PROVIDERS`` holds them, keyed by the ``Provider`` literal."""
 
     name: Provider
     tool_call_prefix: str

@@ -7,8 +7,8 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from polar_hpc.proxy.providers import PROVIDERS
-from polar_hpc.proxy.providers.base import Op, Route
+from polar_hpc.providers import PROVIDERS
+from polar_hpc.providers.base import Op, Route
 from polar_hpc.wire.records import Provider
 
 __all__ = ["UNDETECTED", "Op", "Route", "body_provider", "header_provider", "request_key", "route_by_path"]

@@ -8,8 +8,8 @@ from typing import Any
 
 import msgspec
 
-from polar_hpc.proxy.parse import ParsedReply
-from polar_hpc.proxy.providers.request import ReplyOptions
+from polar_hpc.chat.parse import ParsedReply
+from polar_hpc.providers.request import ReplyOptions
 
 ENC = msgspec.json.Encoder()
 _DEC = msgspec.json.Decoder()

@@ -11,10 +11,10 @@ an SSE comment stalls its parser, while whitespace before a ``data:`` line is sk
 
 from __future__ import annotations
 
-from polar_hpc.proxy.live.text import remainder
-from polar_hpc.proxy.parse import ParsedReply
-from polar_hpc.proxy.providers.reply import Reply
-from polar_hpc.proxy.providers.request import ReplyOptions
+from polar_hpc.chat.live_text import remainder
+from polar_hpc.chat.parse import ParsedReply
+from polar_hpc.providers.reply import Reply
+from polar_hpc.providers.request import ReplyOptions
 
 
 class Writer:

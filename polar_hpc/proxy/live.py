@@ -22,20 +22,20 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from aiohttp import web
 
-from polar_hpc.inference.http1 import Http1Pool
+from polar_hpc.chat.live_text import Detokenizer, Shaper
+from polar_hpc.chat.parse import ToolParser
+from polar_hpc.engine.http1 import Http1Pool
 from polar_hpc.log import get_logger
-from polar_hpc.proxy.live.text import Detokenizer, Shaper
-from polar_hpc.proxy.parse import ToolParser
-from polar_hpc.proxy.providers import provider_api
-from polar_hpc.proxy.providers.reply import SSE_HEADERS
-from polar_hpc.proxy.providers.writer import Writer
+from polar_hpc.providers import provider_api
+from polar_hpc.providers.reply import SSE_HEADERS
+from polar_hpc.providers.writer import Writer
 from polar_hpc.wire.records import CompletionRecord, Provider, SamplingParams
 
 if TYPE_CHECKING:
-    from polar_hpc.inference.result import GenerateResult
-    from polar_hpc.inference.stream import EngineStream
-    from polar_hpc.inference.template import ChatTemplate
-    from polar_hpc.proxy.providers.request import Normalized
+    from polar_hpc.chat.template import ChatTemplate
+    from polar_hpc.engine.result import GenerateResult
+    from polar_hpc.engine.stream import EngineStream
+    from polar_hpc.providers.request import Normalized
 
 log = get_logger("proxy.live")
 
@@ -325,7 +325,7 @@ async def answer_live(
                 log.warning("an aborted call did not end within %.0fs; it leaves no record", ABORT_WAIT_S)
                 return out.resp or web.Response(status=499)
             if out.gone:
-                from polar_hpc.proxy.errors import Failed
+                from polar_hpc.providers.errors import Failed
 
                 finish(err.record if isinstance(err, Failed) else None)
                 return out.resp or web.Response(status=499)

@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
-from polar_hpc.inference.protocol import (
+from polar_hpc.engine.protocol import (
     AbortRequest,
     ErrorBody,
     ErrorResponse,
@@ -26,8 +26,9 @@ from polar_hpc.inference.protocol import (
     UpdateWeightsFromDisk,
     UpdateWeightsResult,
 )
-from polar_hpc.inference.reference.model import ModelRunner
-from polar_hpc.inference.reference.requests import (
+from polar_hpc.log import get_logger
+from polar_hpc.reference.model import ModelRunner
+from polar_hpc.reference.requests import (
     BadRequest,
     ServerGenerateRequest,
     check_context,
@@ -37,8 +38,7 @@ from polar_hpc.inference.reference.requests import (
     single,
     to_spec,
 )
-from polar_hpc.inference.reference.scheduler import Generation, Scheduler
-from polar_hpc.log import get_logger
+from polar_hpc.reference.scheduler import Generation, Scheduler
 
 log = get_logger("inference.reference")
 

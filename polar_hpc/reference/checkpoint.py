@@ -1,6 +1,6 @@
 """Whether a model dir is one the reference server can load, checked without torch (before a run is launched).
 
-What :class:`polar_hpc.inference.reference.model.ModelRunner` reads: ``config.json`` (a JSON object naming its
+What :class:`polar_hpc.reference.model.ModelRunner` reads: ``config.json`` (a JSON object naming its
 ``model_type``, what ``AutoModelForCausalLM`` dispatches on), the weights ``from_pretrained`` finds
 (``model.safetensors``, a sharded ``model.safetensors.index.json`` with every shard present, or
 ``pytorch_model.bin``), each safetensors header readable, and ``tokenizer.json`` (``tokenizers`` loads it).

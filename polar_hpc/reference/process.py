@@ -12,8 +12,8 @@ from pathlib import Path
 
 import msgspec
 
-from polar_hpc.inference.readiness import stop_process, wait_file, wait_healthy
 from polar_hpc.log import get_logger
+from polar_hpc.util.readiness import stop_process, wait_file, wait_healthy
 from polar_hpc.wire.endpoints import read_endpoint_file
 from polar_hpc.wire.security import API_KEY_ENV
 

@@ -6,11 +6,11 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from polar_hpc.inference.protocol import DEFAULT_TEMPERATURE, DEFAULT_TOP_K, DEFAULT_TOP_P
-from polar_hpc.inference.reference.model import SamplingSpec
+from polar_hpc.engine.protocol import DEFAULT_TEMPERATURE, DEFAULT_TOP_K, DEFAULT_TOP_P
+from polar_hpc.reference.model import SamplingSpec
 
 if TYPE_CHECKING:
-    from polar_hpc.inference.reference.scheduler import Generation
+    from polar_hpc.reference.scheduler import Generation
 
 
 class BadRequest(ValueError):

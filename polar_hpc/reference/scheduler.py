@@ -19,10 +19,10 @@ from typing import Any
 
 import torch
 
-from polar_hpc.inference.protocol import FinishAbort, FinishLength, FinishReason, FinishStop
-from polar_hpc.inference.reference.model import ModelRunner, SamplingSpec, make_generator
-from polar_hpc.inference.reference.prefix_cache import PrefixCache
+from polar_hpc.engine.protocol import FinishAbort, FinishLength, FinishReason, FinishStop
 from polar_hpc.log import get_logger
+from polar_hpc.reference.model import ModelRunner, SamplingSpec, make_generator
+from polar_hpc.reference.prefix_cache import PrefixCache
 
 log = get_logger("inference.reference")
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from aiohttp import web
 
-from polar_hpc.inference.reference.app import ReferenceServer
-from polar_hpc.inference.reference.model import LogprobMode, ModelRunner
 from polar_hpc.log import get_logger
+from polar_hpc.reference.app import ReferenceServer
+from polar_hpc.reference.model import LogprobMode, ModelRunner
 from polar_hpc.wire.endpoints import Endpoint, write_endpoint_file
 from polar_hpc.wire.security import API_KEY_ENV
 

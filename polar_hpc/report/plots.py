@@ -15,8 +15,8 @@ from matplotlib.ticker import FuncFormatter, MaxNLocator  # noqa: E402
 from polar_hpc.util.units import duration  # noqa: E402
 
 if TYPE_CHECKING:
+    from polar_hpc.report.types import RunReport, SessionRow
     from polar_hpc.train.grpo.metrics import StepMetrics
-    from polar_hpc.train.report_types import RunReport, SessionRow
 
 
 def plot_report(rep: RunReport, rows: Sequence[SessionRow], out: Path) -> list[str]:
@@ -51,7 +51,7 @@ def plot_report(rep: RunReport, rows: Sequence[SessionRow], out: Path) -> list[s
         a.xaxis.set_major_locator(MaxNLocator(integer=True))
     written.append(_save(fig, out / "turns_tokens.png"))
 
-    from polar_hpc.train.report_types import stage_order
+    from polar_hpc.report.types import stage_order
 
     stages = [k for k in stage_order(k for r in rows for k in r.timings)
               if any(r.timings.get(k, 0) > 0 for r in rows)]

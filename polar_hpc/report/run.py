@@ -2,7 +2,7 @@
 
 Reads session tables, session blobs (timings, stats, errors, task metadata), trace offsets and finish reasons;
 trace blobs only for engine timings. Engine throughput needs ``engine_time_s`` in trace metadata (engine seconds
-of the trace's completions); shards without it report n/a. Failure reasons: ``polar_hpc.train.outcome``.
+of the trace's completions); shards without it report n/a. Failure reasons: ``polar_hpc.report.outcome``.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import msgspec
 import numpy as np
 
 from polar_hpc.config.run import ACCEPT_REWARD
+from polar_hpc.report.outcome import failure_reason
+from polar_hpc.report.types import Dist, GroupRow, HarnessRow, RunReport, SessionRow, stage_order
 from polar_hpc.store.encode import decode_session_blob, decode_trace_blob
 from polar_hpc.store.reader import EmptySelection, ShardReader
 from polar_hpc.store.repo import repo_of
@@ -31,8 +33,6 @@ from polar_hpc.store.shardfile import (
 from polar_hpc.store.summary import reward_histogram
 from polar_hpc.train.agreement import AgreementReport, agreement_markdown
 from polar_hpc.train.grpo.metrics import StepMetrics, read_steps, reward_text
-from polar_hpc.train.outcome import failure_reason
-from polar_hpc.train.report_types import Dist, GroupRow, HarnessRow, RunReport, SessionRow, stage_order
 from polar_hpc.util.units import count, duration
 from polar_hpc.wire.records import TraceStatus
 from polar_hpc.wire.rundir import RunDir
@@ -267,12 +267,12 @@ def write_report(runs: Sequence[str | os.PathLike[str]], out: Path, *, accept: f
     out.mkdir(parents=True, exist_ok=True)
     written: list[str] = []
     if plots and rows:
-        from polar_hpc.train.plots import plot_report
+        from polar_hpc.report.plots import plot_report
 
         written = plot_report(rep, rows, out)
     steps = next((s for s in (read_steps(r) for r in runs) if s), [])
     if plots and steps:
-        from polar_hpc.train.plots import plot_grpo_steps
+        from polar_hpc.report.plots import plot_grpo_steps
 
         written.append(plot_grpo_steps(steps, out))
     text = render_markdown(rep, written) + "".join("\n" + line for line in _agreements(runs))

@@ -1,4 +1,4 @@
-"""What ``polar-hpc report`` computes (:mod:`polar_hpc.train.report`) and draws (:mod:`polar_hpc.train.plots`)."""
+"""What ``polar-hpc report`` computes (:mod:`polar_hpc.report.run`) and draws (:mod:`polar_hpc.report.plots`)."""
 
 from __future__ import annotations
 

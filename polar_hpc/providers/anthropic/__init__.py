@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from polar_hpc.proxy.errors import ProxyError
-from polar_hpc.proxy.providers.anthropic import normalize, respond
-from polar_hpc.proxy.providers.anthropic.stream import AnthropicWriter
-from polar_hpc.proxy.providers.base import ProviderAPI, Route
-from polar_hpc.proxy.providers.reply import KEEPALIVE, sse
-from polar_hpc.proxy.providers.request import Normalized
+from polar_hpc.providers.anthropic import normalize, respond
+from polar_hpc.providers.anthropic.stream import AnthropicWriter
+from polar_hpc.providers.base import ProviderAPI, Route
+from polar_hpc.providers.errors import ProxyError
+from polar_hpc.providers.reply import KEEPALIVE, sse
+from polar_hpc.providers.request import Normalized
 from polar_hpc.wire.records import Provider
 
 _ERROR_TYPE = {

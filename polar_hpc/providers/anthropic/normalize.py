@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from polar_hpc.proxy.errors import bad_request
-from polar_hpc.proxy.providers.request import (
+from polar_hpc.providers.errors import bad_request
+from polar_hpc.providers.request import (
     Normalized,
     ReplyOptions,
     as_dict,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from polar_hpc.proxy.providers.reply import ENC, Reply, arguments_object, signature, sse
+from polar_hpc.providers.reply import ENC, Reply, arguments_object, signature, sse
 
 
 def stop_reason(r: Reply) -> str:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from polar_hpc.proxy.providers.anthropic.respond import message, stop_reason
-from polar_hpc.proxy.providers.reply import ENC, Reply, arguments_object, signature, sse
-from polar_hpc.proxy.providers.writer import Writer
+from polar_hpc.providers.anthropic.respond import message, stop_reason
+from polar_hpc.providers.reply import ENC, Reply, arguments_object, signature, sse
+from polar_hpc.providers.writer import Writer
 
 
 class AnthropicWriter(Writer):

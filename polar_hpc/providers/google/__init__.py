@@ -8,12 +8,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from polar_hpc.proxy.errors import ProxyError
-from polar_hpc.proxy.providers.base import Op, ProviderAPI, Route
-from polar_hpc.proxy.providers.google import normalize, respond
-from polar_hpc.proxy.providers.google.stream import GoogleWriter
-from polar_hpc.proxy.providers.reply import sse
-from polar_hpc.proxy.providers.request import Normalized
+from polar_hpc.providers.base import Op, ProviderAPI, Route
+from polar_hpc.providers.errors import ProxyError
+from polar_hpc.providers.google import normalize, respond
+from polar_hpc.providers.google.stream import GoogleWriter
+from polar_hpc.providers.reply import sse
+from polar_hpc.providers.request import Normalized
 from polar_hpc.wire.records import Provider
 
 _PATH = re.compile(r"/(?:v1beta|v1|v1alpha)/models/([^/:]+):(generateContent|streamGenerateContent|countTokens)$")

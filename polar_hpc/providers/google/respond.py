@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from polar_hpc.proxy.providers.google.normalize import thought_signature
-from polar_hpc.proxy.providers.reply import ENC, Reply, arguments_object, sse
+from polar_hpc.providers.google.normalize import thought_signature
+from polar_hpc.providers.reply import ENC, Reply, arguments_object, sse
 
 KEEPALIVE = b"\n"
 """google-genai's JS stream parser (Gemini CLI) only reads ``data:`` frames at the head of its buffer (leading

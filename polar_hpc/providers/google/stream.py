@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from polar_hpc.proxy.providers.google.respond import KEEPALIVE, body, finish_reason, parts, usage
-from polar_hpc.proxy.providers.reply import Reply, sse
-from polar_hpc.proxy.providers.writer import Writer
+from polar_hpc.providers.google.respond import KEEPALIVE, body, finish_reason, parts, usage
+from polar_hpc.providers.reply import Reply, sse
+from polar_hpc.providers.writer import Writer
 
 
 class GoogleWriter(Writer):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from polar_hpc.proxy.providers.reply import ENC, Reply, sse
+from polar_hpc.providers.reply import ENC, Reply, sse
 
 
 def _finish(r: Reply) -> str:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from polar_hpc.proxy.providers.openai_chat.respond import chunk, tail, tool_calls
-from polar_hpc.proxy.providers.reply import Reply
-from polar_hpc.proxy.providers.writer import Writer
+from polar_hpc.providers.openai_chat.respond import chunk, tail, tool_calls
+from polar_hpc.providers.reply import Reply
+from polar_hpc.providers.writer import Writer
 
 
 class ChatWriter(Writer):

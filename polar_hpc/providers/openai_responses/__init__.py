@@ -7,12 +7,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from polar_hpc.proxy.errors import ProxyError
-from polar_hpc.proxy.providers.base import ProviderAPI, Route
-from polar_hpc.proxy.providers.openai_chat import OpenAIChat
-from polar_hpc.proxy.providers.openai_responses import normalize, respond
-from polar_hpc.proxy.providers.openai_responses.stream import ResponsesWriter
-from polar_hpc.proxy.providers.request import Normalized
+from polar_hpc.providers.base import ProviderAPI, Route
+from polar_hpc.providers.errors import ProxyError
+from polar_hpc.providers.openai_chat import OpenAIChat
+from polar_hpc.providers.openai_responses import normalize, respond
+from polar_hpc.providers.openai_responses.stream import ResponsesWriter
+from polar_hpc.providers.request import Normalized
 from polar_hpc.wire.records import Provider
 
 

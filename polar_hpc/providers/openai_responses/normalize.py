@@ -6,9 +6,9 @@ import base64
 import binascii
 from typing import Any
 
-from polar_hpc.proxy.errors import bad_request
-from polar_hpc.proxy.providers.openai_chat.normalize import content_text
-from polar_hpc.proxy.providers.request import (
+from polar_hpc.providers.errors import bad_request
+from polar_hpc.providers.openai_chat.normalize import content_text
+from polar_hpc.providers.request import (
     Normalized,
     ReplyOptions,
     append_tool_call,

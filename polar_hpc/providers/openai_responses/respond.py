@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from polar_hpc.proxy.providers.openai_responses.normalize import encrypt_reasoning
-from polar_hpc.proxy.providers.reply import ENC, Reply, arguments_object, sse
+from polar_hpc.providers.openai_responses.normalize import encrypt_reasoning
+from polar_hpc.providers.reply import ENC, Reply, arguments_object, sse
 
 
 def output_items(r: Reply) -> list[dict[str, Any]]:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from polar_hpc.proxy.providers.openai_responses.normalize import encrypt_reasoning
-from polar_hpc.proxy.providers.openai_responses.respond import final_status, item_events, output_items, response_object
-from polar_hpc.proxy.providers.reply import Reply, sse
-from polar_hpc.proxy.providers.writer import Writer
+from polar_hpc.providers.openai_responses.normalize import encrypt_reasoning
+from polar_hpc.providers.openai_responses.respond import final_status, item_events, output_items, response_object
+from polar_hpc.providers.reply import Reply, sse
+from polar_hpc.providers.writer import Writer
 
 
 class ResponsesWriter(Writer):
