@@ -20,7 +20,7 @@ from polar_hpc.store.schema import (
     TraceBlob,
 )
 from polar_hpc.wire.records import SessionResult, Trace
-from tests.unit.train.runs import write_run
+from tests.fixtures.runs import write_run
 
 
 def _fields(tp: type[msgspec.Struct]) -> set[str]:
