@@ -4,8 +4,10 @@ Called by ``launch.preflight`` (one function, so its other checks stay apart); e
 
 from __future__ import annotations
 
+import msgspec
+
 from polar_hpc.config import ConfigError, RunConfig
-from polar_hpc.evaluate.swe_spec import SPEC_KEY
+from polar_hpc.evaluate.base import Evaluator
 from polar_hpc.runtime import BACKENDS, backend
 from polar_hpc.wire.records import Task
 from polar_hpc.wire.resolved import resolve_task
@@ -23,11 +25,25 @@ def _image_missing(cfg: RunConfig, task: Task, have: set[str] | None) -> bool:
     return rt.backend in BACKENDS and backend(rt.backend).image_missing(rt, have)
 
 
-def _evaluator_unconfigured(cfg: RunConfig, task: Task) -> bool:
-    ev = resolve_task(task, cfg).evaluator
-    if ev.name != "swebench":
-        return False
-    return SPEC_KEY not in task.metadata and not ev.command and not ev.options.get("test_command")
+def _cannot_grade(cfg: RunConfig, tasks: list[Task]) -> dict[tuple[str, str], list[str]]:
+    """(evaluator name, what it lacks) -> the tasks it cannot grade (``Evaluator.cannot_grade``)."""
+    from polar_hpc.evaluate.registry import get_evaluator
+
+    made: dict[bytes, Evaluator | None] = {}
+    out: dict[tuple[str, str], list[str]] = {}
+    for task in tasks:
+        spec = resolve_task(task, cfg).evaluator
+        key = msgspec.json.encode(spec)
+        if key not in made:
+            try:
+                made[key] = get_evaluator(spec)
+            except (ConfigError, ValueError, TypeError):
+                made[key] = None  # reported by launch.preflight.check_names
+        ev = made[key]
+        why = ev.cannot_grade(task) if ev is not None else None
+        if why is not None:
+            out.setdefault((spec.name, why), []).append(task.task_id)
+    return out
 
 
 def task_set_problems(cfg: RunConfig) -> list[str]:
@@ -47,10 +63,6 @@ def task_set_problems(cfg: RunConfig) -> list[str]:
     if missing:
         how = chosen.prepare_hint or f"{chosen.name} with `polar-hpc images prepare RECIPE`"
         problems.append(f"{len(missing)} task(s) have no prepared image ({_names(missing)}): prepare them into {how}")
-    unconfigured = [t.task_id for t in tasks if _evaluator_unconfigured(cfg, t)]
-    if unconfigured:
-        problems.append(
-            f"evaluator 'swebench' has nothing to grade {len(unconfigured)} task(s) with ({_names(unconfigured)}): "
-            f"import them with `polar-hpc tasks import` (rows carry {SPEC_KEY}; list it in "
-            "tasks.template.metadata_fields) or set evaluator.command")
+    for (name, why), ids in _cannot_grade(cfg, tasks).items():
+        problems.append(f"evaluator {name!r} has nothing to grade {len(ids)} task(s) with ({_names(ids)}): {why}")
     return problems
