@@ -8,6 +8,7 @@ import pytest
 
 from polar_hpc.config import ConfigError
 from polar_hpc.config.run import RUNTIME_BACKENDS, RuntimeBackend
+from polar_hpc.images.prepare import ENGINES
 from polar_hpc.runtime import BACKENDS, Backend, all_backends, backend
 
 
@@ -25,7 +26,6 @@ def test_an_unknown_name_is_a_config_error_naming_the_known_ones() -> None:
         backend("lxc")
 
 
-def test_only_image_backends_name_an_images_engine() -> None:
-    engines = {b.name: b.images_engine for b in all_backends()}
-    assert engines == {"bwrap": None, "apptainer": "apptainer", "podman": "podman", "docker": "docker",
-                       "local": None}
+def test_a_backends_images_engine_is_one_images_prepare_knows() -> None:
+    assert {b.images_engine for b in all_backends()} <= {None, *ENGINES}
+    assert backend("apptainer").images_engine == "apptainer" and backend("bwrap").images_engine is None
