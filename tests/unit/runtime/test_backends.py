@@ -22,7 +22,7 @@ def test_the_recipe_key_takes_the_tables_names() -> None:
 
 
 def test_an_unknown_name_is_a_config_error_naming_the_known_ones() -> None:
-    with pytest.raises(ConfigError, match="expected one of apptainer, bwrap, docker, local, podman, got 'lxc'"):
+    with pytest.raises(ConfigError, match=f"expected one of {', '.join(BACKENDS)}, got 'lxc'"):
         backend("lxc")
 
 
