@@ -178,7 +178,7 @@ def _engine(spec: ProbeSpec) -> Iterator[str]:
         yield spec.engine
         return
     from polar_hpc.assets import resolve_model
-    from polar_hpc.inference.reference.process import start_reference_server
+    from polar_hpc.reference.process import start_reference_server
 
     spec.out.mkdir(parents=True, exist_ok=True)
     with start_reference_server(resolve_model(spec.model), context_length=spec.context_length,

@@ -21,6 +21,9 @@ GROUP_KEYS = ("group_id", "base_task_id", "rollout_step", "policy_version")
 """The keys of a :class:`GroupTag` in the session metadata (written by trainers before it was typed)."""
 AGENT_KEY = "agent"
 """``SessionResult.agent`` in the session metadata: ``{status, returncode, detail}``."""
+SESSION_METADATA_FIELDS = ("group", "agent")
+"""The ``SessionResult`` fields a shard keeps as keys of the session blob's ``metadata`` object (``released`` is
+never in a shard: a released attempt is set aside)."""
 TRACE_META_KEYS = frozenset(TraceMeta.__struct_fields__)
 TRACE_METADATA_FIELDS = ("meta", "extra")
 """The ``Trace`` fields a shard keeps together as the trace blob's ``metadata`` object."""

@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from polar_hpc.chat.template import ChatTemplate
 from polar_hpc.config.run import BuilderSpec
-from polar_hpc.inference.engine import SGLangEngine
-from polar_hpc.inference.template import ChatTemplate
-from polar_hpc.proxy.oracle.script import OracleScript
+from polar_hpc.engine.engine import SGLangEngine
+from polar_hpc.policy.script import OracleScript
 from polar_hpc.proxy.server import ProxyServer
 from polar_hpc.trajectory.registry import get_builder
 from tests.fixtures.floats import assert_logprobs_close

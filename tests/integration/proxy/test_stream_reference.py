@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from google.genai import types as gtypes
 
-from polar_hpc.inference.engine import SGLangEngine
-from polar_hpc.inference.template import ChatTemplate
+from polar_hpc.chat.template import ChatTemplate
+from polar_hpc.engine.engine import SGLangEngine
 from polar_hpc.proxy.server import ProxyServer
 from polar_hpc.wire.records import CompletionRecord
 from tests.fixtures.floats import assert_logprobs_close

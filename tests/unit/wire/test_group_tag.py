@@ -73,7 +73,7 @@ def test_shards_keep_the_keys_and_read_the_typed_fields_back(tmp_path: Path, ses
     from polar_hpc.store.encode import decode_session_blob
     from polar_hpc.store.reader import ShardReader
     from polar_hpc.store.shardfile import open_shard, read_session_blobs
-    from tests.unit.train.runs import write_run
+    from tests.fixtures.runs import write_run
 
     r = session_result_factory(task_id="add@step3", sample_index=0)
     r.group, r.agent = GroupTag.new("add", 3, 2), AgentOutcome(status="completed", returncode=0)
