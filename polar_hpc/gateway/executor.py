@@ -284,7 +284,7 @@ class SessionExecutor:
             log.warning("session %s: closing proxy session: %r", job.session_id, err)
         tail = log_tail(st.harness_log)
         if tail:
-            job.notes["harness_log_tail"] = tail
+            job.notes.harness_log_tail = tail
         if not self.keep_session_dirs:
             await asyncio.to_thread(shutil.rmtree, st.session_dir, True)
 

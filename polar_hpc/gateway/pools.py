@@ -26,6 +26,8 @@ import signal
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from typing import Any
 
+import msgspec
+
 from polar_hpc.config.run import GatewayConfig
 from polar_hpc.evaluate.base import evaluation_crashed, evaluation_failed, failure_text
 from polar_hpc.gateway.stages import FINAL_STAGES, AgentOutcome, SessionExecutor, SessionJob, Stage
@@ -394,7 +396,6 @@ class StagePools:
 
     def _result(self, job: SessionJob, trajectory: Trajectory, evaluation: EvalResult | None) -> SessionResult:
         s = job.session
-        metadata = {**s.task.metadata, **job.notes}
         job.timings["total"] = self._now() - job.submitted_at
         return SessionResult(
             task_id=s.task.task_id,
@@ -409,7 +410,8 @@ class StagePools:
             gateway_rank=self.rank,
             group=s.task.group,
             agent=job.agent,
-            metadata=metadata,
+            notes=msgspec.structs.replace(job.notes),
+            metadata=dict(s.task.metadata),
         )
 
     async def _teardown(self, job: SessionJob) -> None:

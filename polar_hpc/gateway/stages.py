@@ -7,7 +7,7 @@ import enum
 import math
 from typing import Protocol
 
-from polar_hpc.wire.records import AgentOutcome, EvalResult, TraceStatus, Trajectory
+from polar_hpc.wire.records import AgentOutcome, EvalResult, SessionNotes, TraceStatus, Trajectory
 from polar_hpc.wire.resolved import ResolvedSession
 
 
@@ -53,8 +53,8 @@ class SessionJob:
         self.aside_task: asyncio.Task[None] | None = None
         """Setting a released attempt aside; the teardown waits for it."""
         self.torn_down = False
-        self.notes: dict[str, object] = {}
-        """Added to the result's metadata (e.g. the tail of the harness log)."""
+        self.notes = SessionNotes()
+        """The result's notes (the tail of the harness log)."""
 
     @property
     def session_id(self) -> str:

@@ -14,7 +14,7 @@ from polar_hpc.postrun.session import build_trajectory, evaluate_trajectory, fid
 from polar_hpc.runtime import Runtime, make_runtime
 from polar_hpc.wire import codec
 from polar_hpc.wire.ids import SessionId
-from polar_hpc.wire.records import CompletionRecord, EvalResult, SessionResult, TraceStatus
+from polar_hpc.wire.records import CompletionRecord, EvalResult, SessionNotes, SessionResult, TraceStatus
 
 
 def read_records(paths: Iterable[Path]) -> Iterator[CompletionRecord]:
@@ -39,7 +39,7 @@ def rebuild(paths: list[Path], builder: BuilderSpec, *, evaluator: EvaluatorSpec
         sid = SessionId.parse_foreign(session_id)
         result = SessionResult(task_id=sid.task_id, sample_index=sid.sample, attempt=sid.attempt, trajectory=traj,
                                model=recs[0].canonical.model,
-                               metadata={"session_id": session_id, "rebuilt_with": builder.name})
+                               notes=SessionNotes(session_id=session_id, rebuilt_with=builder.name))
         if evaluator is not None:
             result.evaluation = asyncio.run(_evaluate(evaluator, result, runtime))
         results.append(fidelity_checked(result))

@@ -37,8 +37,8 @@ def fidelity_checked(result: SessionResult) -> SessionResult:
         return result
     traj = result.trajectory
     log.error("session %s: token fidelity violated, traces dropped: %s", result.key, problem)
-    result.metadata["fidelity_violation"] = problem
-    result.metadata["traces_dropped"] = len(traj.traces)
+    result.notes.fidelity_violation = problem
+    result.notes.traces_dropped = len(traj.traces)
     result.trajectory = Trajectory(status=TraceStatus.ERROR, error=f"token fidelity violated: {problem}",
                                    stats=traj.stats)
     return result

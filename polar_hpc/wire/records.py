@@ -267,6 +267,20 @@ class Released(msgspec.Struct, kw_only=True):
     """The version that set it aside."""
 
 
+class SessionNotes(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """What the system noted about a session (None: nothing)."""
+
+    harness_log_tail: str | None = None
+    """The end of the harness's log (the gateway, at teardown)."""
+    fidelity_violation: str | None = None
+    """Why the session's traces broke token fidelity (they were dropped, ``postrun.session.fidelity_checked``)."""
+    traces_dropped: int | None = None
+    session_id: str | None = None
+    """The id the records were written under (``polar-hpc build``: a rebuilt session)."""
+    rebuilt_with: str | None = None
+    """The builder that rebuilt the session from its records (``polar-hpc build``)."""
+
+
 class RetriedAbort(msgspec.Struct, kw_only=True):
     """A call left out of the trajectory: aborted (its client went away) and sent again with the same prompt."""
 
@@ -401,8 +415,9 @@ class SessionResult(msgspec.Struct, kw_only=True):
     """How the harness run ended (None: it did not run)."""
     released: Released | None = None
     """Set on a released attempt's partial result (kept aside, never in a shard)."""
+    notes: SessionNotes = msgspec.field(default_factory=SessionNotes)
     metadata: dict[str, Any] = msgspec.field(default_factory=dict)
-    """The task's own fields (``Task.metadata``) and notes the gateway adds (``harness_log_tail``)."""
+    """The task's own fields (``Task.metadata``)."""
 
     @property
     def id(self) -> SessionId:

@@ -15,15 +15,17 @@ import msgspec
 
 from polar_hpc.wire.codec import to_json
 from polar_hpc.wire.ids import GroupTag
-from polar_hpc.wire.records import AgentOutcome, SessionResult, TraceMeta
+from polar_hpc.wire.records import AgentOutcome, SessionNotes, SessionResult, TraceMeta
 
 GROUP_KEYS = ("group_id", "base_task_id", "rollout_step", "policy_version")
 """The keys of a :class:`GroupTag` in the session metadata (written by trainers before it was typed)."""
 AGENT_KEY = "agent"
 """``SessionResult.agent`` in the session metadata: ``{status, returncode, detail}``."""
-SESSION_METADATA_FIELDS = ("group", "agent")
+SESSION_METADATA_FIELDS = ("group", "agent", "notes")
 """The ``SessionResult`` fields a shard keeps as keys of the session blob's ``metadata`` object (``released`` is
 never in a shard: a released attempt is set aside)."""
+NOTE_KEYS = frozenset(SessionNotes.__struct_fields__)
+"""The keys of ``SessionResult.notes`` in the session metadata."""
 TRACE_META_KEYS = frozenset(TraceMeta.__struct_fields__)
 TRACE_METADATA_FIELDS = ("meta", "extra")
 """The ``Trace`` fields a shard keeps together as the trace blob's ``metadata`` object."""
@@ -37,30 +39,46 @@ def to_shard_metadata(result: SessionResult) -> dict[str, Any]:
     if result.agent is not None:
         a = result.agent
         meta[AGENT_KEY] = {"status": a.status, "returncode": a.returncode, "detail": a.detail}
+    meta.update(msgspec.to_builtins(result.notes))
     return meta
 
 
 def from_shard_metadata(result: SessionResult) -> SessionResult:
     """``result`` with the typed fields a shard keeps in its metadata moved out of ``metadata`` (the user's own
     task fields stay there). A group tag is all of :data:`GROUP_KEYS` (what trainers write); fewer of them are the
-    user's own fields (a task submitted with its own ``group_id``)."""
+    user's own fields (a task submitted with its own ``group_id``), and so is an ``agent`` or a note's key with a
+    value of another type."""
     meta = dict(result.metadata)
     try:
         if all(k in meta for k in GROUP_KEYS):
             result.group = msgspec.convert({k: meta.pop(k) for k in GROUP_KEYS}, GroupTag)
-        if isinstance(meta.get(AGENT_KEY), dict):
-            result.agent = msgspec.convert(meta.pop(AGENT_KEY), AgentOutcome)
+        if (agent := agent_of(meta)) is not None:
+            result.agent = agent
+            del meta[AGENT_KEY]
+        notes = {k: meta.pop(k) for k in NOTE_KEYS & meta.keys() if _is_note(k, meta[k])}
+        if notes:
+            result.notes = msgspec.convert(notes, SessionNotes)
     except msgspec.ValidationError as err:
         raise msgspec.ValidationError(f"session {result.key!r} metadata: {err}") from None
     result.metadata = meta
     return result
 
 
+def _is_note(key: str, value: Any) -> bool:
+    """Whether ``value`` has the type of the note ``key`` (the system writes only those; any other value under the
+    name is a task's own field, e.g. its own ``session_id``)."""
+    try:
+        msgspec.convert({key: value}, SessionNotes)
+    except msgspec.ValidationError:
+        return False
+    return True
+
+
 def session_json(result: SessionResult) -> dict[str, Any]:
     """``result`` as a JSON object in the shape it had before its fields were typed (metadata keys, ``released``
     among them): what the HTTP facade sends to its clients, which need not run this version."""
     out: dict[str, Any] = msgspec.json.decode(to_json(result))
-    for name in ("group", "agent", "released"):
+    for name in ("group", "agent", "released", "notes"):
         out.pop(name, None)
     out["metadata"] = to_shard_metadata(result)
     if result.released is not None:
@@ -73,9 +91,12 @@ def session_json(result: SessionResult) -> dict[str, Any]:
 
 
 def agent_of(metadata: dict[str, Any]) -> AgentOutcome | None:
-    """The agent outcome in a shard's session metadata (None: the harness did not run)."""
-    raw = metadata.get(AGENT_KEY)
-    return msgspec.convert(raw, AgentOutcome) if isinstance(raw, dict) else None
+    """The agent outcome in a shard's session metadata (None: the harness did not run, or ``agent`` is a task's
+    own field)."""
+    try:
+        return msgspec.convert(metadata.get(AGENT_KEY), AgentOutcome | None)
+    except msgspec.ValidationError:
+        return None
 
 
 def trace_to_shard(meta: TraceMeta, extra: dict[str, Any]) -> dict[str, Any]:

@@ -320,7 +320,7 @@ def figures(run_dir: Path, expected: set[str], n: int, held: list[tuple[float, i
     for res in ShardReader(run_dir).results():
         t = res.timings
         starts.append(t.get("queue", 0.0) + t.get("init", 0.0) + t.get("ready_wait", 0.0))
-        calls += call_times(str(res.metadata.get("harness_log_tail", "")))
+        calls += call_times(res.notes.harness_log_tail or "")
         status = TraceStatus(int(res.trajectory.status)).name
         if status != "COMPLETED":
             detail = res.trajectory.error or (res.agent.detail if res.agent is not None else "")

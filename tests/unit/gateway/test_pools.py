@@ -521,4 +521,4 @@ def test_fidelity_violation_is_reported_as_error_without_its_traces() -> None:
     (r,) = h.results
     assert r.trajectory.status is TraceStatus.ERROR and r.trajectory.traces == []
     assert "trace 1: loss_mask 1 without a finite logprob at token 1" in (r.trajectory.error or "")
-    assert r.metadata["traces_dropped"] == 2
+    assert r.notes.traces_dropped == 2

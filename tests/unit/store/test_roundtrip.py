@@ -82,7 +82,7 @@ def traces(draw: st.DrawFn) -> Trace:
         ),
         finish_reason=draw(st.text(max_size=8)),
         reward=draw(st.floats()),
-        metadata=draw(JSON_DICT),
+        extra=draw(JSON_DICT),
     )
 
 

@@ -79,4 +79,4 @@ def test_build_drops_a_session_that_breaks_token_fidelity(tmp_path: Path, qwen3_
     broken = results["bad/0"]
     assert broken.trajectory.status is TraceStatus.ERROR and broken.trajectory.traces == []
     assert "without a finite logprob" in (broken.trajectory.error or "")
-    assert broken.metadata["traces_dropped"] == 1
+    assert broken.notes.traces_dropped == 1

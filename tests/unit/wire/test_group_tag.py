@@ -65,8 +65,8 @@ def test_the_agent_outcome_keeps_its_key_and_reads_back() -> None:
     assert meta == {"agent": {"status": "failed", "returncode": 2, "detail": "harness exited 2"}}
     assert from_shard_metadata(_result(metadata=meta)).agent == agent
     assert from_shard_metadata(_result(metadata={"agent": "codex"})).metadata == {"agent": "codex"}  # a user's own
-    with pytest.raises(msgspec.ValidationError, match="status"):
-        from_shard_metadata(_result(metadata={"agent": {"status": "gone"}}))
+    own = {"agent": {"status": "gone"}}  # not an outcome: a task's own field
+    assert from_shard_metadata(_result(metadata=dict(own))).metadata == own
 
 
 def test_shards_keep_the_keys_and_read_the_typed_fields_back(tmp_path: Path, session_result_factory: Any) -> None:
@@ -104,3 +104,15 @@ def test_the_http_facade_sends_results_in_their_old_shape(session_result_factory
     trace = out["trajectory"]["traces"][0]
     assert "meta" not in trace and trace["metadata"]["chain_index"] == 4
     assert trace["metadata"]["turns"] == r.trajectory.traces[0].extra["turns"]
+
+
+def test_notes_keep_their_keys() -> None:
+    from polar_hpc.wire.records import SessionNotes
+
+    r = _result(notes=SessionNotes(harness_log_tail="bye", traces_dropped=2), metadata={"repo": "o/r"})
+    meta = to_shard_metadata(r)
+    assert meta == {"repo": "o/r", "harness_log_tail": "bye", "traces_dropped": 2}
+    back = from_shard_metadata(_result(metadata=meta))
+    assert back.notes == r.notes and back.metadata == {"repo": "o/r"}
+    own = {"session_id": 12, "traces_dropped": "2"}  # a task's own fields of those names
+    assert from_shard_metadata(_result(metadata=dict(own))).metadata == own
