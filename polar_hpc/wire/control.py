@@ -16,7 +16,8 @@ from polar_hpc.wire.codec import msgpack_decoder, msgpack_encoder
 from polar_hpc.wire.records import Session, SessionResult, Task
 
 PROTOCOL_VERSION = 3
-"""3: ``Task.group``, ``SessionResult.group`` / ``.agent`` / ``.released``, ``Trace.meta`` typed (were metadata)."""
+"""3: ``Task.group``, ``SessionResult.group`` / ``.agent`` / ``.released`` / ``.notes``, ``Trace.meta`` typed (were
+metadata keys)."""
 
 ReleaseCause = Literal["cancelled", "drained", "interrupted", "failed"]
 """Why a rank released a session without a kept result (:class:`Released`)."""
