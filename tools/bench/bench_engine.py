@@ -22,6 +22,7 @@ import msgspec
 from polar_hpc.assets import asset_path
 from polar_hpc.inference.engine import SGLangEngine
 from polar_hpc.inference.reference.process import start_reference_server
+from polar_hpc.inference.settings import EngineSettings
 from polar_hpc.sim.sglang_stub import StubServer
 from polar_hpc.wire.records import SamplingParams
 
@@ -36,7 +37,7 @@ async def client_overhead(calls: int, prompt_tokens: int, new_tokens: int) -> No
     url = await stub.start()
     prompt = list(range(1000, 1000 + prompt_tokens))
     params = SamplingParams(max_new_tokens=new_tokens, temperature=1.0, top_p=0.95)
-    engine = SGLangEngine([url], context_length=32768)
+    engine = SGLangEngine([url], EngineSettings(context_length=32768))
     body = msgspec.json.encode(engine.build_request(prompt, params, rid="bench"))
     bare_http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0), trust_env=False)
     headers = {"Content-Type": "application/json"}
@@ -73,7 +74,7 @@ async def client_overhead(calls: int, prompt_tokens: int, new_tokens: int) -> No
 
 async def throughput(url: str, prompt: list[int], new_tokens: int, concurrency: int) -> tuple[float, int]:
     params = SamplingParams(max_new_tokens=new_tokens, temperature=1.0, seed=0)
-    async with SGLangEngine([url], request_timeout_s=600) as engine:
+    async with SGLangEngine([url], EngineSettings(request_timeout_s=600)) as engine:
         await engine.generate(prompt, SamplingParams(max_new_tokens=2))
         t0 = time.perf_counter()
         results = await asyncio.gather(*(engine.generate(prompt, params) for _ in range(concurrency)))

@@ -128,9 +128,10 @@ def serve_passthrough(port: int, upstream: str) -> None:
 
 def make_engine(upstream: str, limit: int = 512) -> Any:
     from polar_hpc.inference.engine import SGLangEngine
+    from polar_hpc.inference.settings import EngineSettings
 
     # a bounded number of engine connections: 10k idle clients must not mean 10k engine sockets
-    return SGLangEngine([upstream], request_timeout_s=600, context_length=40000, max_connections=limit)
+    return SGLangEngine([upstream], EngineSettings(request_timeout_s=600, context_length=40000, max_connections=limit))
 
 
 def serve_polar(port: int, upstream: str) -> None:

@@ -104,13 +104,13 @@ def serve_relay(port: int, upstream_port: int) -> None:
 def serve_proxy(port: int, upstream: str, live: bool, records: str, stream_interval: int, max_delay_s: float) -> None:
     from polar_hpc.assets import asset_path
     from polar_hpc.inference.engine import SGLangEngine
+    from polar_hpc.inference.settings import EngineSettings
     from polar_hpc.inference.template import ChatTemplate
     from polar_hpc.proxy.server import ProxyServer
 
     async def main() -> None:
         template = ChatTemplate.from_model_dir(asset_path("tiny-qwen3"))
-        engine = SGLangEngine([upstream], request_timeout_s=600, context_length=40000, stream_interval=stream_interval,
-                              stream_max_delay_s=max_delay_s)
+        engine = SGLangEngine([upstream], EngineSettings(request_timeout_s=600, context_length=40000, stream_interval=stream_interval, stream_max_delay_s=max_delay_s))
         server = ProxyServer(template, engine, model_name="policy", context_length=40000, max_new_tokens=REPLY,
                              sse_keepalive_s=10.0, stream_upstream=live, records_dir=records,
                              session_memory_bytes=64 * 1024 * 1024)

@@ -10,6 +10,7 @@ import pytest
 from polar_hpc.inference.engine import SGLangEngine
 from polar_hpc.inference.errors import EngineError
 from polar_hpc.inference.reference.process import start_reference_server
+from polar_hpc.inference.settings import EngineSettings
 from polar_hpc.wire.records import SamplingParams
 
 BODY = {"input_ids": [1, 2, 3], "sampling_params": {"max_new_tokens": 2}}
@@ -26,7 +27,7 @@ async def test_requests_without_the_key_get_401(tiny_qwen3_dir: Path, tmp_path: 
                 assert r.status == 401
             async with http.get(ref.url + "/health") as r:
                 assert r.status == 200
-        async with SGLangEngine([ref.url], max_retries=0) as engine:
+        async with SGLangEngine([ref.url], EngineSettings(max_retries=0)) as engine:
             with pytest.raises(EngineError, match="HTTP 401"):
                 await engine.generate([1, 2, 3], SamplingParams(max_new_tokens=2))
         async with SGLangEngine([ref.url], api_key="k3y") as engine:

@@ -25,6 +25,7 @@ from polar_hpc.config.run import AgentSpec
 from polar_hpc.harness import HarnessContext, HarnessError, get_adapter
 from polar_hpc.harness.toolchain import resolve_harness
 from polar_hpc.inference.engine import SGLangEngine
+from polar_hpc.inference.settings import EngineSettings
 from polar_hpc.inference.template import ChatTemplate
 from polar_hpc.proxy.server import ProxyServer
 from polar_hpc.sim.sglang_stub import StubServer
@@ -92,7 +93,7 @@ async def test_every_cli_streams_through_a_slow_engine(tmp_path: Path) -> None:
     except AssetError as err:
         pytest.fail(str(err), pytrace=False)
     stub = StubServer(n_tokens=24, first_token_delay_s=FIRST_TOKEN_S, token_delay_s=0.05, stop_at_end=True)
-    engine = SGLangEngine([await stub.start()], context_length=65536)
+    engine = SGLangEngine([await stub.start()], EngineSettings(context_length=65536))
     proxy = ProxyServer(template, engine, model_name="policy", context_length=65536, max_new_tokens=24,
                         render_mode="continuation", sse_keepalive_s=KEEPALIVE_S)
     base = await proxy.start()

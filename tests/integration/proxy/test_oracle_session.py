@@ -13,6 +13,7 @@ import pytest
 
 from polar_hpc.config.run import BuilderSpec
 from polar_hpc.inference.engine import SGLangEngine
+from polar_hpc.inference.settings import EngineSettings
 from polar_hpc.inference.template import ChatTemplate
 from polar_hpc.proxy.oracle.script import OracleScript
 from polar_hpc.proxy.server import ProxyServer
@@ -32,7 +33,7 @@ async def test_mini_agent_solves_the_repo_under_the_oracle(reference_server: Any
     noop = False
     repo = git_repo(tmp_path / "calc")
     template = ChatTemplate.from_model_dir(reference_server.model_dir)
-    engine = SGLangEngine([reference_server.url], request_timeout_s=120, context_length=8192)
+    engine = SGLangEngine([reference_server.url], EngineSettings(request_timeout_s=120, context_length=8192))
     server = ProxyServer(template, engine, model_name="policy", context_length=8192, max_new_tokens=64,
                          render_mode="continuation", measure_divergence=True)
     base = await server.start()

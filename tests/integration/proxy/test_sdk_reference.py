@@ -14,6 +14,7 @@ from google.genai import types as gtypes
 
 from polar_hpc.inference.engine import SGLangEngine
 from polar_hpc.inference.result import GenerateResult
+from polar_hpc.inference.settings import EngineSettings
 from polar_hpc.inference.template import ChatTemplate, to_template_messages, to_template_tools
 from polar_hpc.proxy.server import ProxyServer
 from tests.fixtures.sdk_clients import SdkClients
@@ -51,7 +52,7 @@ class Rig:
 @pytest.fixture
 async def rig(reference_server: Any) -> AsyncIterator[Rig]:
     template = ChatTemplate.from_model_dir(reference_server.model_dir)
-    engine = SGLangEngine([reference_server.url], request_timeout_s=120, context_length=4096)
+    engine = SGLangEngine([reference_server.url], EngineSettings(request_timeout_s=120, context_length=4096))
     tap = Tap(engine)
     server = ProxyServer(template, tap, model_name="policy", context_length=4096, max_new_tokens=MAX)
     base = await server.start()

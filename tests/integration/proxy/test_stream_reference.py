@@ -13,6 +13,7 @@ import pytest
 from google.genai import types as gtypes
 
 from polar_hpc.inference.engine import SGLangEngine
+from polar_hpc.inference.settings import EngineSettings
 from polar_hpc.inference.template import ChatTemplate
 from polar_hpc.proxy.server import ProxyServer
 from polar_hpc.wire.records import CompletionRecord
@@ -26,7 +27,7 @@ MSGS = [{"role": "user", "content": "Say hello"}]
 @pytest.fixture
 async def proxy(reference_server: Any) -> AsyncIterator[tuple[ProxyServer, str, str]]:
     template = ChatTemplate.from_model_dir(reference_server.model_dir)
-    engine = SGLangEngine([reference_server.url], request_timeout_s=120, context_length=4096)
+    engine = SGLangEngine([reference_server.url], EngineSettings(request_timeout_s=120, context_length=4096))
     server = ProxyServer(template, engine, model_name="policy", context_length=4096, max_new_tokens=16)
     assert server.stream_upstream
     base = await server.start()

@@ -25,6 +25,7 @@ import pytest
 from polar_hpc.cli import main
 from polar_hpc.config.run import BuilderSpec, ShardConfig
 from polar_hpc.inference.engine import SGLangEngine
+from polar_hpc.inference.settings import EngineSettings
 from polar_hpc.inference.template import ChatTemplate
 from polar_hpc.proxy.server import ProxyServer
 from polar_hpc.store.reader import ShardReader
@@ -54,7 +55,7 @@ def _cli_log_handler() -> Iterator[None]:
 
 async def _sampled_session(url: str, model_dir: str) -> SessionResult:
     template = ChatTemplate.from_model_dir(model_dir)
-    engine = SGLangEngine([url], request_timeout_s=120, context_length=8192)
+    engine = SGLangEngine([url], EngineSettings(request_timeout_s=120, context_length=8192))
     server = ProxyServer(template, engine, model_name="policy", context_length=8192, max_new_tokens=48,
                          render_mode="continuation")
     base = await server.start()
