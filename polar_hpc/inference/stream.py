@@ -1,15 +1,16 @@
 """A streamed ``POST /generate`` (``stream: true``): sampled ids and logprobs as they come, then the result.
 
-SGLang sends SSE frames ``data: <GenerateResponse>`` and ``data: [DONE]``. In 0.5.23 a chunk is cumulative
-by default (all ids and logprobs so far) and a delta with ``--incremental-streaming-output``; both are read
-here: a chunk whose ``output_token_logprobs`` holds ``completion_tokens`` entries is cumulative, one that
-holds exactly the entries not yet seen is a delta. The final chunk carries the finish reason; the
+SGLang sends SSE frames ``data: <GenerateResponse>`` and ``data: [DONE]``. In 0.5.23 a chunk is cumulative by
+default (all ids and logprobs so far) and a delta with ``--incremental-streaming-output``; both are read here: a
+chunk whose ``output_token_logprobs`` holds ``completion_tokens`` entries is cumulative, one that holds exactly the
+entries not yet seen is a delta. The final chunk carries the finish reason; the
 :class:`~polar_hpc.inference.result.GenerateResult` built from the stream equals the non-streaming one.
 
 The engine's retry loop opens the stream (``SGLangEngine.open_stream``): connection errors and 5xx before the
-response head are retried on another server as ``generate`` does; once sampling has started, a failure ends the stream with :class:`EngineError` (no token is sampled twice).
-:meth:`EngineStream.abort` asks the server to stop (``/abort_request``) and keeps reading until it answers
-with its abort chunk (bounded), so the result holds every token sampled before the stop.
+response head are retried on another server as ``generate`` does; once sampling has started, a failure ends the
+stream with :class:`EngineError` (no token is sampled twice). :meth:`EngineStream.abort` asks the server to stop
+(``/abort_request``) and keeps reading until it answers with its abort chunk (bounded), so the result holds every
+token sampled before the stop.
 """
 
 from __future__ import annotations

@@ -138,11 +138,13 @@ def serve_polar(port: int, upstream: str) -> None:
     from polar_hpc.assets import asset_path
     from polar_hpc.inference.template import ChatTemplate
     from polar_hpc.proxy.server import ProxyServer
+    from polar_hpc.proxy.settings import ProxySettings
 
     async def main() -> None:
         template = ChatTemplate.from_model_dir(asset_path("tiny-qwen3"))
-        server = ProxyServer(template, make_engine(upstream), model_name="policy", context_length=40000,
-                             max_new_tokens=64, sse_keepalive_s=10.0, session_memory_bytes=64 * 1024 * 1024)
+        server = ProxyServer(template, make_engine(upstream), ProxySettings(model_name="policy", context_length=40000,
+                                                                            max_new_tokens=64, sse_keepalive_s=10.0,
+                                                                            session_memory_bytes=64 * 1024 * 1024))
         server.open_session("bench", api_key=KEY)
         await server.start("127.0.0.1", port)
         await asyncio.Event().wait()

@@ -27,7 +27,8 @@ CASES = [
 
 async def test_streamed_result_equals_generate(reference_server: ReferenceHandle) -> None:
     sent: list[bytes] = []
-    async with SGLangEngine([reference_server.url], EngineSettings(context_length=32768), request_hook=sent.append) as engine:
+    async with SGLangEngine([reference_server.url], EngineSettings(context_length=32768),
+                            request_hook=sent.append) as engine:
         for sampling in CASES:
             plain = await engine.generate(PROMPT, sampling, stop_token_ids=[151645])
             stream = await engine.open_stream(PROMPT, sampling, stop_token_ids=[151645])

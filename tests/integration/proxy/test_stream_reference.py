@@ -16,6 +16,7 @@ from polar_hpc.inference.engine import SGLangEngine
 from polar_hpc.inference.settings import EngineSettings
 from polar_hpc.inference.template import ChatTemplate
 from polar_hpc.proxy.server import ProxyServer
+from polar_hpc.proxy.settings import ProxySettings
 from polar_hpc.wire.records import CompletionRecord
 from tests.fixtures.floats import assert_logprobs_close
 from tests.fixtures.sdk_clients import SdkClients
@@ -28,7 +29,7 @@ MSGS = [{"role": "user", "content": "Say hello"}]
 async def proxy(reference_server: Any) -> AsyncIterator[tuple[ProxyServer, str, str]]:
     template = ChatTemplate.from_model_dir(reference_server.model_dir)
     engine = SGLangEngine([reference_server.url], EngineSettings(request_timeout_s=120, context_length=4096))
-    server = ProxyServer(template, engine, model_name="policy", context_length=4096, max_new_tokens=16)
+    server = ProxyServer(template, engine, ProxySettings(model_name="policy", context_length=4096, max_new_tokens=16))
     assert server.stream_upstream
     base = await server.start()
     try:

@@ -28,6 +28,7 @@ from polar_hpc.inference.engine import SGLangEngine
 from polar_hpc.inference.settings import EngineSettings
 from polar_hpc.inference.template import ChatTemplate
 from polar_hpc.proxy.server import ProxyServer
+from polar_hpc.proxy.settings import ProxySettings
 from polar_hpc.store.reader import ShardReader
 from polar_hpc.store.writer import ShardWriter
 from polar_hpc.train.agreement import AgreementReport
@@ -56,8 +57,8 @@ def _cli_log_handler() -> Iterator[None]:
 async def _sampled_session(url: str, model_dir: str) -> SessionResult:
     template = ChatTemplate.from_model_dir(model_dir)
     engine = SGLangEngine([url], EngineSettings(request_timeout_s=120, context_length=8192))
-    server = ProxyServer(template, engine, model_name="policy", context_length=8192, max_new_tokens=48,
-                         render_mode="continuation")
+    server = ProxyServer(template, engine, ProxySettings(model_name="policy", context_length=8192, max_new_tokens=48,
+                                                         render_mode="continuation"))
     base = await server.start()
     try:
         key = server.open_session("chat__chat-1/0#0")

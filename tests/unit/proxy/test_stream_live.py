@@ -290,9 +290,10 @@ async def test_engine_failure_mid_stream_is_an_in_stream_error(live_proxy: Proxy
 def test_an_https_engine_falls_back_to_synthesized_streams(qwen3_template, polar_log: list[str]) -> None:  # type: ignore[no-untyped-def]
     from polar_hpc.inference.engine import SGLangEngine
     from polar_hpc.proxy.server import ProxyServer
+    from polar_hpc.proxy.settings import ProxySettings
 
-    server = ProxyServer(qwen3_template, SGLangEngine(["https://127.0.0.1:9"]), model_name="m")
-    plain = ProxyServer(qwen3_template, SGLangEngine(["http://127.0.0.1:9"]), model_name="m")
+    server = ProxyServer(qwen3_template, SGLangEngine(["https://127.0.0.1:9"]), ProxySettings(model_name="m"))
+    plain = ProxyServer(qwen3_template, SGLangEngine(["http://127.0.0.1:9"]), ProxySettings(model_name="m"))
     assert not server.stream_upstream and plain.stream_upstream
     assert any("stream_upstream is on, but engine URLs ['https://127.0.0.1:9'] are not plain http://" in m
                for m in polar_log), polar_log
