@@ -8,6 +8,9 @@ aiohttp, no numpy (the CLI reads the defaults at ``--help``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import msgspec
 
 from polar_hpc.config.run import InferenceConfig, ProxyConfig
@@ -49,10 +52,10 @@ class EngineSettings(msgspec.Struct, frozen=True, kw_only=True):
     def from_config(cls, inference: InferenceConfig, proxy: ProxyConfig) -> EngineSettings:
         """The settings a recipe's ``inference`` and ``proxy`` sections give (see :data:`RECIPE_KEYS`)."""
         sections = {"inference": inference, "proxy": proxy}
-        return cls(**{f: recipe_value(sections, key) for f, key in RECIPE_KEYS.items()})
+        return msgspec.convert({f: recipe_value(sections, key) for f, key in RECIPE_KEYS.items()}, cls)
 
 
-def recipe_value(sections: dict[str, msgspec.Struct], key: str) -> object:
+def recipe_value(sections: Mapping[str, msgspec.Struct], key: str) -> Any:
     """The value of ``section.key`` among ``sections``."""
     section, name = key.split(".", 1)
     return getattr(sections[section], name)

@@ -61,4 +61,4 @@ class ProxySettings(msgspec.Struct, frozen=True, kw_only=True):
     def from_config(cls, inference: InferenceConfig, proxy: ProxyConfig, gateway: GatewayConfig) -> ProxySettings:
         """The settings a recipe's ``inference``, ``proxy`` and ``gateway`` sections give (:data:`RECIPE_KEYS`)."""
         sections = {"inference": inference, "proxy": proxy, "gateway": gateway}
-        return cls(**{f: recipe_value(sections, key) for f, key in RECIPE_KEYS.items()})
+        return msgspec.convert({f: recipe_value(sections, key) for f, key in RECIPE_KEYS.items()}, cls)

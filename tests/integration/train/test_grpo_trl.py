@@ -120,8 +120,8 @@ def test_an_engine_refusing_the_weight_update_stops_at_that_step_and_keeps_the_c
         write_endpoint(run_dir, Endpoint(name="inference-0", url=ref.url, pid=ref.pid, host="127.0.0.1",
                                          started_at=time.time(), kind="reference"))
         weights = StagedWeights(lambda p, v: asyncio.run(AsyncRollouts(run_dir).update_policy(p, v)))
-        save = PushWeights(run_dir, stage=weights.stage, last=lambda: None, base_model=asset_path("tiny-qwen3"),
-                           keep=2, tis=lambda: None)
+        rollouts = SimpleNamespace(run_dir=run_dir, weights=weights, last=None)
+        save = PushWeights(rollouts, None, base_model=asset_path("tiny-qwen3"), keep=2)  # type: ignore[arg-type]
         save.on_step_end(None, SimpleNamespace(global_step=3), None, model=model)  # saved and staged, not loaded
         with pytest.raises(WeightPushError) as err:
             weights.push()  # what the next rollout call does, once no group is generating
