@@ -124,12 +124,11 @@ def sglang_command(
 def reference_server_command(
     cfg: InferenceConfig, *, model_path: str, host: str, port: int, python: str = sys.executable
 ) -> list[str]:
-    from polar_hpc.inference.reference.process import reference_command
+    from polar_hpc.inference.reference.options import ReferenceOptions
 
-    return reference_command(
-        model_path, host=host, port=port, seed=cfg.random_seed or 0, context_length=cfg.context_length,
-        served_model_name=cfg.served_model_name, python=python,
-    ) + list(cfg.extra_args)
+    options = ReferenceOptions(host=host, port=port, seed=cfg.random_seed or 0, context_length=cfg.context_length,
+                               served_model_name=cfg.served_model_name)
+    return options.command(model_path, python) + list(cfg.extra_args)
 
 
 CONTAINER_PYTHON = "python3"

@@ -21,6 +21,7 @@ import msgspec
 
 from polar_hpc.assets import asset_path
 from polar_hpc.inference.engine import SGLangEngine
+from polar_hpc.inference.reference.options import ReferenceOptions
 from polar_hpc.inference.reference.process import start_reference_server
 from polar_hpc.inference.settings import EngineSettings
 from polar_hpc.sim.sglang_stub import StubServer
@@ -92,7 +93,7 @@ def model_throughput(new_tokens: int, threads: int) -> None:
         tok = Tokenizer.from_file(str(Path(model) / "tokenizer.json"))
         text = "<|im_start|>user\nWrite a long story about a lighthouse keeper.<|im_end|>\n<|im_start|>assistant\n"
         prompt = tok.encode(text, add_special_tokens=False).ids
-        with start_reference_server(model, threads=threads, startup_timeout_s=300) as server:
+        with start_reference_server(model, ReferenceOptions(threads=threads), startup_timeout_s=300) as server:
             for conc in (1, 4):
                 tps, n = asyncio.run(throughput(server.url, prompt, new_tokens, conc))
                 rows.append((name, conc, n, tps))

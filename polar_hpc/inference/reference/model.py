@@ -12,18 +12,18 @@ import json
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import torch
 from tokenizers import Tokenizer
 
+from polar_hpc.inference.reference.options import LogprobMode
 from polar_hpc.log import get_logger
 
 log = get_logger("inference.reference")
 
 GREEDY_EPS = 1e-5
 
-LogprobMode = Literal["processed", "original"]
 
 
 @dataclass

@@ -9,6 +9,7 @@ import pytest
 
 from polar_hpc.inference.engine import SGLangEngine
 from polar_hpc.inference.errors import EngineError
+from polar_hpc.inference.reference.options import ReferenceOptions
 from polar_hpc.inference.reference.process import start_reference_server
 from polar_hpc.inference.settings import EngineSettings
 from polar_hpc.wire.records import SamplingParams
@@ -18,7 +19,8 @@ BODY = {"input_ids": [1, 2, 3], "sampling_params": {"max_new_tokens": 2}}
 
 @pytest.mark.slow  # ~30 s (its own reference server start, then mostly waiting)
 async def test_requests_without_the_key_get_401(tiny_qwen3_dir: Path, tmp_path: Path) -> None:
-    with start_reference_server(tiny_qwen3_dir, threads=1, api_key="k3y", log_path=tmp_path / "s.log") as ref:
+    with start_reference_server(tiny_qwen3_dir, ReferenceOptions(threads=1), api_key="k3y",
+                                log_path=tmp_path / "s.log") as ref:
         async with aiohttp.ClientSession(trust_env=False) as http:
             for path, body in [("/generate", BODY), ("/pause_generation", {}), ("/update_weights_from_disk", {})]:
                 async with http.post(ref.url + path, json=body) as r:
