@@ -1,5 +1,5 @@
 import sys
 
-from polar_hpc.cli import main
+from polar_hpc.cli.entry import main
 
 sys.exit(main())

@@ -22,13 +22,13 @@ INTERNAL: dict[str, str] = {
     "polar_hpc.coordinator.state.QueueFull": "the coordinator's backpressure, answered as an HTTP status",
     "polar_hpc.gateway.control.ControlRefused": "a control request the gateway refuses, answered over HTTP",
     "polar_hpc.gateway.pools.DrainingError": "a submit during drain; the rank releases the session",
-    "polar_hpc.inference.errors.EngineError": "an engine call that failed; the proxy answers it in the "
+    "polar_hpc.engine.errors.EngineError": "an engine call that failed; the proxy answers it in the "
                                               "provider's error shape (ContextOverflow, EngineUnavailable, "
                                               "EngineTimeout too)",
-    "polar_hpc.inference.reference.requests.BadRequest": "the reference server's HTTP 400",
-    "polar_hpc.inference.sglang_schema.SchemaViolation": "a body SGLang would refuse; the reference server's 400",
-    "polar_hpc.proxy.errors.ProxyError": "the proxy's answer to a client call (status and provider error shape)",
-    "polar_hpc.proxy.errors.Failed": "a ProxyError together with the record the proxy keeps of the call",
+    "polar_hpc.reference.requests.BadRequest": "the reference server's HTTP 400",
+    "polar_hpc.engine.sglang_schema.SchemaViolation": "a body SGLang would refuse; the reference server's 400",
+    "polar_hpc.providers.errors.ProxyError": "the proxy's answer to a client call (status and provider error shape)",
+    "polar_hpc.providers.errors.Failed": "a ProxyError together with the record the proxy keeps of the call",
     "polar_hpc.sim.executor.SimulatedCrash": "a fault the simulator injects on purpose",
     "polar_hpc.train.grpo.stop.Stopped": "a stop signal unwinding training to its step boundary; train grpo "
                                          "exits 128 + the signal",

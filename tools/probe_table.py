@@ -35,8 +35,8 @@ def table(rows: list[ProbeRow]) -> str:
 
 def main() -> int:
     from polar_hpc.assets import asset_path
-    from polar_hpc.inference.reference.options import ReferenceOptions
-    from polar_hpc.inference.reference.process import start_reference_server
+    from polar_hpc.reference.options import ReferenceOptions
+    from polar_hpc.reference.process import start_reference_server
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--harness", action="append", default=None)

@@ -15,8 +15,8 @@ from polar_hpc.gateway.stages import AgentOutcome, SessionJob
 from polar_hpc.harness import HarnessContext, get_adapter
 from polar_hpc.harness.toolchain import HarnessLaunch, resolve_harness
 from polar_hpc.log import get_logger
+from polar_hpc.policy.script import OracleScript, script_from_task
 from polar_hpc.postrun.session import build_trajectory, evaluate_trajectory
-from polar_hpc.proxy.oracle.script import OracleScript, script_from_task
 from polar_hpc.proxy.server import ProxyServer
 from polar_hpc.runtime import Runtime, make_runtime
 from polar_hpc.runtime.prepare import run_prepare

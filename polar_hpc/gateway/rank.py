@@ -20,15 +20,14 @@ from pathlib import Path
 
 from polar_hpc import __version__
 from polar_hpc.assets import resolve_model
+from polar_hpc.chat.template import ChatTemplate
 from polar_hpc.config.run import RunConfig
+from polar_hpc.engine.engine import SGLangEngine
 from polar_hpc.gateway.endpoints import engine_endpoints
 from polar_hpc.gateway.executor import SessionExecutor as RealExecutor
 from polar_hpc.gateway.pools import StagePools
 from polar_hpc.gateway.stages import SessionExecutor, Stage
 from polar_hpc.gateway.waits import JobWatch
-from polar_hpc.inference.engine import SGLangEngine
-from polar_hpc.inference.server import run_api_key
-from polar_hpc.inference.template import ChatTemplate
 from polar_hpc.log import get_logger
 from polar_hpc.proxy.server import ProxyServer
 from polar_hpc.runtime.apptainer import find_binary, stop_stale_instances
@@ -40,6 +39,7 @@ from polar_hpc.wire.endpoints import read_endpoints
 from polar_hpc.wire.records import Session, SessionResult, format_session_id
 from polar_hpc.wire.resolved import resolve_session
 from polar_hpc.wire.rundir import RunDir, component_name, component_prefix
+from polar_hpc.wire.security import run_api_key
 from polar_hpc.wire.waits import WaitRecord, clear_wait, write_wait
 
 log = get_logger("gateway.rank")

@@ -27,11 +27,11 @@ from types import FrameType
 import msgspec
 
 from polar_hpc.config.run import InferenceConfig
-from polar_hpc.inference.readiness import ServerStartError, stop_process, wait_healthy
-from polar_hpc.inference.sglang_launch import API_KEY_ENV
 from polar_hpc.log import get_logger
+from polar_hpc.util.readiness import ServerStartError, stop_process, wait_healthy
 from polar_hpc.wire.endpoints import Endpoint, advertised_host, remove_endpoint, write_endpoint
 from polar_hpc.wire.rundir import RunDir, component_name
+from polar_hpc.wire.security import API_KEY_ENV, run_api_key
 
 log = get_logger("inference.server")
 SGLANG_DETERMINISTIC = "--enable-deterministic-inference"
@@ -124,7 +124,7 @@ def sglang_command(
 def reference_server_command(
     cfg: InferenceConfig, *, model_path: str, host: str, port: int, python: str = sys.executable
 ) -> list[str]:
-    from polar_hpc.inference.reference.options import ReferenceOptions
+    from polar_hpc.reference.options import ReferenceOptions
 
     options = ReferenceOptions(host=host, port=port, seed=cfg.random_seed or 0, context_length=cfg.context_length,
                                served_model_name=cfg.served_model_name)
@@ -148,16 +148,6 @@ def container_prefix(image: str, model_path: str, *, env: dict[str, str] | None 
     for path in dict.fromkeys(binds):
         cmd += ["--bind", f"{path}:{path}:ro"]
     return [*cmd, image]
-
-
-def run_api_key(run_dir: str | Path) -> str | None:
-    """The key the run's inference servers require: the run token (``RUN_DIR/secrets/run_token``), None without
-    one (a run dir made by hand; the servers then accept any caller)."""
-    run = RunDir(run_dir)
-    token = run.run_token()
-    if token is None:
-        log.warning("%s does not exist: this run's inference servers take no API key", run.run_token_path)
-    return token
 
 
 def server_scratch(index: int, base: str | None = None) -> Path:

@@ -14,7 +14,8 @@ import os
 import runpy
 import sys
 
-API_KEY_ENV = "POLAR_INFERENCE_API_KEY"  # the reference server reads the same variable
+from polar_hpc.wire.security import API_KEY_ENV
+
 SGLANG_MODULE = "sglang.launch_server"
 
 

@@ -2,7 +2,7 @@
 
 The task file holds tasks and their workspaces exist; the recipe's harness is installed here (the doctor's own
 check, :func:`polar_hpc.launch.doctor.check_node_and_harnesses`); the model is a dir the reference server can load
-(:func:`polar_hpc.inference.checkpoint.model_dir_problems`). The rest of the launch preflight runs when the run
+(:func:`polar_hpc.reference.checkpoint.model_dir_problems`). The rest of the launch preflight runs when the run
 starts, still before anything is submitted.
 """
 
@@ -25,7 +25,7 @@ def _model_problem(cfg: RunConfig, model: str) -> str | None:
     if cfg.inference.engine != "reference":
         return None
     from polar_hpc.assets import AssetError, resolve_model
-    from polar_hpc.inference.checkpoint import model_dir_problems
+    from polar_hpc.reference.checkpoint import model_dir_problems
 
     try:
         path = resolve_model(model)

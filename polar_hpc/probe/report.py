@@ -10,7 +10,7 @@ from __future__ import annotations
 import msgspec
 
 from polar_hpc.proxy.prompt import messages_match
-from polar_hpc.train.outcome import failure_reason
+from polar_hpc.report.outcome import failure_reason
 from polar_hpc.wire.records import ChatMessage, CompletionRecord, SessionResult
 
 

@@ -178,8 +178,8 @@ def _engine(spec: ProbeSpec) -> Iterator[str]:
         yield spec.engine
         return
     from polar_hpc.assets import resolve_model
-    from polar_hpc.inference.reference.options import ReferenceOptions
-    from polar_hpc.inference.reference.process import start_reference_server
+    from polar_hpc.reference.options import ReferenceOptions
+    from polar_hpc.reference.process import start_reference_server
 
     spec.out.mkdir(parents=True, exist_ok=True)
     options = ReferenceOptions(context_length=spec.context_length, threads=1)

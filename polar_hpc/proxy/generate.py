@@ -9,22 +9,22 @@ from typing import Protocol
 import msgspec
 import numpy as np
 
+from polar_hpc.chat.parse import ParsedReply, parse_reply
+from polar_hpc.chat.template import ChatTemplate
 from polar_hpc.config.run import ToolParser
-from polar_hpc.inference.errors import ContextOverflow, EngineError, EngineTimeout, EngineUnavailable
-from polar_hpc.inference.limits import new_token_limit
-from polar_hpc.inference.protocol import DEFAULT_TEMPERATURE, DEFAULT_TOP_K, DEFAULT_TOP_P
-from polar_hpc.inference.result import GenerateResult
-from polar_hpc.inference.template import ChatTemplate
-from polar_hpc.proxy.errors import Failed, ProxyError, bad_request, context_overflow
-from polar_hpc.proxy.live.respond import LiveSink
-from polar_hpc.proxy.oracle.policy import OraclePolicy
-from polar_hpc.proxy.oracle.script import OracleError
-from polar_hpc.proxy.parse import ParsedReply, parse_reply
+from polar_hpc.engine.errors import ContextOverflow, EngineError, EngineTimeout, EngineUnavailable
+from polar_hpc.engine.limits import new_token_limit
+from polar_hpc.engine.protocol import DEFAULT_TEMPERATURE, DEFAULT_TOP_K, DEFAULT_TOP_P
+from polar_hpc.engine.result import GenerateResult
+from polar_hpc.policy.oracle import OraclePolicy
+from polar_hpc.policy.script import OracleError
+from polar_hpc.providers import provider_api
+from polar_hpc.providers.errors import Failed, ProxyError, bad_request, context_overflow
+from polar_hpc.providers.reply import Reply
+from polar_hpc.providers.request import Normalized
+from polar_hpc.providers.side import is_side_request
+from polar_hpc.proxy.live import LiveSink
 from polar_hpc.proxy.prompt import PromptBuild, PromptBuilder
-from polar_hpc.proxy.providers import provider_api
-from polar_hpc.proxy.providers.reply import Reply
-from polar_hpc.proxy.providers.request import Normalized
-from polar_hpc.proxy.side import is_side_request
 from polar_hpc.wire.records import (
     AppliedSampling,
     CanonicalRequest,
@@ -108,7 +108,7 @@ def _fill_reply(record: CompletionRecord, result: GenerateResult, out: np.ndarra
 
 
 class Engine(Protocol):
-    """What the proxy needs of its engine client: :class:`~polar_hpc.inference.engine.SGLangEngine` (tests give
+    """What the proxy needs of its engine client: :class:`~polar_hpc.engine.engine.SGLangEngine` (tests give
     a scripted one). Streaming (``proxy.live.respond.StreamingEngine``) and teacher forcing
     (``proxy.oracle.policy.ForcingEngine``) are capabilities on top, checked where they are used."""
 

@@ -32,7 +32,7 @@ _KEY = msgspec.msgpack.Encoder()
 
 
 class TemplateLike(Protocol):
-    """The part of ``polar_hpc.inference.template.ChatTemplate`` prompt construction uses."""
+    """The part of ``polar_hpc.chat.template.ChatTemplate`` prompt construction uses."""
 
     @property
     def end_of_turn_id(self) -> int | None: ...

@@ -22,25 +22,25 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from aiohttp import web
 
+from polar_hpc.chat.template import ChatTemplate
 from polar_hpc.config.run import GatewayConfig, InferenceConfig, ProxyConfig
-from polar_hpc.inference.template import ChatTemplate
 from polar_hpc.log import get_logger
+from polar_hpc.policy.oracle import OraclePolicy
+from polar_hpc.policy.script import OracleScript
+from polar_hpc.providers import provider_api
+from polar_hpc.providers.detect import UNDETECTED, Route, body_provider, header_provider, request_key, route_by_path
+from polar_hpc.providers.errors import Failed, ProxyError, bad_request
+from polar_hpc.providers.reply import SSE_HEADERS, Reply
+from polar_hpc.providers.request import Normalized
 from polar_hpc.proxy.capture import SessionLog
-from polar_hpc.proxy.detect import UNDETECTED, Route, body_provider, header_provider, request_key, route_by_path
-from polar_hpc.proxy.errors import Failed, ProxyError, bad_request
 from polar_hpc.proxy.generate import Engine, Generator
-from polar_hpc.proxy.live.respond import (
+from polar_hpc.proxy.live import (
     LiveSink,
     StreamingEngine,
     answer_live,
     stream_refusal,
 )
-from polar_hpc.proxy.oracle.policy import OraclePolicy
-from polar_hpc.proxy.oracle.script import OracleScript
 from polar_hpc.proxy.prompt import PromptBuilder
-from polar_hpc.proxy.providers import provider_api
-from polar_hpc.proxy.providers.reply import SSE_HEADERS, Reply
-from polar_hpc.proxy.providers.request import Normalized
 from polar_hpc.proxy.session import (
     JSON_CT,
     ProxySession,

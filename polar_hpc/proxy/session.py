@@ -9,11 +9,11 @@ import secrets
 import msgspec
 from aiohttp import web
 
+from polar_hpc.policy.oracle import OraclePolicy
+from polar_hpc.providers import provider_api
+from polar_hpc.providers.errors import Failed, ProxyError
 from polar_hpc.proxy.capture import SessionLog
-from polar_hpc.proxy.errors import Failed, ProxyError
-from polar_hpc.proxy.oracle.policy import OraclePolicy
 from polar_hpc.proxy.prompt import PromptBuilder
-from polar_hpc.proxy.providers import provider_api
 from polar_hpc.wire.records import Provider
 
 JSON_CT = "application/json"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import msgspec
 
 from polar_hpc.config.run import GatewayConfig, InferenceConfig, ProxyConfig, RenderMode, ToolParser
-from polar_hpc.inference.settings import recipe_value
+from polar_hpc.engine.settings import recipe_value
 
 _INF = InferenceConfig()
 _PROXY = ProxyConfig()

@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 import msgspec
 from aiohttp import web
 
-from polar_hpc.inference.protocol import (
+from polar_hpc.engine.protocol import (
     AbortRequest,
     ErrorBody,
     ErrorResponse,

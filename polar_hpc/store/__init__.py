@@ -1,6 +1,6 @@
 """HDF5 shard store: the run's durable record (layout in ``schema``).
 
-Names are imported lazily so ``polar_hpc.store.cli`` stays light (no numpy/h5py at import).
+Names are imported lazily so ``polar_hpc.cli.shards`` stays light (no numpy/h5py at import).
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 import msgspec
 import numpy as np
 
+from polar_hpc.engine.protocol import DEFAULT_TEMPERATURE
 from polar_hpc.errors import PolarError
-from polar_hpc.inference.protocol import DEFAULT_TEMPERATURE
 from polar_hpc.log import get_logger
 from polar_hpc.store.reader import EmptySelection, ShardReader, TraceView, require_shards
 from polar_hpc.store.select import TraceSelect

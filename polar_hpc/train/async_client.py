@@ -47,7 +47,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from polar_hpc.client import RunClient
+from polar_hpc.coordinator.client import RunClient
 from polar_hpc.log import get_logger
 from polar_hpc.wire.control import SessionState
 from polar_hpc.wire.endpoints import read_endpoints
@@ -327,8 +327,8 @@ class AsyncRollouts:
         finished, holding new ones meanwhile (SGLang's and the reference server's rule), so every call is sampled by
         one version and the sessions in flight go on under the new one.
         """
-        from polar_hpc.inference.engine import SGLangEngine
-        from polar_hpc.inference.server import run_api_key
+        from polar_hpc.engine.engine import SGLangEngine
+        from polar_hpc.wire.security import run_api_key
 
         t0 = time.monotonic()
         engine = SGLangEngine(self.inference_urls(), api_key=run_api_key(self.run_dir))

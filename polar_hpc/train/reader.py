@@ -22,9 +22,9 @@ import msgspec
 import numpy as np
 
 from polar_hpc.errors import PolarError
+from polar_hpc.store.index import Dedup, RunPath, TraceIndex, build_index, rl_select
 from polar_hpc.store.select import TraceSelect
 from polar_hpc.store.shardfile import Tokens, open_shard, read_tokens
-from polar_hpc.train.index import Dedup, RunPath, TraceIndex, build_index, rl_select
 
 
 class ReaderConfig(msgspec.Struct, kw_only=True, frozen=True):

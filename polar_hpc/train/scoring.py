@@ -53,7 +53,7 @@ def default_threads() -> int:
 def scoring_temperature(policy: str, temperature: float) -> float:
     """The temperature the engine's recorded logprobs are under: ``temperature`` for sampled tokens (greedy, below
     the reference server's ``GREEDY_EPS``, reports raw logprobs: 1), 1 for oracle (forced) tokens."""
-    from polar_hpc.inference.reference.model import GREEDY_EPS
+    from polar_hpc.reference.model import GREEDY_EPS
 
     if policy == "oracle" or temperature < GREEDY_EPS:
         return ORACLE_TEMPERATURE
@@ -110,7 +110,7 @@ def load_scorer(model_dir: str | os.PathLike[str], *, threads: int | None = None
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     import torch
 
-    from polar_hpc.inference.reference.model import load_model
+    from polar_hpc.reference.model import load_model
 
     path = Path(model_dir)
     n = threads or default_threads()

@@ -12,10 +12,10 @@ from typing import Any, Literal
 import msgspec
 import numpy as np
 
+from polar_hpc.export.chat import chat_message, chat_tools
 from polar_hpc.log import get_logger
-from polar_hpc.train.chat import chat_message, chat_tools
-from polar_hpc.train.outcome import failure_reason
-from polar_hpc.train.report_types import stage_order
+from polar_hpc.report.outcome import failure_reason
+from polar_hpc.report.types import stage_order
 from polar_hpc.util.fs import unique_name
 from polar_hpc.wire.records import SessionResult, Trace, TraceStatus
 from polar_hpc.wire.rundir import RunDir

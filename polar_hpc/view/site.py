@@ -67,7 +67,7 @@ def write_site(run: str | os.PathLike[str], out: Path, *, session: str | None = 
         plots: list[str] = []
         report_md = None
         if report:
-            from polar_hpc.train.report import write_report
+            from polar_hpc.report.run import write_report
 
             write_report([run], out / "report", accept=accept)
             plots = sorted(f"report/{p.name}" for p in (out / "report").glob("*.png"))

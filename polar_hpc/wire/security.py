@@ -26,6 +26,10 @@ log = get_logger("wire.security")
 def _token() -> str:
     return _secrets.token_urlsafe(32)
 
+API_KEY_ENV = "POLAR_INFERENCE_API_KEY"
+"""The run token, as the inference servers (SGLang through ``sglang_launch``, the reference server) read it: from the
+environment, never a command line."""
+
 
 class RunKeys(msgspec.Struct, kw_only=True, frozen=True):
     server_public: str
@@ -108,3 +112,13 @@ def start_authenticator(ctx: zmq.asyncio.Context, keys: RunKeys) -> AsyncioAuthe
     auth.start()
     auth.configure_curve_callback("*", credentials_provider=_OnlyRunClient(keys.client_public))
     return auth
+
+
+def run_api_key(run_dir: str | Path) -> str | None:
+    """The key the run's inference servers require: the run token (``RUN_DIR/secrets/run_token``), None without
+    one (a run dir made by hand; the servers then accept any caller)."""
+    run = RunDir(run_dir)
+    token = run.run_token()
+    if token is None:
+        log.warning("%s does not exist: this run's inference servers take no API key", run.run_token_path)
+    return token

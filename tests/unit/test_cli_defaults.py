@@ -16,7 +16,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from polar_hpc.cli import build_parser, main
+from polar_hpc.cli.entry import build_parser, main
 from polar_hpc.config.run import (
     Backend,
     BuilderSpec,
@@ -122,8 +122,8 @@ def _positionals(parser: argparse.ArgumentParser, command: str = "") -> Iterator
 def test_choices_are_the_owners_values() -> None:
     """CLI modules stay light (no numpy at ``--help``), so they spell some owners' values out: here they are
     compared with the owner (the reference server's ``--logprob-mode`` is left out: its owner imports torch)."""
+    from polar_hpc.export.sft_files import Format
     from polar_hpc.tasks import HARBOR, Dataset
-    from polar_hpc.train.sft_files import Format
     from polar_hpc.wire.records import TraceStatus
 
     statuses = {s.name.lower() for s in TraceStatus}

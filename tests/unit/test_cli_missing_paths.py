@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from polar_hpc.cli import main
+from polar_hpc.cli.entry import main
 
 
 @pytest.mark.parametrize("argv", [

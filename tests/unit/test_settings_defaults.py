@@ -15,13 +15,13 @@ import argparse
 import msgspec
 import pytest
 
-from polar_hpc.cli import build_parser
+from polar_hpc.cli.entry import build_parser
 from polar_hpc.config.run import GatewayConfig, InferenceConfig, ProxyConfig, RunConfig
-from polar_hpc.inference.reference.options import FLAGS, ReferenceOptions
-from polar_hpc.inference.settings import RECIPE_KEYS as ENGINE_KEYS
-from polar_hpc.inference.settings import EngineSettings, recipe_value
+from polar_hpc.engine.settings import RECIPE_KEYS as ENGINE_KEYS
+from polar_hpc.engine.settings import EngineSettings, recipe_value
 from polar_hpc.proxy.settings import RECIPE_KEYS as PROXY_KEYS
 from polar_hpc.proxy.settings import ProxySettings
+from polar_hpc.reference.options import FLAGS, ReferenceOptions
 
 SETTINGS: dict[type[msgspec.Struct], dict[str, str]] = {ProxySettings: PROXY_KEYS, EngineSettings: ENGINE_KEYS}
 BARE_DEFAULTS: dict[tuple[type[msgspec.Struct], str], str] = {
@@ -70,7 +70,7 @@ def _sub(name: str) -> argparse.ArgumentParser:
 
 
 def test_the_standalone_proxy_without_flags_is_a_default_recipe() -> None:
-    from polar_hpc.proxy.cli import configs
+    from polar_hpc.cli.proxy import configs
 
     args = build_parser().parse_args(["proxy", "--engine", "http://127.0.0.1:9", "--model", "m", "--records", "r"])
     inf, px, gw = configs(args)

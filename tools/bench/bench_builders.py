@@ -76,7 +76,7 @@ def bench_merging(turn_list: list[int], repeat: int) -> None:
 
 
 def bench_prompts(tokenizer_dir: str, turns: int, repeat: int) -> None:
-    from polar_hpc.inference.template import ChatTemplate
+    from polar_hpc.chat.template import ChatTemplate
     from polar_hpc.proxy.prompt import PromptBuilder
 
     tpl = ChatTemplate.from_model_dir(tokenizer_dir)

@@ -39,7 +39,7 @@ from bench_coordinator import CoordinatorProc
 from cluster_sim import RankSim, adoption_compare, run_writers
 from common import cpu_s as _cpu_s
 
-from polar_hpc.client import RunClient
+from polar_hpc.coordinator.client import RunClient
 from polar_hpc.wire.records import Task
 from polar_hpc.wire.rundir import RunDir
 

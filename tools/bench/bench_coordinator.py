@@ -48,7 +48,7 @@ class CoordinatorProc:
         env = {**os.environ, "PYTHONPATH": str(ROOT), "POLAR_LOG_LEVEL": "WARNING"}
         entry = [sys.executable, "-m", "polar_hpc"] if recv_batch is None else [
             sys.executable, "-c", f"import sys; from polar_hpc.coordinator import server; server.RECV_BATCH = "
-                                  f"{recv_batch}; from polar_hpc.cli import main; sys.exit(main(sys.argv[1:]))"]
+                                  f"{recv_batch}; from polar_hpc.cli.entry import main; sys.exit(main(sys.argv[1:]))"]
         self.proc = subprocess.Popen(
             [*entry, "coordinator", "--config", str(RunDir(run_dir).config_path),
              "--run-dir", str(run_dir), "--host", "127.0.0.1", "--serve"], env=env)
@@ -134,7 +134,7 @@ def _spawn_ranks(run_dir: Path, address: str, n: int, capacity: int, stamp: bool
 
 
 async def _wait_committed(run_dir: Path, n: int, timeout_s: float) -> float:
-    from polar_hpc.client import RunClient
+    from polar_hpc.coordinator.client import RunClient
 
     async with RunClient(run_dir) as client:
         deadline = time.monotonic() + timeout_s
@@ -148,7 +148,7 @@ async def _wait_committed(run_dir: Path, n: int, timeout_s: float) -> float:
 
 
 async def _submit(run_dir: Path, n_tasks: int, samples: int) -> None:
-    from polar_hpc.client import RunClient
+    from polar_hpc.coordinator.client import RunClient
     from polar_hpc.wire.records import Task
 
     async with RunClient(run_dir) as client:
@@ -256,7 +256,7 @@ def bench_heartbeats(quick: bool) -> None:
 
 
 async def _latency(run_dir: Path, n: int) -> list[float]:
-    from polar_hpc.client import RunClient
+    from polar_hpc.coordinator.client import RunClient
 
     lat: list[float] = []
     async with RunClient(run_dir, credits=256) as client:

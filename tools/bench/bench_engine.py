@@ -20,10 +20,10 @@ import aiohttp
 import msgspec
 
 from polar_hpc.assets import asset_path
-from polar_hpc.inference.engine import SGLangEngine
-from polar_hpc.inference.reference.options import ReferenceOptions
-from polar_hpc.inference.reference.process import start_reference_server
-from polar_hpc.inference.settings import EngineSettings
+from polar_hpc.engine.engine import SGLangEngine
+from polar_hpc.engine.settings import EngineSettings
+from polar_hpc.reference.options import ReferenceOptions
+from polar_hpc.reference.process import start_reference_server
 from polar_hpc.sim.sglang_stub import StubServer
 from polar_hpc.wire.records import SamplingParams
 

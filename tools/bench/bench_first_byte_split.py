@@ -68,9 +68,9 @@ async def split(reps: int, distinct: bool, pause_s: float, n_tools: int = 0) -> 
     import aiohttp
 
     from polar_hpc.assets import asset_path
-    from polar_hpc.inference.engine import SGLangEngine
-    from polar_hpc.inference.stream import EngineStream
-    from polar_hpc.inference.template import ChatTemplate
+    from polar_hpc.chat.template import ChatTemplate
+    from polar_hpc.engine.engine import SGLangEngine
+    from polar_hpc.engine.stream import EngineStream
     from polar_hpc.proxy.server import ProxyServer
     from polar_hpc.proxy.settings import ProxySettings
     from polar_hpc.sim.sglang_stub import StubServer

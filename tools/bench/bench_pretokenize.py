@@ -1,5 +1,5 @@
 """Encoding a new piece of ASCII text: ``tokenizers``' ``Tokenizer.encode`` (old) vs the word fast path
-(:class:`polar_hpc.inference.pretokenize.WordEncoder`, new), side by side in one run, cold and hot.
+(:class:`polar_hpc.chat.pretokenize.WordEncoder`, new), side by side in one run, cold and hot.
 
 Cold: each call after a 20 ms idle (``--pause-ms``), the CPU caches the host's by then, as for a proxy between
 two requests; hot: the next call at once (another new piece). Each call encodes a piece not encoded before (a new
@@ -31,8 +31,8 @@ from pathlib import Path
 from common import load_average
 
 from polar_hpc.assets import asset_path
-from polar_hpc.inference.pretokenize import WordEncoder
-from polar_hpc.inference.template import ChatTemplate
+from polar_hpc.chat.pretokenize import WordEncoder
+from polar_hpc.chat.template import ChatTemplate
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -127,8 +127,8 @@ def serve_passthrough(port: int, upstream: str) -> None:
 
 
 def make_engine(upstream: str, limit: int = 512) -> Any:
-    from polar_hpc.inference.engine import SGLangEngine
-    from polar_hpc.inference.settings import EngineSettings
+    from polar_hpc.engine.engine import SGLangEngine
+    from polar_hpc.engine.settings import EngineSettings
 
     # a bounded number of engine connections: 10k idle clients must not mean 10k engine sockets
     return SGLangEngine([upstream], EngineSettings(request_timeout_s=600, context_length=40000, max_connections=limit))
@@ -136,7 +136,7 @@ def make_engine(upstream: str, limit: int = 512) -> Any:
 
 def serve_polar(port: int, upstream: str) -> None:
     from polar_hpc.assets import asset_path
-    from polar_hpc.inference.template import ChatTemplate
+    from polar_hpc.chat.template import ChatTemplate
     from polar_hpc.proxy.server import ProxyServer
     from polar_hpc.proxy.settings import ProxySettings
 
@@ -211,13 +211,13 @@ def pct(xs: list[float], q: float) -> float:
 def stage_breakdown(sizes: list[int], reps: int, stub_url: str) -> list[dict[str, Any]]:
     """In-process CPU per stage (thread CPU time, median of ``reps``), on a history of ≈N prompt tokens."""
     from polar_hpc.assets import asset_path
-    from polar_hpc.inference.template import ChatTemplate, to_template_messages
+    from polar_hpc.chat.parse import parse_reply
+    from polar_hpc.chat.template import ChatTemplate, to_template_messages
+    from polar_hpc.providers import provider_api
+    from polar_hpc.providers.detect import Route
     from polar_hpc.proxy.capture import SessionLog
-    from polar_hpc.proxy.detect import Route
     from polar_hpc.proxy.generate import Generator
-    from polar_hpc.proxy.parse import parse_reply
     from polar_hpc.proxy.prompt import PromptBuilder
-    from polar_hpc.proxy.providers import provider_api
 
     template = ChatTemplate.from_model_dir(asset_path("tiny-qwen3"))
     route = Route("openai_chat", "generate")

@@ -26,10 +26,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from polar_hpc.config.run import ShardConfig  # noqa: E402
+from polar_hpc.store.index import build_index  # noqa: E402
 from polar_hpc.store.reader import ShardReader  # noqa: E402
 from polar_hpc.store.select import TraceSelect  # noqa: E402
 from polar_hpc.store.writer import ShardWriter  # noqa: E402
-from polar_hpc.train.index import build_index  # noqa: E402
 from polar_hpc.train.reader import ReaderConfig, TraceReader  # noqa: E402
 from polar_hpc.wire.rundir import RunDir
 from tests.fixtures.trajectories import make_session_result  # noqa: E402

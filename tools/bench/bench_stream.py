@@ -103,9 +103,9 @@ def serve_relay(port: int, upstream_port: int) -> None:
 
 def serve_proxy(port: int, upstream: str, live: bool, records: str, stream_interval: int, max_delay_s: float) -> None:
     from polar_hpc.assets import asset_path
-    from polar_hpc.inference.engine import SGLangEngine
-    from polar_hpc.inference.settings import EngineSettings
-    from polar_hpc.inference.template import ChatTemplate
+    from polar_hpc.chat.template import ChatTemplate
+    from polar_hpc.engine.engine import SGLangEngine
+    from polar_hpc.engine.settings import EngineSettings
     from polar_hpc.proxy.server import ProxyServer
     from polar_hpc.proxy.settings import ProxySettings
 

@@ -20,8 +20,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from polar_hpc.config.run import ShardConfig  # noqa: E402
+from polar_hpc.report.run import write_report  # noqa: E402
 from polar_hpc.store.writer import ShardWriter  # noqa: E402
-from polar_hpc.train.report import write_report  # noqa: E402
 from polar_hpc.view.model import load_tokenizer  # noqa: E402
 from polar_hpc.view.site import write_site  # noqa: E402
 from polar_hpc.wire.rundir import RunDir

@@ -113,8 +113,8 @@ def trainer_temperature(temperatures: list[float], where: str) -> float:
 
     None recorded: 1 (``/generate``'s default). Several: the lowest, with a warning (the step metrics report every
     mixed step). Greedy (0) rollouts cannot train: ValueError."""
-    from polar_hpc.inference.protocol import DEFAULT_TEMPERATURE
-    from polar_hpc.inference.reference.model import GREEDY_EPS
+    from polar_hpc.engine.protocol import DEFAULT_TEMPERATURE
+    from polar_hpc.reference.model import GREEDY_EPS
 
     if not temperatures:
         log.warning("%s: no sampling temperature recorded; the trainer scores at %g", where, DEFAULT_TEMPERATURE)

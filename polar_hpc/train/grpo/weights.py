@@ -8,17 +8,16 @@ import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from transformers import TrainerCallback
 
 from polar_hpc.errors import PolarError
 from polar_hpc.log import get_logger
-from polar_hpc.train.grpo.batch import first_rows, row_temperatures
+from polar_hpc.train.grpo.batch import StepRollouts, first_rows, row_temperatures
 from polar_hpc.train.grpo.metrics import CHECKPOINTS, StepMetrics, append_step
 
 if TYPE_CHECKING:
-    from polar_hpc.train.grpo.live import LiveRollouts
     from polar_hpc.train.grpo.stop import Stopper
 
 log = get_logger("train")
@@ -76,13 +75,23 @@ def save_checkpoint(model: Any, base: Path, out: Path) -> Path:
     return out
 
 
+class Rollouts(Protocol):
+    """What :class:`PushWeights` uses of ``live.LiveRollouts``: its run dir, its weights, the last step's rows."""
+
+    run_dir: Path
+    weights: StagedWeights
+    last: StepRollouts | None
+
+    def push_staged(self) -> float: ...
+
+
 class PushWeights(TrainerCallback):
     """After every optimizer step: save the model and stage it on ``rollouts.weights`` (the rollouts load it on the
     engines when no rollout is generating), record and report the step's metrics (``trainer.last_tis``,
     ``rollouts.last``); at the end of training, load the last checkpoint (``rollouts.push_staged``) unless
     ``stopper`` says a signal ends the run."""
 
-    def __init__(self, rollouts: LiveRollouts, trainer: Any, *, base_model: Path, keep: int,
+    def __init__(self, rollouts: Rollouts, trainer: Any, *, base_model: Path, keep: int,
                  temperature: float | None = None, report: Callable[[StepMetrics], None] | None = None,
                  started: float | None = None, stopper: Stopper | None = None) -> None:
         self.rollouts = rollouts

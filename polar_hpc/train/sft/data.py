@@ -2,7 +2,7 @@
 
 A source is an SFT export (a folder with ``manifest.json`` and ``tokens/``; its ``train`` split is read) or run /
 shard dirs, whose accepted sessions (completed, reward >= ``min_reward``, trainable traces) are exported first
-(``polar_hpc.train.export``, all tasks in ``train``). Each row keeps the exact ids the harness's requests rendered to
+(``polar_hpc.export.sft``, all tasks in ``train``). Each row keeps the exact ids the harness's requests rendered to
 (prompt ‖ response) and the export's ``loss_mask``; nothing is re-templated. ``to_dataset`` gives TRL's
 pre-tokenized form: ``input_ids`` and ``assistant_masks`` (= ``loss_mask``), from which ``SFTTrainer`` builds
 ``labels`` (-100 wherever the mask is 0).
@@ -20,10 +20,10 @@ import numpy as np
 
 from polar_hpc.config.run import ACCEPT_REWARD
 from polar_hpc.errors import PolarError
+from polar_hpc.export.manifest import ExportManifest
 from polar_hpc.log import get_logger
 from polar_hpc.store.reader import EmptySelection
 from polar_hpc.store.select import TraceSelect
-from polar_hpc.train.manifest import ExportManifest
 from polar_hpc.wire.records import TraceStatus
 
 log = get_logger("train")
@@ -81,7 +81,7 @@ def load_corpus(sources: Sequence[str | os.PathLike[str]], workdir: Path, *,
                             f"(not both, nor several exports), got {len(sources)} sources")
     if exports:
         return read_export(Path(exports[0]))
-    from polar_hpc.train.export import export_sft
+    from polar_hpc.export.sft import export_sft
 
     threshold = ACCEPT_REWARD if min_reward is None else min_reward
     select = TraceSelect(status=(TraceStatus.COMPLETED,), min_reward=threshold, trainable_only=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from polar_hpc.client import ClientError, RunClient
+from polar_hpc.coordinator.client import ClientError, RunClient
 from polar_hpc.coordinator.server import Coordinator
 from polar_hpc.gateway.control import GatewayControl
 from polar_hpc.sim.rank import SimulatedRank

@@ -11,7 +11,7 @@ import pytest
 import zmq
 import zmq.asyncio
 
-from polar_hpc.client import ClientError, RunClient
+from polar_hpc.coordinator.client import ClientError, RunClient
 from polar_hpc.coordinator.server import Coordinator
 from polar_hpc.gateway.control import GatewayControl
 from polar_hpc.sim.rank import SimulatedRank

@@ -12,7 +12,7 @@ import pytest
 import zmq
 import zmq.asyncio
 
-from polar_hpc.client import RunClient
+from polar_hpc.coordinator.client import RunClient
 from polar_hpc.coordinator.journal import Cancelled, Journal, Submitted
 from polar_hpc.coordinator.server import Coordinator
 from polar_hpc.gateway.control import GatewayControl

@@ -7,11 +7,11 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from polar_hpc.inference.engine import SGLangEngine
-from polar_hpc.inference.errors import EngineError
-from polar_hpc.inference.reference.options import ReferenceOptions
-from polar_hpc.inference.reference.process import start_reference_server
-from polar_hpc.inference.settings import EngineSettings
+from polar_hpc.engine.engine import SGLangEngine
+from polar_hpc.engine.errors import EngineError
+from polar_hpc.engine.settings import EngineSettings
+from polar_hpc.reference.options import ReferenceOptions
+from polar_hpc.reference.process import start_reference_server
 from polar_hpc.wire.records import SamplingParams
 
 BODY = {"input_ids": [1, 2, 3], "sampling_params": {"max_new_tokens": 2}}

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from polar_hpc.assets import asset_path
-from polar_hpc.inference.engine import SGLangEngine
-from polar_hpc.inference.reference.options import ReferenceOptions
-from polar_hpc.inference.reference.process import start_reference_server
-from polar_hpc.inference.settings import EngineSettings
+from polar_hpc.engine.engine import SGLangEngine
+from polar_hpc.engine.settings import EngineSettings
+from polar_hpc.reference.options import ReferenceOptions
+from polar_hpc.reference.process import start_reference_server
 from polar_hpc.wire.records import SamplingParams
 
 pytestmark = pytest.mark.slow

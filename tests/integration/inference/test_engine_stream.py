@@ -10,10 +10,10 @@ import time
 
 import numpy as np
 
-from polar_hpc.inference.engine import SGLangEngine
-from polar_hpc.inference.reference.process import ReferenceHandle
-from polar_hpc.inference.settings import EngineSettings
-from polar_hpc.inference.sglang_schema import validate_generate_request
+from polar_hpc.engine.engine import SGLangEngine
+from polar_hpc.engine.settings import EngineSettings
+from polar_hpc.engine.sglang_schema import validate_generate_request
+from polar_hpc.reference.process import ReferenceHandle
 from polar_hpc.wire.records import SamplingParams
 from tests.fixtures.floats import assert_logprobs_close
 

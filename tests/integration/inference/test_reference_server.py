@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 import torch
 
-from polar_hpc.inference.engine import SGLangEngine
-from polar_hpc.inference.errors import ContextOverflow, EngineError
-from polar_hpc.inference.reference.process import ReferenceHandle
-from polar_hpc.inference.settings import EngineSettings
+from polar_hpc.engine.engine import SGLangEngine
+from polar_hpc.engine.errors import ContextOverflow, EngineError
+from polar_hpc.engine.settings import EngineSettings
+from polar_hpc.reference.process import ReferenceHandle
 from polar_hpc.wire.records import SamplingParams
 from tests.fixtures.floats import FORWARD_ATOL, assert_logprobs_close
 

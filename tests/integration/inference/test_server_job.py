@@ -12,9 +12,9 @@ import pytest
 
 from polar_hpc.config import RunConfig, dump_config
 from polar_hpc.config.run import InferenceConfig
-from polar_hpc.inference.engine import SGLangEngine
-from polar_hpc.inference.readiness import http_status, stop_process
-from polar_hpc.inference.settings import EngineSettings
+from polar_hpc.engine.engine import SGLangEngine
+from polar_hpc.engine.settings import EngineSettings
+from polar_hpc.util.readiness import http_status, stop_process
 from polar_hpc.wire.endpoints import endpoint_path, wait_endpoints
 from polar_hpc.wire.records import SamplingParams
 from polar_hpc.wire.rundir import RunDir

@@ -9,10 +9,10 @@ import msgspec
 import numpy as np
 import pytest
 
-from polar_hpc.inference.engine import SGLangEngine
-from polar_hpc.inference.reference.process import ReferenceHandle
-from polar_hpc.inference.settings import EngineSettings
-from polar_hpc.inference.sglang_schema import validate_generate_request, validate_generate_response
+from polar_hpc.engine.engine import SGLangEngine
+from polar_hpc.engine.settings import EngineSettings
+from polar_hpc.engine.sglang_schema import validate_generate_request, validate_generate_response
+from polar_hpc.reference.process import ReferenceHandle
 from polar_hpc.wire.records import SamplingParams
 from tests.fixtures.floats import assert_logprobs_close
 

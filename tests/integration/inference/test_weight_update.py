@@ -10,10 +10,10 @@ import pytest
 import torch
 
 from polar_hpc.assets import asset_path
-from polar_hpc.inference.engine import SGLangEngine
-from polar_hpc.inference.errors import EngineError
-from polar_hpc.inference.reference.options import ReferenceOptions
-from polar_hpc.inference.reference.process import start_reference_server
+from polar_hpc.engine.engine import SGLangEngine
+from polar_hpc.engine.errors import EngineError
+from polar_hpc.reference.options import ReferenceOptions
+from polar_hpc.reference.process import start_reference_server
 from polar_hpc.wire.records import SamplingParams
 from tests.fixtures.floats import FORWARD_ATOL, assert_logprobs_close
 

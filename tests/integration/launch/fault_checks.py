@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from polar_hpc.config.run import ACCEPT_REWARD
+from polar_hpc.report.run import collect
+from polar_hpc.report.run import summarize as summarize_report
 from polar_hpc.store import ShardReader
 from polar_hpc.store.summary import summarize as summarize_shards
-from polar_hpc.train.report import collect
-from polar_hpc.train.report import summarize as summarize_report
 from polar_hpc.wire.codec import from_json
 from polar_hpc.wire.records import SessionResult
 from polar_hpc.wire.rundir import RunDir

@@ -21,12 +21,12 @@ from typing import Any
 import pytest
 
 from polar_hpc.assets import AssetError, asset_path
+from polar_hpc.chat.template import ChatTemplate
 from polar_hpc.config.run import AgentSpec
+from polar_hpc.engine.engine import SGLangEngine
+from polar_hpc.engine.settings import EngineSettings
 from polar_hpc.harness import HarnessContext, HarnessError, get_adapter
 from polar_hpc.harness.toolchain import resolve_harness
-from polar_hpc.inference.engine import SGLangEngine
-from polar_hpc.inference.settings import EngineSettings
-from polar_hpc.inference.template import ChatTemplate
 from polar_hpc.proxy.server import ProxyServer
 from polar_hpc.proxy.settings import ProxySettings
 from polar_hpc.sim.sglang_stub import StubServer

@@ -11,11 +11,11 @@ from typing import Any
 import numpy as np
 import pytest
 
+from polar_hpc.chat.template import ChatTemplate
 from polar_hpc.config.run import BuilderSpec
-from polar_hpc.inference.engine import SGLangEngine
-from polar_hpc.inference.settings import EngineSettings
-from polar_hpc.inference.template import ChatTemplate
-from polar_hpc.proxy.oracle.script import OracleScript
+from polar_hpc.engine.engine import SGLangEngine
+from polar_hpc.engine.settings import EngineSettings
+from polar_hpc.policy.script import OracleScript
 from polar_hpc.proxy.server import ProxyServer
 from polar_hpc.proxy.settings import ProxySettings
 from polar_hpc.trajectory.registry import get_builder

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 from google.genai import types as gtypes
 
-from polar_hpc.inference.engine import SGLangEngine
-from polar_hpc.inference.result import GenerateResult
-from polar_hpc.inference.settings import EngineSettings
-from polar_hpc.inference.template import ChatTemplate, to_template_messages, to_template_tools
+from polar_hpc.chat.template import ChatTemplate, to_template_messages, to_template_tools
+from polar_hpc.engine.engine import SGLangEngine
+from polar_hpc.engine.result import GenerateResult
+from polar_hpc.engine.settings import EngineSettings
 from polar_hpc.proxy.server import ProxyServer
 from polar_hpc.proxy.settings import ProxySettings
 from tests.fixtures.sdk_clients import SdkClients

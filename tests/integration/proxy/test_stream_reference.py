@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from google.genai import types as gtypes
 
-from polar_hpc.inference.engine import SGLangEngine
-from polar_hpc.inference.settings import EngineSettings
-from polar_hpc.inference.template import ChatTemplate
+from polar_hpc.chat.template import ChatTemplate
+from polar_hpc.engine.engine import SGLangEngine
+from polar_hpc.engine.settings import EngineSettings
 from polar_hpc.proxy.server import ProxyServer
 from polar_hpc.proxy.settings import ProxySettings
 from polar_hpc.wire.records import CompletionRecord

@@ -11,8 +11,8 @@ import aiohttp
 import pytest
 
 from polar_hpc.assets import asset_path
-from polar_hpc.inference.reference.options import ReferenceOptions
-from polar_hpc.inference.reference.process import start_reference_server
+from polar_hpc.reference.options import ReferenceOptions
+from polar_hpc.reference.process import start_reference_server
 from polar_hpc.train.async_client import AsyncConfig, AsyncRollouts
 from polar_hpc.wire.endpoints import Endpoint, endpoint_path, write_endpoint
 from polar_hpc.wire.records import Task

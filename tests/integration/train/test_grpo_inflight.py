@@ -51,7 +51,7 @@ def test_sessions_that_span_a_push_train_with_each_tokens_own_version(tmp_path: 
 
     from polar_hpc.launch.monitor import cancel_run
     from polar_hpc.store.reader import ShardReader
-    from polar_hpc.train.grpo.cli import launch_run, wait_until_up
+    from polar_hpc.train.grpo.launched import launch_run, wait_until_up
     from polar_hpc.train.grpo.metrics import read_steps
     from polar_hpc.train.grpo.run import check_recipe, load_policy, train_grpo, trainer_model_dir
     from polar_hpc.wire.versions import UNKNOWN

@@ -34,7 +34,7 @@ EVEN_REPLY_UNLESS_HOPELESS = (
 def test_a_step_of_hopeless_groups_trains_on_refilled_informative_ones(tmp_path: Path) -> None:
     from polar_hpc.launch.monitor import cancel_run
     from polar_hpc.train.grpo.batch import group_informative
-    from polar_hpc.train.grpo.cli import launch_run, wait_until_up
+    from polar_hpc.train.grpo.launched import launch_run, wait_until_up
     from polar_hpc.train.grpo.metrics import read_steps
     from polar_hpc.train.grpo.run import check_recipe, load_policy, schedule, train_grpo, trainer_model_dir
     from tests.integration.launch.helpers import stop_run

@@ -45,7 +45,7 @@ class Run(msgspec.Struct):
 def _train(tmp: Path, name: str, steps: int, random_seed: int) -> Run:
     from polar_hpc.launch.monitor import cancel_run
     from polar_hpc.store.reader import ShardReader
-    from polar_hpc.train.grpo.cli import launch_run, wait_until_up
+    from polar_hpc.train.grpo.launched import launch_run, wait_until_up
     from polar_hpc.train.grpo.metrics import read_steps
     from polar_hpc.train.grpo.run import check_recipe, load_policy, train_grpo, trainer_model_dir
     from tests.integration.launch.helpers import stop_run

@@ -33,14 +33,14 @@ measured here: max 2e-6)."""
 def test_two_grpo_steps_through_the_real_stack(tmp_path: Path) -> None:
     from safetensors.torch import load_file
 
-    from polar_hpc.inference.server import run_api_key
     from polar_hpc.launch.monitor import cancel_run
     from polar_hpc.store.reader import ShardReader
-    from polar_hpc.train.grpo.cli import launch_run, wait_until_up
+    from polar_hpc.train.grpo.launched import launch_run, wait_until_up
     from polar_hpc.train.grpo.metrics import CHECKPOINTS, read_steps
     from polar_hpc.train.grpo.offline import ShardRollouts, replay_trainer
     from polar_hpc.train.grpo.run import check_recipe, load_policy, train_grpo, trainer_model_dir
     from polar_hpc.wire.endpoints import read_endpoint
+    from polar_hpc.wire.security import run_api_key
     from tests.integration.launch.helpers import stop_run
 
     cfg = load_recipe(RECIPE, TINY)
@@ -106,8 +106,8 @@ def test_an_engine_refusing_the_weight_update_stops_at_that_step_and_keeps_the_c
     from types import SimpleNamespace
 
     from polar_hpc.assets import asset_path
-    from polar_hpc.inference.reference.options import ReferenceOptions
-    from polar_hpc.inference.reference.process import start_reference_server
+    from polar_hpc.reference.options import ReferenceOptions
+    from polar_hpc.reference.process import start_reference_server
     from polar_hpc.train.async_client import AsyncRollouts
     from polar_hpc.train.grpo.metrics import CHECKPOINTS
     from polar_hpc.train.grpo.run import load_policy

@@ -22,11 +22,11 @@ import numpy as np
 import openai
 import pytest
 
-from polar_hpc.cli import main
+from polar_hpc.chat.template import ChatTemplate
+from polar_hpc.cli.entry import main
 from polar_hpc.config.run import BuilderSpec, ShardConfig
-from polar_hpc.inference.engine import SGLangEngine
-from polar_hpc.inference.settings import EngineSettings
-from polar_hpc.inference.template import ChatTemplate
+from polar_hpc.engine.engine import SGLangEngine
+from polar_hpc.engine.settings import EngineSettings
 from polar_hpc.proxy.server import ProxyServer
 from polar_hpc.proxy.settings import ProxySettings
 from polar_hpc.store.reader import ShardReader
@@ -167,7 +167,7 @@ def test_a_trainer_batch_gets_the_commands_figures(recorded: Path, reference_ser
     """``batch_agreement`` with a model in training mode (as a trainer holds it) over the sampled chains, scored
     at temperature 1 (they were sampled at 0.7, so the figures are far from 0): what the command prints for
     them, within float noise; the model is left in training mode."""
-    from polar_hpc.inference.reference.model import load_model
+    from polar_hpc.reference.model import load_model
     from polar_hpc.train.scoring import batch_agreement
 
     views = [v for v in ShardReader(recorded).traces(blobs=False) if v.policy == "sample"]
@@ -188,7 +188,7 @@ def test_a_trainer_batch_gets_the_commands_figures(recorded: Path, reference_ser
 def test_a_long_trace_is_scored_in_pieces_over_one_cache(recorded: Path, reference_server: Any) -> None:
     """Seven kept positions a piece (the oracle chain's 197 in 29 forward calls over one KV cache) give what one
     forward pass gives, within float noise."""
-    from polar_hpc.inference.reference.model import load_model
+    from polar_hpc.reference.model import load_model
     from polar_hpc.train.scoring import TraceScorer
 
     view = next(v for v in ShardReader(recorded).traces(blobs=False) if v.policy == "oracle")

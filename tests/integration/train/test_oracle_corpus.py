@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from polar_hpc.config.run import ShardConfig
+from polar_hpc.export.sft import export_sft
 from polar_hpc.store.writer import ShardWriter
-from polar_hpc.train.export import export_sft
 from polar_hpc.wire.rundir import RunDir
 from tests.fixtures.oracle_repo import git_repo, oracle_session
 

@@ -19,7 +19,7 @@ from polar_hpc.assets import (
 )
 from polar_hpc.assets.catalog import MANIFEST_NAME, QWEN3_TARBALL, AssetManifest
 from polar_hpc.assets.fetch import fetch, fetch_one
-from polar_hpc.cli import main
+from polar_hpc.cli.entry import main
 
 
 @pytest.fixture

@@ -71,7 +71,7 @@ def test_missing_file_is_clear(tmp_path: Path) -> None:
 
 def test_help_is_fast_and_light() -> None:
     code = (
-        "import sys, polar_hpc.cli as c\n"
+        "import sys, polar_hpc.cli.entry as c\n"
         "try:\n    c.main(['--help'])\nexcept SystemExit:\n    pass\n"
         "heavy = [m for m in ('h5py', 'torch', 'sglang', 'numpy', 'transformers') if m in sys.modules]\n"
         "sys.stderr.write(repr(heavy))\n"

@@ -10,7 +10,7 @@ import pytest
 from tokenizers import Tokenizer
 
 from polar_hpc.assets import asset_path
-from polar_hpc.inference.bytelevel import ByteTable
+from polar_hpc.chat.bytelevel import ByteTable
 
 
 def tokenizer(name: str) -> Tokenizer:

@@ -9,7 +9,7 @@ import jinja2
 import pytest
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 
-from polar_hpc.inference.chat_jinja import KeptDict, _TemplateNamespace, environment, kept
+from polar_hpc.chat.jinja import KeptDict, _TemplateNamespace, environment, kept
 
 EXPRESSIONS = [
     "{{ m.content }}|{{ m.role }}|{{ m.missing is defined }}|{{ m.missing }}",

@@ -14,10 +14,10 @@ from collections.abc import AsyncIterator
 import msgspec
 import pytest
 
-from polar_hpc.inference.engine import SGLangEngine
-from polar_hpc.inference.errors import ContextOverflow, EngineError, EngineTimeout, EngineUnavailable
-from polar_hpc.inference.protocol import GenerateRequest
-from polar_hpc.inference.settings import EngineSettings
+from polar_hpc.engine.engine import SGLangEngine
+from polar_hpc.engine.errors import ContextOverflow, EngineError, EngineTimeout, EngineUnavailable
+from polar_hpc.engine.protocol import GenerateRequest
+from polar_hpc.engine.settings import EngineSettings
 from polar_hpc.sim.sglang_stub import StubServer, error_response, instant_response, sleep_then
 from polar_hpc.wire.records import SamplingParams
 from tests.fixtures.waits import async_wait_for
@@ -221,7 +221,7 @@ async def test_missing_logprob_is_a_protocol_error(stubs: list[StubServer]) -> N
 
 
 def test_pool_sticky_survives_set_urls_and_forget() -> None:
-    from polar_hpc.inference.routing import ServerPool
+    from polar_hpc.engine.routing import ServerPool
 
     pool = ServerPool(["http://a", "http://b"])
     a = pool.choose("s1")
@@ -247,7 +247,7 @@ async def test_forget_session_drops_the_sticky_server(stubs: list[StubServer]) -
 def test_request_ids_are_unique_and_a_forked_child_draws_its_own_prefix() -> None:
     import multiprocessing
 
-    from polar_hpc.inference.protocol import new_rid
+    from polar_hpc.engine.protocol import new_rid
 
     rids = [new_rid() for _ in range(10000)]
     assert len(set(rids)) == len(rids) and all(r.isalnum() and len(r) >= 24 for r in rids)

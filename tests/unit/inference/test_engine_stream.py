@@ -8,8 +8,8 @@ import asyncio
 
 import numpy as np
 
-from polar_hpc.inference.engine import SGLangEngine
-from polar_hpc.inference.settings import EngineSettings
+from polar_hpc.engine.engine import SGLangEngine
+from polar_hpc.engine.settings import EngineSettings
 from polar_hpc.sim.sglang_stub import StubServer, error_response
 from polar_hpc.wire.records import SamplingParams
 from tests.fixtures.waits import async_wait_for
@@ -66,7 +66,7 @@ async def test_a_stream_past_its_deadline_ends_with_engine_timeout_and_an_abort(
 
     import pytest
 
-    from polar_hpc.inference.errors import EngineTimeout
+    from polar_hpc.engine.errors import EngineTimeout
 
     stub = StubServer(token_delay_s=0.05, n_tokens=500)
     async with SGLangEngine([await stub.start()]) as engine:
@@ -102,7 +102,7 @@ async def test_the_engine_asks_for_its_stream_interval_and_hands_deltas_out_in_g
     """The request carries ``stream_interval``; the stub (SGLang's cadence) sends the first token, then a chunk
     per interval; the wait before the connection is read again starts at ``FIRST_DELAY_S`` after the first
     hand-out and doubles up to ``stream_max_delay_s``."""
-    from polar_hpc.inference.stream import FIRST_DELAY_S
+    from polar_hpc.engine.stream import FIRST_DELAY_S
 
     stub = StubServer(n_tokens=150, token_delay_s=0.002)
     async with SGLangEngine([await stub.start()], EngineSettings(stream_interval=5, stream_max_delay_s=0.05)) as engine:
@@ -127,8 +127,8 @@ async def test_streams_wait_until_the_same_ticks_so_that_they_wake_together(monk
     import time
     import types
 
-    from polar_hpc.inference import stream as stream_module
-    from polar_hpc.inference.stream import TICK_S
+    from polar_hpc.engine import stream as stream_module
+    from polar_hpc.engine.stream import TICK_S
 
     last_reading = [0.0]
 

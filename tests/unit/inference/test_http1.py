@@ -9,7 +9,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from polar_hpc.inference.http1 import Http1Pool
+from polar_hpc.engine.http1 import Http1Pool
 
 
 def _free_port() -> int:

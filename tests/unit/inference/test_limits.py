@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from polar_hpc.inference.errors import ContextOverflow
-from polar_hpc.inference.limits import new_token_limit
+from polar_hpc.engine.errors import ContextOverflow
+from polar_hpc.engine.limits import new_token_limit
 
 
 def test_smallest_of_the_limits_and_the_room() -> None:

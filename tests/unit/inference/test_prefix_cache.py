@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from transformers import DynamicCache
 
-from polar_hpc.inference.reference.prefix_cache import PrefixCache, common_prefix
+from polar_hpc.reference.prefix_cache import PrefixCache, common_prefix
 
 
 def kv(n: int) -> DynamicCache:

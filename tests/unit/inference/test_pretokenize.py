@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from tokenizers import Regex, Tokenizer, normalizers, pre_tokenizers, processors
 
-from polar_hpc.inference import pretokenize
-from polar_hpc.inference.pretokenize import LLAMA3_PATTERN, QWEN2_PATTERN, WordEncoder
-from polar_hpc.inference.template import ChatTemplate
+from polar_hpc.chat import pretokenize
+from polar_hpc.chat.pretokenize import LLAMA3_PATTERN, QWEN2_PATTERN, WordEncoder
+from polar_hpc.chat.template import ChatTemplate
 from tests.fixtures.conversations import CORPUS, UNICODE, agent_conversation
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 
-from polar_hpc.inference.readiness import stop_process
+from polar_hpc.util.readiness import stop_process
 from tests.fixtures.waits import wait_for
 
 _PARENT = """

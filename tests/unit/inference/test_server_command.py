@@ -78,7 +78,7 @@ def test_server_env_isolates_caches(tmp_path: Path) -> None:
 def test_server_job_requires_the_run_token(tmp_path: Path) -> None:
     """The servers bind the node's address: they require the run token, which both take from their environment
     (it stays out of ps; ``sglang_launch`` turns it into SGLang's --api-key in-process)."""
-    from polar_hpc.inference.sglang_launch import API_KEY_ENV
+    from polar_hpc.wire.security import API_KEY_ENV
 
     RunDir(tmp_path).secrets.mkdir()
     RunDir(tmp_path).run_token_path.write_text("s3cret\n")

@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from polar_hpc.inference.sglang_launch import API_KEY_ENV
+from polar_hpc.wire.security import API_KEY_ENV
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -8,9 +8,9 @@ import msgspec
 import pytest
 
 from polar_hpc.assets import AssetError, asset_path
-from polar_hpc.inference.engine import SGLangEngine
-from polar_hpc.inference.settings import EngineSettings
-from polar_hpc.inference.sglang_schema import (
+from polar_hpc.engine.engine import SGLangEngine
+from polar_hpc.engine.settings import EngineSettings
+from polar_hpc.engine.sglang_schema import (
     SchemaViolation,
     validate_generate_request,
     validate_generate_response,
@@ -73,7 +73,7 @@ def test_response_with_untyped_finish_reason_is_rejected() -> None:
 
 
 def test_stub_responses_validate() -> None:
-    from polar_hpc.inference.protocol import GenerateRequest, WireSampling
+    from polar_hpc.engine.protocol import GenerateRequest, WireSampling
     from polar_hpc.sim.sglang_stub import instant_response
 
     req = GenerateRequest(input_ids=[1, 2], sampling_params=WireSampling(max_new_tokens=4), rid="x",

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from polar_hpc.inference.template import ChatTemplate, TemplateError, to_template_messages, to_template_tools
+from polar_hpc.chat.template import ChatTemplate, TemplateError, to_template_messages, to_template_tools
 from polar_hpc.wire.records import ChatMessage, ToolCall
 from tests.fixtures.conversations import (
     CANONICAL,
@@ -134,7 +134,7 @@ def _canonical(m: dict[str, Any]) -> ChatMessage:
 
 
 def test_template_messages_are_the_prepared_dicts_in_one_pass() -> None:
-    from polar_hpc.inference.messages import prepare_messages, template_messages
+    from polar_hpc.chat.messages import prepare_messages, template_messages
 
     agent, _ = agent_conversation(60, seed=3)
     convs = [CANONICAL, [ChatMessage(role="assistant", content="", reasoning_content="")],

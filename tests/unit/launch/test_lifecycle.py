@@ -115,7 +115,7 @@ def test_wait_run_reports_through_the_callback_only(tmp_path: Path, capsys: pyte
 
 
 def test_cli_wait_prints_progress_to_stderr(tmp_path: Path) -> None:
-    script = ("import sys; from polar_hpc.launch import cli; from polar_hpc.launch.monitor import wait_run;"
+    script = ("import sys; from polar_hpc.cli import launch as cli; from polar_hpc.launch.monitor import wait_run;"
               "from polar_hpc.wire.rundir import RunDir;"
               f"sys.exit(wait_run(RunDir({str(tmp_path)!r}), timeout_s=0.05, interval_s=0.01, report=cli._report))")
     res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from polar_hpc.cli import main
+from polar_hpc.cli.entry import main
 from polar_hpc.config import dump_config, load_recipe
 from polar_hpc.measure.eval import from_runs
 from polar_hpc.measure.stats import wilson

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from polar_hpc.cli import main
+from polar_hpc.cli.entry import main
 from polar_hpc.harness.toolchain import PREFIX_ENV
 
 ROOT = Path(__file__).parents[3]
@@ -74,7 +74,7 @@ def test_a_model_dir_the_server_cannot_load(tmp_path: Path, capsys: pytest.Captu
 def test_a_real_model_dir_passes_the_check(tmp_path: Path) -> None:
     """The check is the server's: the fetched SmolLM2 asset (what every recipe here serves) has nothing wrong."""
     from polar_hpc.assets import resolve_model
-    from polar_hpc.inference.checkpoint import model_dir_problems
+    from polar_hpc.reference.checkpoint import model_dir_problems
 
     try:
         path = resolve_model("asset:smollm2")

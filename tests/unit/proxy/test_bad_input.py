@@ -107,7 +107,7 @@ async def test_context_overflow_is_recognisable(scripted_proxy: ProxyHandle) -> 
 
 
 async def test_engine_errors_map_to_provider_5xx(scripted_proxy: ProxyHandle) -> None:
-    from polar_hpc.inference.errors import EngineTimeout, EngineUnavailable
+    from polar_hpc.engine.errors import EngineTimeout, EngineUnavailable
 
     h = scripted_proxy
     h.engine.script = [EngineUnavailable("down"), EngineTimeout("slow")]

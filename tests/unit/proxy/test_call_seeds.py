@@ -4,8 +4,8 @@ engine is the scripted stand-in at the engine boundary; the client is the real O
 
 from __future__ import annotations
 
-from polar_hpc.inference.engine import SGLangEngine
-from polar_hpc.inference.template import ChatTemplate
+from polar_hpc.chat.template import ChatTemplate
+from polar_hpc.engine.engine import SGLangEngine
 from polar_hpc.proxy.server import ProxyServer
 from polar_hpc.proxy.settings import ProxySettings
 from polar_hpc.wire.records import SEED_BITS, AppliedSampling, call_seed

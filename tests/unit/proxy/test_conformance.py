@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from polar_hpc.proxy.live.text import Shaper, remainder
-from polar_hpc.proxy.parse import ParsedReply, parse_reply
+from polar_hpc.chat.live_text import Shaper, remainder
+from polar_hpc.chat.parse import ParsedReply, parse_reply
 from polar_hpc.wire.records import ToolSpec
 from tests.unit.proxy.conformance import ours, reasoning, sglang_tools, vllm_hermes, vllm_qwen3coder
 from tests.unit.proxy.conformance.tools import TOOLSETS

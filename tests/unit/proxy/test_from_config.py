@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from polar_hpc.cli import build_parser
+from polar_hpc.chat.template import ChatTemplate
+from polar_hpc.cli.entry import build_parser
 from polar_hpc.config.run import GatewayConfig, InferenceConfig, ProxyConfig
-from polar_hpc.inference.engine import SGLangEngine
-from polar_hpc.inference.template import ChatTemplate
+from polar_hpc.engine.engine import SGLangEngine
 from polar_hpc.proxy.server import ProxyServer
 
 

@@ -8,8 +8,8 @@ import random
 
 import pytest
 
-from polar_hpc.proxy.live.text import Detokenizer, Shaper
-from polar_hpc.proxy.parse import parse_reply
+from polar_hpc.chat.live_text import Detokenizer, Shaper
+from polar_hpc.chat.parse import parse_reply
 
 TEXTS = [
     "Hello there,  friend.\n\n",

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from polar_hpc.proxy.detect import Route, body_provider, header_provider, request_key, route_by_path
-from polar_hpc.proxy.errors import ProxyError
-from polar_hpc.proxy.providers import provider_api
-from polar_hpc.proxy.providers.request import Normalized
+from polar_hpc.providers import provider_api
+from polar_hpc.providers.detect import Route, body_provider, header_provider, request_key, route_by_path
+from polar_hpc.providers.errors import ProxyError
+from polar_hpc.providers.request import Normalized
 from polar_hpc.wire.records import ChatMessage, ToolCall
 
 
@@ -163,7 +163,7 @@ def test_sampling_and_stop() -> None:
 
 
 def test_gemini_replays_our_thought_signature() -> None:
-    from polar_hpc.proxy.providers.google.normalize import thought_signature
+    from polar_hpc.providers.google.normalize import thought_signature
 
     body = {"contents": [{"role": "user", "parts": [{"text": "q"}]},
                          {"role": "model", "parts": [{"text": "a", "thoughtSignature": thought_signature("why")}]}]}

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from polar_hpc.proxy.oracle.policy import OraclePolicy, accepts_parallel
-from polar_hpc.proxy.oracle.render import tool_calls_text
-from polar_hpc.proxy.oracle.script import HEREDOC_TAG, OracleError, OracleScript, script_from_task, turns
-from polar_hpc.proxy.oracle.tools import pick_tool, shell_tool
-from polar_hpc.proxy.parse import parse_reply
+from polar_hpc.chat.parse import parse_reply
+from polar_hpc.policy.oracle import OraclePolicy, accepts_parallel
+from polar_hpc.policy.render import tool_calls_text
+from polar_hpc.policy.script import HEREDOC_TAG, OracleError, OracleScript, script_from_task, turns
+from polar_hpc.policy.tools import pick_tool, shell_tool
 from polar_hpc.wire.records import CanonicalRequest, ChatMessage, ToolCall, ToolSpec
 from tests.fixtures.shell_tools import SHELLS, S, obj
 
@@ -187,7 +187,7 @@ def test_a_compacted_history_continues_where_the_script_was(qwen3_template: Any)
 
 
 def test_delegating_oracle_calls_the_subagent_tool_then_answers(qwen3_template: Any) -> None:
-    from polar_hpc.proxy.oracle.script import SUBAGENT_MARKER
+    from polar_hpc.policy.script import SUBAGENT_MARKER
 
     agent = ToolSpec(name="Agent", parameters=obj({"description": S, "prompt": S, "subagent_type": S},
                                                   ["description", "prompt"]))

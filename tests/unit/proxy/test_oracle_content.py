@@ -19,9 +19,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from polar_hpc.proxy.oracle.policy import OraclePolicy, parses_back
-from polar_hpc.proxy.oracle.render import tool_calls_text
-from polar_hpc.proxy.oracle.script import (
+from polar_hpc.chat.parse import parse_reply
+from polar_hpc.policy.oracle import OraclePolicy, parses_back
+from polar_hpc.policy.render import tool_calls_text
+from polar_hpc.policy.script import (
     HEREDOC_TAG,
     OracleError,
     OracleScript,
@@ -29,8 +30,7 @@ from polar_hpc.proxy.oracle.script import (
     plain_text,
     turns,
 )
-from polar_hpc.proxy.oracle.tools import pick_tool
-from polar_hpc.proxy.parse import parse_reply
+from polar_hpc.policy.tools import pick_tool
 from polar_hpc.wire.records import CanonicalRequest, ChatMessage, ToolCall
 from tests.fixtures.shell_tools import SHELLS
 

@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from polar_hpc.inference.forcing import ForcedResult
-from polar_hpc.proxy.oracle.script import OracleScript
+from polar_hpc.engine.forcing import ForcedResult
+from polar_hpc.policy.script import OracleScript
 from polar_hpc.proxy.server import ProxyServer
 from polar_hpc.proxy.settings import ProxySettings
 from tests.fixtures.proxy import ScriptedStreamEngine

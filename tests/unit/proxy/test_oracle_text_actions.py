@@ -15,9 +15,9 @@ from polar_hpc.config.run import AgentSpec
 from polar_hpc.harness import get_adapter
 from polar_hpc.harness.mini_swe_agent import FINISH, TEXT_FENCE
 from polar_hpc.harness.toolchain import venv_dir
-from polar_hpc.proxy.oracle.policy import OraclePolicy
-from polar_hpc.proxy.oracle.script import OracleScript, Turn, turns
-from polar_hpc.proxy.oracle.text_actions import action_text, checked_action_text, join_commands
+from polar_hpc.policy.oracle import OraclePolicy
+from polar_hpc.policy.script import OracleScript, Turn, turns
+from polar_hpc.policy.text_actions import action_text, checked_action_text, join_commands
 from polar_hpc.wire.actions import ActionFormat
 from polar_hpc.wire.records import CanonicalRequest, ChatMessage
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from polar_hpc.proxy.parse import parse_reply
+from polar_hpc.chat.parse import parse_reply
 from polar_hpc.wire.records import ToolSpec
 
 TOOLS = [ToolSpec(name="edit", parameters={"type": "object", "properties": {

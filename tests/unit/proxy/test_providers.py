@@ -6,8 +6,8 @@ from typing import get_args
 
 import pytest
 
-from polar_hpc.proxy.detect import route_by_path
-from polar_hpc.proxy.providers import PROVIDERS, provider_api
+from polar_hpc.providers import PROVIDERS, provider_api
+from polar_hpc.providers.detect import route_by_path
 from polar_hpc.wire.records import Provider
 
 

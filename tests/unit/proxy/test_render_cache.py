@@ -9,11 +9,11 @@ from typing import Any
 
 import msgspec
 
-from polar_hpc.inference.template import ChatTemplate
-from polar_hpc.proxy.detect import Route
+from polar_hpc.chat.template import ChatTemplate
+from polar_hpc.providers import provider_api
+from polar_hpc.providers.detect import Route
+from polar_hpc.providers.request import Normalized
 from polar_hpc.proxy.prompt import PromptBuilder
-from polar_hpc.proxy.providers import provider_api
-from polar_hpc.proxy.providers.request import Normalized
 from polar_hpc.wire.records import CanonicalRequest, ChatMessage, ToolSpec
 from tests.fixtures.conversations import CORPUS
 
@@ -27,7 +27,7 @@ def _req(messages: list[ChatMessage], tools: list[ToolSpec] | None = None, **kwa
 
 
 def _fresh(t: ChatTemplate, req: CanonicalRequest) -> list[int]:
-    from polar_hpc.inference.template import to_template_messages, to_template_tools
+    from polar_hpc.chat.template import to_template_messages, to_template_tools
 
     tools = to_template_tools(req.tools) if req.tools else None
     return t.encode(t.render(to_template_messages(req.messages), tools, True, **req.template_kwargs))
@@ -70,7 +70,7 @@ def test_a_template_that_reads_the_clock_is_never_cached(tmp_path: Path, qwen3_t
 
 
 def test_kept_tool_forms_render_as_fresh_copies(qwen3_template: ChatTemplate) -> None:
-    from polar_hpc.inference.template import to_template_messages, to_template_tools
+    from polar_hpc.chat.template import to_template_messages, to_template_tools
 
     t = qwen3_template
     convs = [c for c in CORPUS if c.tools]
@@ -90,7 +90,7 @@ def test_kept_tool_forms_render_as_fresh_copies(qwen3_template: ChatTemplate) ->
 
 def test_kept_tool_forms_under_a_template_that_prints_them_its_own_way(tmp_path: Path,
                                                                         qwen3_tokenizer_dir: Path) -> None:
-    from polar_hpc.inference.template import to_template_messages, to_template_tools
+    from polar_hpc.chat.template import to_template_messages, to_template_tools
 
     for name in ("tokenizer.json", "tokenizer_config.json"):
         (tmp_path / name).write_bytes((qwen3_tokenizer_dir / name).read_bytes())

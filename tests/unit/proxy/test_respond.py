@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import msgspec
 
-from polar_hpc.proxy.parse import ParsedReply
-from polar_hpc.proxy.providers import provider_api
-from polar_hpc.proxy.providers.reply import Reply
-from polar_hpc.proxy.providers.request import ReplyOptions
+from polar_hpc.chat.parse import ParsedReply
+from polar_hpc.providers import provider_api
+from polar_hpc.providers.reply import Reply
+from polar_hpc.providers.request import ReplyOptions
 from polar_hpc.wire.records import ToolCall
 
 

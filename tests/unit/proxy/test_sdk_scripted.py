@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from google.genai import types as gtypes
 
-from polar_hpc.inference.template import to_template_messages, to_template_tools
+from polar_hpc.chat.template import to_template_messages, to_template_tools
 from tests.fixtures.proxy import ProxyHandle
 from tests.fixtures.sdk_clients import SdkClients
 

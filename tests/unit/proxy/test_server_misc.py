@@ -6,7 +6,7 @@ import asyncio
 
 import aiohttp
 
-from polar_hpc.proxy.side import is_side_request
+from polar_hpc.providers.side import is_side_request
 from polar_hpc.wire.records import CanonicalRequest, ChatMessage, SamplingParams, ToolSpec
 from tests.fixtures.proxy import ProxyHandle
 from tests.fixtures.sdk_clients import SdkClients
@@ -74,7 +74,7 @@ async def test_slow_engine_stream_starts_with_keepalive(scripted_proxy: ProxyHan
     async with a.messages.stream(model="c", max_tokens=50, messages=[{"role": "user", "content": "hi"}]) as s:
         m = await s.get_final_message()
     assert m.content[0].text == "Hello from the scripted engine."  # type: ignore[union-attr]
-    from polar_hpc.inference.errors import EngineUnavailable
+    from polar_hpc.engine.errors import EngineUnavailable
 
     h.engine.script = [EngineUnavailable("gone")]
     async with aiohttp.ClientSession() as s, s.post(

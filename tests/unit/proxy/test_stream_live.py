@@ -288,7 +288,7 @@ async def test_engine_failure_mid_stream_is_an_in_stream_error(live_proxy: Proxy
 
 
 def test_an_https_engine_falls_back_to_synthesized_streams(qwen3_template, polar_log: list[str]) -> None:  # type: ignore[no-untyped-def]
-    from polar_hpc.inference.engine import SGLangEngine
+    from polar_hpc.engine.engine import SGLangEngine
     from polar_hpc.proxy.server import ProxyServer
     from polar_hpc.proxy.settings import ProxySettings
 

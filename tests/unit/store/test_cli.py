@@ -10,7 +10,7 @@ import msgspec
 import numpy as np
 import pytest
 
-from polar_hpc.cli import main
+from polar_hpc.cli.entry import main
 from polar_hpc.config.run import ShardConfig
 from polar_hpc.store.writer import ShardWriter
 from polar_hpc.wire.records import SessionResult, TraceStatus
@@ -33,7 +33,7 @@ def run_dir(tmp_path: Path, session_result_factory: Any) -> tuple[Path, list[Ses
 
 
 def test_store_cli_module_is_light() -> None:
-    code = "import sys, polar_hpc.store.cli; print(sorted(m for m in ('h5py', 'numpy') if m in sys.modules))"
+    code = "import sys, polar_hpc.cli.shards; print(sorted(m for m in ('h5py', 'numpy') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert out.stdout.strip() == "[]"
 

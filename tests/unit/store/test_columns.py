@@ -8,7 +8,8 @@ from typing import Any
 
 import msgspec
 
-from polar_hpc.store.export import ExportRow
+from polar_hpc.export.sft import TRACE_FIELDS, TRACE_FIELDS_LEFT_OUT, export_sft
+from polar_hpc.export.shards import ExportRow
 from polar_hpc.store.reader import ShardReader
 from polar_hpc.store.schema import (
     ALL_COLUMNS,
@@ -18,7 +19,6 @@ from polar_hpc.store.schema import (
     TRACE_FIELD_COLUMNS,
     TraceBlob,
 )
-from polar_hpc.train.export import TRACE_FIELDS, TRACE_FIELDS_LEFT_OUT, export_sft
 from polar_hpc.wire.records import SessionResult, Trace
 from tests.unit.train.runs import write_run
 

@@ -15,15 +15,15 @@ from typing import Any
 import h5py
 import pytest
 
-from polar_hpc.cli import main
+from polar_hpc.cli.entry import main
 from polar_hpc.config.run import ShardConfig
 from polar_hpc.store.encode import encode_session
+from polar_hpc.store.index import build_index
 from polar_hpc.store.reader import ShardReader
 from polar_hpc.store.schema import ATTR_SCHEMA_VERSION, SCHEMA_VERSION, dataset_names
 from polar_hpc.store.select import TraceSelect
 from polar_hpc.store.validate import validate_paths
 from polar_hpc.store.writer import ShardWriter
-from polar_hpc.train.index import build_index
 from polar_hpc.wire.records import SessionResult
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "shards"

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from polar_hpc.config.run import ShardConfig
+from polar_hpc.store.index import build_index
 from polar_hpc.store.reader import ShardReader
 from polar_hpc.store.select import TraceSelect
 from polar_hpc.store.summary import summarize
 from polar_hpc.store.writer import ShardWriter
-from polar_hpc.train.index import build_index
 from polar_hpc.wire.records import TraceStatus
 from polar_hpc.wire.rundir import RunDir
 

@@ -11,7 +11,7 @@ import h5py
 import numpy as np
 import pytest
 
-from polar_hpc.cli import main
+from polar_hpc.cli.entry import main
 from polar_hpc.config.run import ShardConfig
 from polar_hpc.store import schema as S
 from polar_hpc.store.schema import offsets_name

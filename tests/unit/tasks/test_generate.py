@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from polar_hpc.cli import main
+from polar_hpc.cli.entry import main
 from polar_hpc.tasks.family import BUG_KINDS
 from polar_hpc.tasks.generate import DEFAULT_COUNTS, REPOS, generate
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from polar_hpc.cli import main
+from polar_hpc.cli.entry import main
 from polar_hpc.config import load_recipe
 from polar_hpc.evaluate.harbor import read_reward
 from polar_hpc.images.prepare import apptainer_definition, base_images, jobs_from_rows

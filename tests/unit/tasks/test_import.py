@@ -8,7 +8,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from polar_hpc.cli import main
+from polar_hpc.cli.entry import main
 from polar_hpc.evaluate.swe_spec import GradingSpec, modified_files
 from polar_hpc.evaluate.swe_upstream import load
 from polar_hpc.evaluate.swegrade import eval_script

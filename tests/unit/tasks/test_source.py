@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from polar_hpc.cli import main
+from polar_hpc.cli.entry import main
 from polar_hpc.config import ConfigError, load_recipe
 from polar_hpc.tasks.source import iter_tasks
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from polar_hpc.client import RunClient
 from polar_hpc.config import ConfigError
 from polar_hpc.config.run import AgentSpec, BuilderSpec, EvaluatorSpec, RuntimeSpec
+from polar_hpc.coordinator.client import RunClient
 from polar_hpc.harness import ADAPTERS
 from polar_hpc.runtime import BACKENDS
 from polar_hpc.tasks.validate import task_problems

@@ -8,11 +8,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from polar_hpc.cli import main
+from polar_hpc.cli.entry import main
+from polar_hpc.export.sft import EmptySelection, export_sft
+from polar_hpc.export.split import split_tasks
 from polar_hpc.store.reader import ShardReader
 from polar_hpc.store.select import TraceSelect
-from polar_hpc.train.export import EmptySelection, export_sft
-from polar_hpc.train.split import split_tasks
 from polar_hpc.wire.records import SessionResult
 from tests.unit.train.runs import write_run
 

@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Any
 
 from polar_hpc.config.run import ShardConfig
+from polar_hpc.export.sft import export_sft
 from polar_hpc.store.select import TraceSelect
 from polar_hpc.store.writer import ShardWriter
 from polar_hpc.train.async_client import Group, group_samples
-from polar_hpc.train.export import export_sft
 from polar_hpc.train.reader import ReaderConfig, TraceReader
 from polar_hpc.wire.records import SessionResult
 from polar_hpc.wire.rundir import RunDir

@@ -6,7 +6,7 @@ import pytest
 
 from polar_hpc.evaluate.gold import GOLD_PATCH
 from polar_hpc.evaluate.testlog import grade
-from polar_hpc.train.outcome import failure_reason
+from polar_hpc.report.outcome import failure_reason
 from polar_hpc.util.units import count, duration
 from polar_hpc.wire.records import EvalResult, TraceStatus
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from polar_hpc.cli import main
+from polar_hpc.cli.entry import main
 
 pytestmark = pytest.mark.slow
 OUTPUTS = Path(__file__).resolve().parents[3] / "docs" / "outputs.md"

@@ -8,8 +8,8 @@ import msgspec
 import numpy as np
 import pytest
 
+from polar_hpc.store.index import build_index
 from polar_hpc.store.select import TraceSelect
-from polar_hpc.train.index import build_index
 from polar_hpc.train.reader import Cursor, CursorMismatch, ReaderConfig, TraceReader
 from polar_hpc.wire.records import SessionResult, TraceStatus
 from tests.unit.train.runs import write_run

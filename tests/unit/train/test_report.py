@@ -4,8 +4,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from polar_hpc.cli import main
-from polar_hpc.train.report import write_report
+from polar_hpc.cli.entry import main
+from polar_hpc.report.run import write_report
 from polar_hpc.wire.records import TraceStatus
 from polar_hpc.wire.rundir import RunDir
 from tests.unit.train.runs import write_run

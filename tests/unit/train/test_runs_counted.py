@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from polar_hpc.cli import main
+from polar_hpc.cli.entry import main
 from polar_hpc.wire.records import TraceStatus
 from tests.unit.train.runs import write_run
 

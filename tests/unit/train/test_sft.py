@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from polar_hpc.cli import main
+from polar_hpc.cli.entry import main
 from polar_hpc.config.sft import SftConfig
 from polar_hpc.store.reader import ShardReader
 from polar_hpc.train.sft.data import SftCorpus, SftInputError, fit_length, load_corpus

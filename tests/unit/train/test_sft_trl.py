@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from polar_hpc.train.export import export_sft
-from polar_hpc.train.manifest import ExportManifest
+from polar_hpc.export.manifest import ExportManifest
+from polar_hpc.export.sft import export_sft
 
 pytestmark = pytest.mark.slow
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from polar_hpc.cli import main
-from polar_hpc.inference.template import ChatTemplate
+from polar_hpc.chat.template import ChatTemplate
+from polar_hpc.cli.entry import main
 from polar_hpc.store.reader import ShardReader
 from polar_hpc.wire import codec
 from tests.unit.trajectory.sim import multi_user, run_session, tool_loop

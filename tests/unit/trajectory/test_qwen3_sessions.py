@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from polar_hpc.chat.template import ChatTemplate
 from polar_hpc.config.run import BuilderSpec
-from polar_hpc.inference.template import ChatTemplate
 from polar_hpc.proxy.prompt import PromptBuilder
 from polar_hpc.trajectory.registry import get_builder
 from polar_hpc.wire.records import Trajectory
@@ -97,7 +97,7 @@ def test_continuation_suffix_is_the_canonical_render(qwen3: ChatTemplate, kw: di
 
 
 def _render_args(rec) -> tuple:
-    from polar_hpc.inference.template import to_template_messages, to_template_tools
+    from polar_hpc.chat.template import to_template_messages, to_template_tools
 
     return to_template_messages(rec.canonical.messages), to_template_tools(rec.canonical.tools)
 

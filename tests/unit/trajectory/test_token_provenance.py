@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from polar_hpc.chat.template import ChatTemplate
 from polar_hpc.config.run import BuilderSpec
-from polar_hpc.inference.template import ChatTemplate
 from polar_hpc.proxy.prompt import PromptBuilder
 from polar_hpc.train.grpo.mismatch import token_turns
 from polar_hpc.trajectory.registry import get_builder

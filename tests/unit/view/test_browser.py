@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from polar_hpc.cli import main
+from polar_hpc.cli.entry import main
 from tests.fixtures.browser import Browser
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from polar_hpc.cli import main
+from polar_hpc.cli.entry import main
 from polar_hpc.view.model import page_name
 from polar_hpc.view.site import write_site
 from polar_hpc.wire.records import ChatMessage, SessionResult, TraceStatus

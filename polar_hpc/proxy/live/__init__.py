@@ -1,1 +1,0 @@
-"""Streaming answers produced while the engine samples (see ``respond``)."""

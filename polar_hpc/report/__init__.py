@@ -1,0 +1,1 @@
+"""What a run produced: ``polar-hpc report``'s tables and plots, and why a session was not accepted."""
