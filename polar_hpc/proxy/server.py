@@ -76,16 +76,7 @@ class ProxyServer:
         self.template = template
         self.model_name = settings.model_name
         self.render_mode = settings.render_mode
-        self.gen = Generator(
-            template,
-            engine,
-            tool_parser=settings.tool_parser,
-            context_length=settings.context_length,
-            max_new_tokens=settings.max_new_tokens,
-            enable_thinking=settings.enable_thinking,
-            request_timeout_s=settings.request_timeout_s,
-            run_seed=settings.run_seed,
-        )
+        self.gen = Generator(template, engine, settings)
         self.records_dir = Path(records_dir) if records_dir is not None else None
         served = settings.served_models
         self.served = frozenset([settings.model_name, *served]) if served is not None else None

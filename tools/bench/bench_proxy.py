@@ -218,6 +218,7 @@ def stage_breakdown(sizes: list[int], reps: int, stub_url: str) -> list[dict[str
     from polar_hpc.proxy.capture import SessionLog
     from polar_hpc.proxy.generate import Generator
     from polar_hpc.proxy.prompt import PromptBuilder
+    from polar_hpc.proxy.settings import ProxySettings
 
     template = ChatTemplate.from_model_dir(asset_path("tiny-qwen3"))
     route = Route("openai_chat", "generate")
@@ -225,7 +226,7 @@ def stage_breakdown(sizes: list[int], reps: int, stub_url: str) -> list[dict[str
 
     async def run() -> None:
         engine = make_engine(stub_url)
-        gen = Generator(template, engine, tool_parser="qwen", context_length=40000, max_new_tokens=64)
+        gen = Generator(template, engine, ProxySettings(tool_parser="qwen", context_length=40000, max_new_tokens=64))
         for size in sizes:
             turn = " ".join(f"tok{i}" for i in range(60))  # ≈ 120+ tokens per message
             msgs: list[dict[str, Any]] = [{"role": "system", "content": "You are a helpful assistant."}]
