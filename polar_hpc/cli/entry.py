@@ -23,6 +23,8 @@ SUBCOMMAND_MODULES = [
     "polar_hpc.cli.build",
     "polar_hpc.cli.shards",
     "polar_hpc.cli.export",
+    "polar_hpc.cli.train",
+    "polar_hpc.cli.report",
     "polar_hpc.cli.view",
     "polar_hpc.cli.assets",
     "polar_hpc.cli.images",

@@ -1,4 +1,4 @@
-"""``polar-hpc export sft`` and ``polar-hpc report``. Light module: heavy imports happen inside ``run``."""
+"""``polar-hpc export sft``: a run's traces as an SFT corpus. Light module: heavy imports happen inside ``run``."""
 
 from __future__ import annotations
 
@@ -6,8 +6,6 @@ import argparse
 import sys
 from pathlib import Path
 from typing import Any
-
-from polar_hpc.config.run import ACCEPT_REWARD
 
 
 def register(subparsers: Any) -> None:
@@ -33,29 +31,11 @@ def register(subparsers: Any) -> None:
     sft.add_argument("--seed", type=int, default=0)
     sft.set_defaults(func=run)
 
-    train = subparsers.add_parser("train", help="train on a run's rollouts (GRPO with TRL) or its SFT corpus")
-    from polar_hpc.cli.train_grpo import register as register_grpo
-    from polar_hpc.cli.train_sft import register as register_sft
-
-    kinds = train.add_subparsers(dest="train_kind", metavar="KIND", required=True)
-    register_grpo(kinds)
-    register_sft(kinds)
-
-    rep = subparsers.add_parser("report", help="acceptance, rewards, turns, tokens, durations of a run (md + PNG)")
-    rep.add_argument("runs", nargs="+", metavar="RUN_DIR")
-    rep.add_argument("--out", type=Path, help="output folder (default: RUN_DIR/report)")
-    rep.add_argument("--accept", type=float, default=ACCEPT_REWARD,
-                     help="a session is accepted when it completed with reward >= this")
-    rep.add_argument("--no-plots", action="store_true")
-    rep.add_argument("--allow-empty", action="store_true", help="exit 0 for runs without a session")
-    rep.set_defaults(func=run)
-
-
 def run(args: argparse.Namespace) -> int:
     from polar_hpc.store.reader import EmptySelection, MissingShards
 
     try:
-        return _run(args)
+        return _export(args)
     except (MissingShards, EmptySelection) as err:
         sys.stderr.write(f"polar-hpc {args.command}: {err}\n")
         return err.exit_code
@@ -64,15 +44,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
 
 
-def _run(args: argparse.Namespace) -> int:
-    if args.command == "report":
-        from polar_hpc.report.run import write_report
-
-        out = args.out or Path(args.runs[0]) / "report"
-        text = write_report(args.runs, out, accept=args.accept, plots=not args.no_plots,
-                            allow_empty=args.allow_empty)
-        sys.stdout.write(text + f"\nwritten to {out}\n")
-        return 0
+def _export(args: argparse.Namespace) -> int:
     from polar_hpc.export.sft import export_sft, status_names
     from polar_hpc.store.select import TraceSelect
 

@@ -42,7 +42,9 @@ def _jobs(source: Path, overrides: list[str]) -> tuple[list[ImageJob], str | Non
 
         cfg = load_recipe(source, overrides)
         rows = [{"image": t.runtime.image} for t in iter_tasks(cfg) if t.runtime is not None]
-        engine = cfg.runtime.backend if cfg.runtime.backend in ("apptainer", "podman", "docker") else None
+        from polar_hpc.runtime import BACKENDS, backend
+
+        engine = backend(cfg.runtime.backend).images_engine if cfg.runtime.backend in BACKENDS else None
         return jobs_from_rows(rows), engine, cfg.runtime.image_cache
     if not source.is_file():
         raise ValueError(f"{source}: no such file (expected a recipe .toml or a task .jsonl)")

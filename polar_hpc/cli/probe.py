@@ -10,7 +10,8 @@ import argparse
 from pathlib import Path
 from typing import Any, get_args
 
-from polar_hpc.config.run import InferenceConfig, Policy, RuntimeBackend, RuntimeSpec
+from polar_hpc.config.run import InferenceConfig, Policy, RuntimeSpec
+from polar_hpc.runtime import BACKENDS
 
 
 def register(subparsers: Any) -> None:
@@ -31,7 +32,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--model", default=InferenceConfig().model,
                    help="model dir or asset:NAME (template and reference server; "
                         "default: %(default)s, as inference.model)")
-    p.add_argument("--runtime", choices=get_args(RuntimeBackend), default=None,
+    p.add_argument("--runtime", choices=BACKENDS, default=None,
                    help=f"default: the recipe's runtime.backend, else {RuntimeSpec().backend}")
     p.add_argument("--policy", choices=[p for p in get_args(Policy) if p != "sample"], default="oracle",
                    help="oracle_noop: the same turns without applying the solution (graded 0); oracle_subagent: "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import msgspec
 from msgspec import Meta
@@ -11,7 +11,20 @@ from polar_hpc.config.base import StrictStruct
 from polar_hpc.config.sft import SftConfig
 
 Backend = Literal["local", "slurm"]
-RuntimeBackend = Literal["apptainer", "bwrap", "docker", "local", "podman"]
+RUNTIME_BACKENDS: dict[str, str] = {
+    "bwrap": "polar_hpc.runtime.bwrap:BACKEND",
+    "apptainer": "polar_hpc.runtime.apptainer:BACKEND",
+    "podman": "polar_hpc.runtime.container:PODMAN",
+    "docker": "polar_hpc.runtime.container:DOCKER",
+    "local": "polar_hpc.runtime.local:BACKEND",
+}
+"""Every runtime backend: its ``runtime.backend`` name -> ``module:attribute`` of its ``runtime.backend.Backend``,
+which owns every fact of it (``polar_hpc.runtime.backend()`` loads it). The names are the recipe key's choices;
+doctor lists the backends in this order."""
+if TYPE_CHECKING:
+    RuntimeBackend = str
+else:
+    RuntimeBackend = Literal[tuple(sorted(RUNTIME_BACKENDS))]
 RenderMode = Literal["canonical", "continuation"]
 ToolParser = Literal["qwen", "qwen3_coder", "none"]
 Policy = Literal["sample", "oracle", "oracle_noop", "oracle_subagent"]

@@ -8,9 +8,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import msgspec
+
+from polar_hpc.config.base import ConfigError
 from polar_hpc.config.run import EvaluatorSpec
 from polar_hpc.log import get_logger
-from polar_hpc.wire.records import EvalResult, Session, Trajectory
+from polar_hpc.wire.records import EvalResult, Session, Task, Trajectory
 
 if TYPE_CHECKING:
     from polar_hpc.runtime.base import Runtime
@@ -30,11 +33,31 @@ class EvalContext:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
+class NoOptions(msgspec.Struct):
+    """The options of an evaluator that takes none (any given are ignored)."""
+
+
 class Evaluator(ABC):
+    """One evaluator's every fact: its grading, its typed options, what preflight checks and whether it only checks
+    that a session finished. Registered by name in ``evaluate.registry.EVALUATORS``."""
+
     name: ClassVar[str] = ""
+    Options: ClassVar[type[msgspec.Struct]] = NoOptions
+    """``evaluator.options`` typed: decoded when the evaluator is made (a wrong value fails preflight's name check);
+    keys it does not know are ignored."""
+    format_only: ClassVar[bool] = False
+    """It rewards any finished session, whatever the task asked: ``train grpo`` refuses it (nothing to learn)."""
 
     def __init__(self, spec: EvaluatorSpec | None = None) -> None:
         self.spec = spec or EvaluatorSpec(name=self.name)
+        try:
+            self.options: msgspec.Struct = msgspec.convert(self.spec.options, type(self).Options, strict=False)
+        except msgspec.ValidationError as err:
+            raise ConfigError(f"evaluator.options: {err}") from None
+
+    def cannot_grade(self, task: Task) -> str | None:
+        """What this evaluator lacks to grade ``task``, as the fix (preflight names the tasks); None: nothing."""
+        return None
 
     @abstractmethod
     async def evaluate(self, trajectory: Trajectory, ctx: EvalContext) -> EvalResult: ...

@@ -22,7 +22,7 @@ from polar_hpc.evaluate.base import EvalContext, Evaluator, acquire_runtime, zer
 from polar_hpc.evaluate.simple import score_tests, test_lists
 from polar_hpc.evaluate.swe_spec import SPEC_KEY, GradingSpec
 from polar_hpc.runtime.base import Runtime
-from polar_hpc.wire.records import EvalResult, Trajectory
+from polar_hpc.wire.records import EvalResult, Task, Trajectory
 from polar_hpc.wire.rundir import SESSION_LOGS, SessionDir
 
 LOG_TAIL_CHARS = 4000
@@ -82,23 +82,43 @@ async def apply_model_patch(rt: Runtime, patch: str, repo_dir: str, timeout_s: f
     return None, "\n".join(outputs)
 
 
+class SWEBenchOptions(msgspec.Struct, kw_only=True):
+    repo_dir: str | None = None
+    """The repository inside the runtimes (default: the runtime's working dir)."""
+    base_commit: str = "HEAD"
+    """Diff against it, so commits the agent made are kept."""
+    test_command: str | None = None
+    """Default: ``evaluator.command``."""
+    apply_timeout_s: float = 60.0
+    use_swebench: bool = True
+    """Grade an imported task with the installed swebench package (else with polar-hpc's mirror of it)."""
+
+
 class SWEBenchEvaluator(Evaluator):
     name = "swebench"
+    Options = SWEBenchOptions
+    options: SWEBenchOptions
+
+    def cannot_grade(self, task: Task) -> str | None:
+        if SPEC_KEY in task.metadata or self.spec.command or self.options.test_command:
+            return None
+        return (f"import them with `polar-hpc tasks import` (rows carry {SPEC_KEY}; list it in "
+                "tasks.template.metadata_fields) or set evaluator.command")
 
     async def evaluate(self, trajectory: Trajectory, ctx: EvalContext) -> EvalResult:
         meta = ctx.session.task.metadata if ctx.session is not None else ctx.metadata
         spec = grading_spec(meta)
         if spec is not None:
             return await self._official(spec, ctx)
-        opts = self.spec.options
-        repo_dir: str | None = opts.get("repo_dir")
-        command = opts.get("test_command") or self.spec.command
+        opts = self.options
+        repo_dir = opts.repo_dir
+        command = opts.test_command or self.spec.command
         if not command:
             raise ValueError("evaluator 'swebench' needs evaluator.command or options.test_command")
         if ctx.runtime is None:
             raise ValueError("evaluator 'swebench' needs the session's runtime to extract the patch")
         f2p, p2p = test_lists(self.spec.fail_to_pass, self.spec.pass_to_pass, ctx)
-        patch = await extract_patch(ctx.runtime, repo_dir, str(opts.get("base_commit", "HEAD")))
+        patch = await extract_patch(ctx.runtime, repo_dir, opts.base_commit)
         if not patch.strip():
             return zero("empty_patch")
         rt, owned = await acquire_runtime(ctx, fresh=True)
@@ -107,7 +127,7 @@ class SWEBenchEvaluator(Evaluator):
             (rt.session_dir / name).write_text(patch)
             inside = shlex.quote(f"{rt.sandbox_session_dir}/{name}")
             applied = await rt.exec(["bash", "-c", _APPLY.format(patch=inside)],
-                                    timeout_s=float(opts.get("apply_timeout_s", 60.0)), cwd=repo_dir)
+                                    timeout_s=opts.apply_timeout_s, cwd=repo_dir)
             details: dict[str, object] = {"patch_bytes": len(patch.encode())}
             if not applied.ok:
                 return zero("patch_apply_failed", stderr=applied.stderr[-2000:], **details)
@@ -135,7 +155,7 @@ class SWEBenchEvaluator(Evaluator):
         rt, owned = await acquire_runtime(ctx, fresh=True)
         try:
             applied, out = await apply_model_patch(rt, patch, spec.repo_dir,
-                                                   float(self.spec.options.get("apply_timeout_s", 60.0)))
+                                                   self.options.apply_timeout_s)
             if applied is None:
                 return zero("patch_apply_failed", error="the patch does not apply to the instance's base commit "
                             "(git apply, git apply --reject and patch --fuzz=5 all failed)",
@@ -155,7 +175,7 @@ class SWEBenchEvaluator(Evaluator):
                 return zero("timeout", timeout_s=self.spec.timeout_s, **details)
             # off the event loop: the first grading imports swebench's harness (and datasets), seconds
             report = await asyncio.to_thread(grade_log, spec, f2p, p2p, str(log_path),
-                                             prefer_upstream=bool(self.spec.options.get("use_swebench", True)))
+                                             prefer_upstream=self.options.use_swebench)
         finally:
             if owned:
                 await rt.stop()

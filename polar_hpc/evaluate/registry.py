@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from polar_hpc.config.base import ConfigError
 from polar_hpc.config.run import EvaluatorSpec
 from polar_hpc.evaluate.base import Evaluator
 from polar_hpc.util.classes import load_class
@@ -15,7 +16,20 @@ EVALUATORS: dict[str, str] = {
 }
 
 
+def evaluator_class(name: str) -> type[Evaluator]:
+    """ConfigError for a name neither registered nor a loadable ``module:Class``."""
+    cls: type[Evaluator] = load_class(name, "evaluator", EVALUATORS, Evaluator)
+    return cls
+
+
 def get_evaluator(spec: EvaluatorSpec) -> Evaluator:
-    cls = load_class(spec.name, "evaluator", EVALUATORS, Evaluator)
-    evaluator: Evaluator = cls(spec)
-    return evaluator
+    """ConfigError also for options of the wrong type (``Evaluator.Options``)."""
+    return evaluator_class(spec.name)(spec)
+
+
+def format_only(name: str) -> bool:
+    """The evaluator rewards any finished session (``Evaluator.format_only``); False for an unknown name."""
+    try:
+        return evaluator_class(name).format_only
+    except ConfigError:
+        return False

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
+
 from polar_hpc.evaluate.base import EvalContext, Evaluator, acquire_runtime, zero
 from polar_hpc.evaluate.testlog import grade, parse_test_log
 from polar_hpc.wire.records import EvalResult, TraceStatus, Trajectory
@@ -12,6 +14,7 @@ from polar_hpc.wire.records import EvalResult, TraceStatus, Trajectory
 
 class SessionCompletedEvaluator(Evaluator):
     name = "session_completed"
+    format_only = True
 
     async def evaluate(self, trajectory: Trajectory, ctx: EvalContext) -> EvalResult:
         done = trajectory.status == TraceStatus.COMPLETED
@@ -51,10 +54,19 @@ def score_tests(output: str, returncode: int, f2p: list[str], p2p: list[str], pa
                                "output_tail": tail})
 
 
+class CommandOptions(msgspec.Struct, kw_only=True):
+    cwd: str | None = None
+    """Where the command runs (default: the runtime's working dir)."""
+    parse: bool = False
+    """Grade by the test log's per-test results (FAIL_TO_PASS / PASS_TO_PASS) even without test lists."""
+
+
 class CommandEvaluator(Evaluator):
-    """Runs ``spec.command`` (options: ``cwd``, ``parse``) in the session's runtime or a fresh one."""
+    """Runs ``spec.command`` (options: ``CommandOptions``) in the session's runtime or a fresh one."""
 
     name = "command"
+    Options = CommandOptions
+    options: CommandOptions
 
     async def evaluate(self, trajectory: Trajectory, ctx: EvalContext) -> EvalResult:
         if not self.spec.command:
@@ -63,13 +75,13 @@ class CommandEvaluator(Evaluator):
         rt, owned = await acquire_runtime(ctx, self.spec.fresh_runtime)
         try:
             res = await rt.exec(["bash", "-c", self.spec.command], timeout_s=self.spec.timeout_s,
-                                cwd=self.spec.options.get("cwd"))
+                                cwd=self.options.cwd)
         finally:
             if owned:
                 await rt.stop()
         if res.timed_out:
             return zero("timeout", timeout_s=self.spec.timeout_s, command=self.spec.command)
         result = score_tests(res.stdout + "\n" + res.stderr, res.returncode, f2p, p2p,
-                             bool(self.spec.options.get("parse", False)))
+                             self.options.parse)
         result.details["duration_s"] = res.duration_s
         return result

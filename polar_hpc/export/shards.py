@@ -3,21 +3,30 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import numpy as np
 
-from polar_hpc.store.reader import ShardReader, TraceView
-from polar_hpc.store.schema import TOKEN_COLUMNS, TRACE_FIELD_COLUMNS, TraceBlob
+from polar_hpc.store.reader import ShardReader
+from polar_hpc.store.schema import SESSION_FIELD_COLUMNS, TOKEN_COLUMNS, TRACE_FIELD_COLUMNS, Column, TraceBlob
 from polar_hpc.store.select import TraceSelect
+from polar_hpc.store.traceview import TraceView
 from polar_hpc.wire.records import Trace
 
-_SESSION_FIELDS: list[tuple[str, type]] = [
-    ("key", str), ("task_id", str), ("sample_index", int), ("attempt", int), ("trace_index", int), ("status", str),
-    ("session_reward", float), ("harness", str), ("model", str), ("policy_version", int),
-]
+
+def _session_type(c: Column) -> type:
+    if c.kind == "text" or (isinstance(c.decode, type) and issubclass(c.decode, Enum)):
+        return str
+    return int if np.dtype(c.dtype).kind in "iu" else float
+
+
+_IDENTITY = 4
+"""The session columns before ``trace_index`` (key, task_id, sample_index, attempt: the trace's identity)."""
+_SESSION_FIELDS: list[tuple[str, type]] = [(c.name, _session_type(c)) for c in SESSION_FIELD_COLUMNS]
+_SESSION_FIELDS.insert(_IDENTITY, ("trace_index", int))
 _TRACE_TYPES = {f.name: f.type for f in msgspec.structs.fields(Trace)}
 _SCALARS = [name for name, _ in _SESSION_FIELDS] + [str(c.field) for c in TRACE_FIELD_COLUMNS]
 _TOKENS = {str(c.field): c.dtype for c in TOKEN_COLUMNS}
@@ -29,8 +38,9 @@ ExportRow = msgspec.defstruct(
     kw_only=True,
     module=__name__,
 )
-"""One trace: its session's fields, then every ``Trace`` field, in the schema's order (the trace columns, the
-token columns, the trace blob's fields as JSON). Non-finite logprobs are written as null in JSONL."""
+"""One trace: its session's columns (``SESSION_COLUMNS``, ``trace_index`` after the identity), then every ``Trace``
+field, in the schema's order (the trace columns, the token columns, the trace blob's fields as JSON). Non-finite
+logprobs are written as null in JSONL."""
 
 
 def _enc_hook(obj: Any) -> Any:
@@ -51,16 +61,8 @@ def rows(reader: ShardReader, flt: TraceSelect | None) -> Iterator[msgspec.Struc
 def _row(t: TraceView) -> msgspec.Struct:
     b = t.decode()
     row: msgspec.Struct = ExportRow(
-        key=t.key,
-        task_id=t.task_id,
-        sample_index=t.sample_index,
-        attempt=t.attempt,
+        **{name: v.name if isinstance(v, Enum) else v for name, v in t.session.items()},
         trace_index=t.trace_index,
-        status=t.status.name,
-        session_reward=t.session_reward,
-        harness=t.harness,
-        model=t.model,
-        policy_version=t.policy_version,
         **t.fields,
         **{name: getattr(t, name) for name in _TOKENS},
         **{name: msgspec.Raw(_ENC.encode(getattr(b, name))) for name in _JSON_FIELDS},

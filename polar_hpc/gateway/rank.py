@@ -30,8 +30,7 @@ from polar_hpc.gateway.stages import SessionExecutor, Stage
 from polar_hpc.gateway.waits import JobWatch
 from polar_hpc.log import get_logger
 from polar_hpc.proxy.server import ProxyServer
-from polar_hpc.runtime.apptainer import find_binary, stop_stale_instances
-from polar_hpc.runtime.container import remove_stale_containers
+from polar_hpc.runtime import backend
 from polar_hpc.store.writer import ShardWriter
 from polar_hpc.util.fs import unique_name, write_atomic
 from polar_hpc.wire.codec import to_json
@@ -127,18 +126,11 @@ class GatewayRank:
     async def _stop_stale_instances(self) -> None:
         """Apptainer instances and containers are daemons that may outlive a crashed rank: stop this run+rank's
         leftovers."""
-        if self.config.runtime.backend in ("docker", "podman"):
-            try:
-                await remove_stale_containers(self.run_dir, self.rank, self.config.runtime.backend)
-            except Exception as err:
-                log.warning("rank %d: removing stale containers: %r", self.rank, err)
-            return
-        if self.config.runtime.backend != "apptainer" or find_binary() is None:
-            return
+        name = self.config.runtime.backend
         try:
-            await stop_stale_instances(self.run_dir, self.rank)
+            await backend(name).stop_stale(self.run_dir, self.rank)
         except Exception as err:
-            log.warning("rank %d: stopping stale apptainer instances: %r", self.rank, err)
+            log.warning("rank %d: stopping stale %s sandboxes: %r", self.rank, name, err)
 
     def _socket_path(self) -> Path:
         path = RunDir(self.run_dir).proxy_socket(self.rank)

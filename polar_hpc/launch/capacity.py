@@ -30,6 +30,7 @@ from pathlib import Path
 import msgspec
 
 from polar_hpc.config import RunConfig
+from polar_hpc.runtime import BACKENDS, backend
 
 
 class SessionCost(msgspec.Struct, frozen=True, kw_only=True):
@@ -68,7 +69,7 @@ def session_cost(cfg: RunConfig) -> SessionCost:
     """The least a session of this run costs: :data:`SESSION_COST`, plus :data:`FORWARDER_COST` where each sandbox
     runs a forwarder (``network = "none"`` without the bwrap hand-off)."""
     rt = cfg.runtime
-    if rt.network != "none" or (rt.backend == "bwrap" and rt.bridge == "handoff") or rt.backend == "local":
+    if rt.network != "none" or rt.backend not in BACKENDS or not backend(rt.backend).forwarder(rt):
         return SESSION_COST
     return SessionCost(fds=SESSION_COST.fds + FORWARDER_COST.fds, pids=SESSION_COST.pids + FORWARDER_COST.pids,
                        mem_mb=SESSION_COST.mem_mb + FORWARDER_COST.mem_mb)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +18,7 @@ import msgspec
 
 from polar_hpc.config import RunConfig
 from polar_hpc.launch.rundir import runs_root
+from polar_hpc.runtime.backend import run_quiet
 
 MIN_FREE_GB = 5.0
 
@@ -31,36 +31,16 @@ class Finding(msgspec.Struct, kw_only=True):
     required: bool = False
 
 
-def run_quiet(argv: list[str], timeout_s: float = 20.0, sep: str = " / ") -> tuple[int, str]:
-    """Exit status and the non-empty output lines (stdout, then stderr) joined by ``sep``; 127 if it cannot run."""
-    try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, check=False)
-    except (OSError, subprocess.SubprocessError) as err:
-        return 127, str(err)
-    return out.returncode, sep.join(line.strip() for line in (out.stdout + out.stderr).splitlines() if line.strip())
-
-
 def check_sandboxes(cfg: RunConfig | None) -> list[Finding]:
-    backend = cfg.runtime.backend if cfg else None
-    out = []
-    bwrap = shutil.which("bwrap")
-    if bwrap is None:
-        out.append(Finding(name="bwrap", ok=False, detail="bubblewrap is not installed", required=backend == "bwrap",
-                           fix="install bubblewrap (Debian/Ubuntu: apt install bubblewrap; or ask your admins)"))
-    else:
-        code, text = run_quiet([bwrap, "--unshare-user", "--ro-bind", "/", "/", "--", "/bin/true"])
-        out.append(Finding(
-            name="bwrap", ok=code == 0, required=backend == "bwrap",
-            detail="user namespaces work" if code == 0 else f"bwrap cannot make a user namespace: {text[:200]}",
-            fix="" if code == 0 else "enable unprivileged user namespaces (sysctl user.max_user_namespaces > 0, "
-                                     "kernel.unprivileged_userns_clone=1) or use runtime.backend = 'apptainer'"))
-    app = shutil.which("apptainer") or shutil.which("singularity")
-    out.append(Finding(name="apptainer", ok=app is not None, required=backend == "apptainer",
-                       detail=app or "neither apptainer nor singularity is on PATH",
-                       fix="" if app else "module load apptainer (most clusters), or install Apptainer"))
-    podman = shutil.which("podman")
-    out.append(Finding(name="podman", ok=podman is not None, detail=podman or "not installed (optional)",
-                       fix="" if podman else "optional: apt install podman"))
+    """Each runtime backend's own lines (``Backend.doctor``), in ``config.run.RUNTIME_BACKENDS`` order."""
+    from polar_hpc.runtime import BACKENDS, all_backends
+
+    chosen = cfg.runtime.backend if cfg else None
+    out = [Finding(name=p.name, ok=p.ok, detail=p.detail, fix=p.fix, required=p.required)
+           for b in all_backends() for p in b.doctor(b.name == chosen)]
+    if chosen is not None and chosen not in BACKENDS:
+        out.append(Finding(name="runtime", ok=False, required=True, detail=f"runtime.backend = {chosen!r}: unknown",
+                           fix=f"one of {', '.join(BACKENDS)}"))
     return out
 
 

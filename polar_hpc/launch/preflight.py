@@ -27,11 +27,13 @@ def check_scheduler(cfg: RunConfig) -> list[str]:
 
 
 def check_sandbox(cfg: RunConfig) -> list[str]:
-    if cfg.runtime.backend == "bwrap" and shutil.which("bwrap") is None:
-        return ["runtime.backend = 'bwrap' but bubblewrap (bwrap) is not installed"]
-    if cfg.runtime.backend == "apptainer" and shutil.which("apptainer") is None and shutil.which("singularity") is None:
-        return ["runtime.backend = 'apptainer' but neither apptainer nor singularity is on PATH"]
-    return []
+    """The recipe's runtime backend can run on this node (``Backend.missing``)."""
+    from polar_hpc.runtime import BACKENDS, backend
+
+    if cfg.runtime.backend not in BACKENDS:
+        return []  # check_names reports it
+    why = backend(cfg.runtime.backend).missing()
+    return [why] if why else []
 
 
 def check_inference_env(cfg: RunConfig) -> list[str]:

@@ -20,15 +20,18 @@ import msgspec
 
 from polar_hpc.config.run import RuntimeSpec
 from polar_hpc.log import get_logger
+from polar_hpc.runtime.backend import Backend, Probe
 from polar_hpc.runtime.base import (
     SANDBOX_FORWARDER,
     SANDBOX_PROXY_SOCKET,
     SANDBOX_SESSION_DIR,
+    Runtime,
     SandboxStartError,
     SandboxUnavailable,
 )
 from polar_hpc.runtime.bwrap import FORWARDER_SRC, forwarder_prefix, parse_bind
 from polar_hpc.runtime.common import SandboxBase
+from polar_hpc.runtime.handoff import ServeListener
 from polar_hpc.runtime.naming import instance_name, instance_prefix
 from polar_hpc.runtime.process import kill_tree, run_command
 from polar_hpc.util.fs import write_atomic
@@ -223,3 +226,39 @@ class ApptainerRuntime(SandboxBase):
         if p == root or p.startswith(root + "/"):
             return self.session_dir / p[len(root) :].lstrip("/")
         return None
+
+
+class ApptainerBackend(Backend):
+    name = "apptainer"
+    images_engine = "apptainer"
+    prepare_hint = "runtime.image_cache with `polar-hpc images prepare RECIPE --cache DIR`"
+
+    def make(self, spec: RuntimeSpec, session_dir: Path, *, proxy_socket: Path | None = None,
+             serve_listener: ServeListener | None = None) -> Runtime:
+        return ApptainerRuntime(spec, session_dir, proxy_socket=proxy_socket)
+
+    def missing(self) -> str | None:
+        return None if find_binary() else ("runtime.backend = 'apptainer' but neither apptainer nor singularity is "
+                                           "on PATH")
+
+    def doctor(self, chosen: bool) -> list[Probe]:
+        app = find_binary()
+        return [Probe(name="apptainer", ok=app is not None, required=chosen,
+                      detail=app or "neither apptainer nor singularity is on PATH",
+                      fix="" if app else "module load apptainer (most clusters), or install Apptainer")]
+
+    def image_missing(self, rt: RuntimeSpec, have: set[str] | None) -> bool:
+        if not rt.image:
+            return True
+        if rt.image.startswith("docker://"):
+            from polar_hpc.images.prepare import sif_path
+
+            return not rt.image_cache or not sif_path(rt.image_cache, rt.image).is_file()
+        return not Path(rt.image).exists()
+
+    async def stop_stale(self, run_dir: Path, rank: int) -> None:
+        if find_binary() is not None:
+            await stop_stale_instances(run_dir, rank)
+
+
+BACKEND = ApptainerBackend()

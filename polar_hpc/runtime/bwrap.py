@@ -19,11 +19,13 @@ from pathlib import Path
 
 from polar_hpc.config.run import RuntimeSpec
 from polar_hpc.log import get_logger
+from polar_hpc.runtime.backend import Backend, Probe, run_quiet
 from polar_hpc.runtime.base import (
     FORWARD_PORT,
     SANDBOX_FORWARDER,
     SANDBOX_PROXY_SOCKET,
     SANDBOX_SESSION_DIR,
+    Runtime,
     SandboxStartError,
     SandboxUnavailable,
 )
@@ -207,3 +209,37 @@ class BwrapRuntime(SandboxBase):
             host_cwd.mkdir(parents=True, exist_ok=True)
         # bwrap (run by its absolute path) hands its own environment, exactly ``env``, to the command
         return self._full_argv(argv, cwd, handoff_fd=handoff_fd), dict(env), None
+
+
+class BwrapBackend(Backend):
+    name = "bwrap"
+    prepare_hint = "a root filesystem folder per image"
+    read_only_root = True
+
+    def make(self, spec: RuntimeSpec, session_dir: Path, *, proxy_socket: Path | None = None,
+             serve_listener: ServeListener | None = None) -> Runtime:
+        return BwrapRuntime(spec, session_dir, proxy_socket=proxy_socket, serve_listener=serve_listener)
+
+    def missing(self) -> str | None:
+        return None if shutil.which("bwrap") else "runtime.backend = 'bwrap' but bubblewrap (bwrap) is not installed"
+
+    def doctor(self, chosen: bool) -> list[Probe]:
+        bwrap = shutil.which("bwrap")
+        if bwrap is None:
+            return [Probe(name="bwrap", ok=False, detail="bubblewrap is not installed", required=chosen,
+                          fix="install bubblewrap (Debian/Ubuntu: apt install bubblewrap; or ask your admins)")]
+        code, text = run_quiet([bwrap, "--unshare-user", "--ro-bind", "/", "/", "--", "/bin/true"])
+        return [Probe(
+            name="bwrap", ok=code == 0, required=chosen,
+            detail="user namespaces work" if code == 0 else f"bwrap cannot make a user namespace: {text[:200]}",
+            fix="" if code == 0 else "enable unprivileged user namespaces (sysctl user.max_user_namespaces > 0, "
+                                     "kernel.unprivileged_userns_clone=1) or use runtime.backend = 'apptainer'")]
+
+    def image_missing(self, rt: RuntimeSpec, have: set[str] | None) -> bool:
+        return bool(rt.image) and not Path(str(rt.image)).is_dir()
+
+    def forwarder(self, rt: RuntimeSpec) -> bool:
+        return rt.bridge != "handoff"
+
+
+BACKEND = BwrapBackend()

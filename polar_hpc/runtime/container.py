@@ -24,22 +24,26 @@ import os
 import re
 import shutil
 import signal
+import subprocess
 import uuid
 from pathlib import Path
 from typing import IO
 
 from polar_hpc.config.run import RuntimeSpec
 from polar_hpc.log import get_logger
+from polar_hpc.runtime.backend import Backend, Probe
 from polar_hpc.runtime.base import (
     SANDBOX_FORWARDER,
     SANDBOX_PROXY_SOCKET,
     SANDBOX_SESSION_DIR,
     ExecResult,
+    Runtime,
     SandboxStartError,
     SandboxUnavailable,
 )
 from polar_hpc.runtime.bwrap import FORWARDER_SRC, forwarder_prefix, parse_bind
 from polar_hpc.runtime.common import SandboxBase
+from polar_hpc.runtime.handoff import ServeListener
 from polar_hpc.runtime.naming import instance_name, owner_tag, session_owner
 from polar_hpc.runtime.process import run_command
 
@@ -292,3 +296,59 @@ class ContainerRuntime(SandboxBase):
         full, by_name = exec_argv(self.name, argv, env, cwd, engine=self.backend, bridged=self.bridged,
                                   binary=self.binary)
         return full, {**client_env(), **by_name}, None
+
+
+def normal_ref(ref: str) -> str:
+    """``docker.io/library/x:latest`` form of an image reference, as podman lists it."""
+    ref = ref.removeprefix("docker://")
+    first, _, rest = ref.partition("/")
+    if not rest or ("." not in first and ":" not in first and first != "localhost"):
+        ref = f"docker.io/{ref if rest else 'library/' + ref}"
+    return ref if ":" in ref.rsplit("/", 1)[-1] else f"{ref}:latest"
+
+
+class ContainerBackend(Backend):
+    """``docker`` or ``podman`` (``doctor_fix``: the doctor line's advice when it is missing; None: no line)."""
+
+    sets_resources = True
+
+    def __init__(self, name: str, doctor_fix: str | None = None) -> None:
+        self.name = self.images_engine = name
+        self.prepare_hint = f"{name} with `polar-hpc images prepare RECIPE`"
+        self.doctor_fix = doctor_fix
+
+    def make(self, spec: RuntimeSpec, session_dir: Path, *, proxy_socket: Path | None = None,
+             serve_listener: ServeListener | None = None) -> Runtime:
+        return ContainerRuntime(spec, session_dir, proxy_socket=proxy_socket)
+
+    def missing(self) -> str | None:
+        return None if find_engine(self.name) else f"runtime.backend = {self.name!r} but {self.name} is not on PATH"
+
+    def doctor(self, chosen: bool) -> list[Probe]:
+        if self.doctor_fix is None:
+            return []
+        found = find_engine(self.name)
+        return [Probe(name=self.name, ok=found is not None, detail=found or "not installed (optional)",
+                      fix="" if found else self.doctor_fix)]
+
+    def images_here(self) -> set[str] | None:
+        binary = find_engine(self.name)
+        if binary is None:
+            return None
+        res = subprocess.run([binary, "images", "--format", "{{.Repository}}:{{.Tag}}"], capture_output=True,
+                             text=True, timeout=120)
+        if res.returncode != 0:
+            return None
+        return {normal_ref(line.strip()) for line in res.stdout.splitlines() if line.strip()}
+
+    def image_missing(self, rt: RuntimeSpec, have: set[str] | None) -> bool:
+        if not rt.image:
+            return True
+        return have is not None and normal_ref(rt.image) not in have
+
+    async def stop_stale(self, run_dir: Path, rank: int) -> None:
+        await remove_stale_containers(run_dir, rank, self.name)
+
+
+PODMAN = ContainerBackend("podman", doctor_fix="optional: apt install podman")
+DOCKER = ContainerBackend("docker")

@@ -7,8 +7,10 @@ from pathlib import Path
 
 from polar_hpc.config.run import RuntimeSpec
 from polar_hpc.log import get_logger
-from polar_hpc.runtime.base import SANDBOX_SESSION_DIR
+from polar_hpc.runtime.backend import Backend
+from polar_hpc.runtime.base import SANDBOX_SESSION_DIR, Runtime
 from polar_hpc.runtime.common import SandboxBase
+from polar_hpc.runtime.handoff import ServeListener
 
 log = get_logger("runtime")
 _warned = False
@@ -58,3 +60,17 @@ class LocalRuntime(SandboxBase):
         Path(cwd).mkdir(parents=True, exist_ok=True)
         env = {k: self._map(v) if k in ("HOME", "SESSION_DIR") else v for k, v in env.items()}
         return argv, env, Path(cwd)
+
+
+class LocalBackend(Backend):
+    name = "local"
+
+    def make(self, spec: RuntimeSpec, session_dir: Path, *, proxy_socket: Path | None = None,
+             serve_listener: ServeListener | None = None) -> Runtime:
+        return LocalRuntime(spec, session_dir, proxy_socket=proxy_socket)
+
+    def forwarder(self, rt: RuntimeSpec) -> bool:
+        return False
+
+
+BACKEND = LocalBackend()

@@ -1,4 +1,4 @@
-"""SessionResult -> shard columns (writer side) and columns -> SessionResult (reader side)."""
+"""SessionResult -> shard columns (the writer side; ``rebuild`` is the way back), and the blob codecs."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from polar_hpc.store.schema import (
     offsets_name,
 )
 from polar_hpc.wire.codec import json_decoder, json_encoder
-from polar_hpc.wire.records import SessionResult, Trace, TraceStatus, Trajectory
+from polar_hpc.wire.records import SessionResult, Trace
 
 _ENC = json_encoder()
 _TRACE_DEC = json_decoder(TraceBlob)
@@ -379,61 +379,3 @@ def decode_trace_blob(blob: bytes | memoryview) -> TraceBlob:
 
 def decode_session_blob(blob: bytes | memoryview) -> SessionBlob:
     return _SESSION_DEC.decode(decompress(blob))
-
-
-def rebuild_trace(
-    tb: TraceBlob,
-    prompt: np.ndarray,
-    response: np.ndarray,
-    mask: np.ndarray,
-    logprobs: np.ndarray,
-    fields: dict[str, Any],
-    versions: np.ndarray | None = None,
-    top: tuple[np.ndarray, np.ndarray] | None = None,
-) -> Trace:
-    """``fields``: the trace's ``schema.TRACE_FIELD_COLUMNS`` values by field name (``shardfile.read_fields``);
-    ``versions`` / ``top`` without a known value (-1 everywhere) is what a trace without them wrote: left empty."""
-    tr = Trace(
-        prompt_ids=prompt,
-        response_ids=response,
-        loss_mask=mask,
-        response_logprobs=logprobs,
-        prompt_messages=tb.prompt_messages,
-        response_messages=tb.response_messages,
-        tools=tb.tools,
-        metadata=tb.metadata,
-        **fields,
-    )
-    if versions is not None and bool((versions >= 0).any()):
-        tr.response_versions = versions
-    if top is not None and bool((top[0] >= 0).any()):
-        tr.response_top_ids, tr.response_top_logprobs = top
-    return tr
-
-
-def rebuild_session(
-    *,
-    task_id: str,
-    sample_index: int,
-    attempt: int,
-    status: int,
-    harness: str,
-    model: str,
-    policy_version: int,
-    gateway_rank: int,
-    blob: SessionBlob,
-    traces: list[Trace],
-) -> SessionResult:
-    return SessionResult(
-        task_id=task_id,
-        sample_index=sample_index,
-        attempt=attempt,
-        trajectory=Trajectory(status=TraceStatus(status), traces=traces, stats=blob.stats, error=blob.error),
-        evaluation=blob.evaluation,
-        timings=blob.timings,
-        harness=harness,
-        model=model,
-        policy_version=policy_version,
-        gateway_rank=gateway_rank,
-        metadata=blob.metadata,
-    )

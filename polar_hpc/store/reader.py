@@ -11,42 +11,32 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Generic, TypeVar
 
 import msgspec
 import numpy as np
 
 from polar_hpc.errors import PolarError
 from polar_hpc.log import get_logger
-from polar_hpc.store.encode import (
-    blob_items,
-    decode_session_blob,
-    decode_trace_blob,
-    rebuild_session,
-    rebuild_trace,
-)
+from polar_hpc.store.encode import blob_items, decode_session_blob
+from polar_hpc.store.rebuild import Loaded
 from polar_hpc.store.repo import repo_of
-from polar_hpc.store.schema import SHARD_SUFFIX, TraceBlob, legacy_keys
+from polar_hpc.store.schema import SHARD_SUFFIX
 from polar_hpc.store.select import TraceSelect
+from polar_hpc.store.sessions import SessionTable, read_sessions
 from polar_hpc.store.shardfile import (
-    SessionTable,
-    Shard,
     ShardError,
-    Tokens,
-    TraceTable,
     open_shard,
     read_session_blobs,
-    read_sessions,
     read_tokens,
     read_traces,
     resolve_shards,
 )
-from polar_hpc.wire.records import SessionResult, TraceStatus
+from polar_hpc.store.traceview import TraceView
+from polar_hpc.wire.records import SessionResult
 from polar_hpc.wire.rundir import shards_of
 
 log = get_logger("store")
 
-T = TypeVar("T")
 PathsArg = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
 
 
@@ -87,73 +77,6 @@ class Duplicate(msgspec.Struct, frozen=True):
     kept: str
     """Shard whose copy is read."""
     skipped: str
-
-
-class _Field(Generic[T]):
-    """A ``TraceView`` attribute read from its ``fields`` (by the attribute's name)."""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, view: TraceView, owner: type) -> T:
-        value: T = view.columns[self.name][view.row]
-        return value
-
-
-class TraceView(msgspec.Struct, kw_only=True):
-    """One trace with its token arrays as views into the shard's columns (valid while you hold them)."""
-
-    shard: Path
-    key: str
-    task_id: str
-    sample_index: int
-    attempt: int
-    trace_index: int
-    status: TraceStatus
-    session_reward: float
-    harness: str
-    model: str
-    policy_version: int
-    prompt_ids: np.ndarray
-    response_ids: np.ndarray
-    loss_mask: np.ndarray
-    response_logprobs: np.ndarray
-    response_versions: np.ndarray = msgspec.field(default_factory=lambda: np.zeros(0, dtype=np.int32))
-    """The weight version that sampled each token (-1: none, or a shard older than schema 4)."""
-    response_top_ids: np.ndarray = msgspec.field(default_factory=lambda: np.zeros((0, 0), dtype=np.int32))
-    """(n, k): the sampler's k most likely ids per response token (k 0: not recorded; -1 where none)."""
-    response_top_logprobs: np.ndarray = msgspec.field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
-    """(n, k) float32: their logprobs (NaN where none)."""
-    blob: memoryview | None
-    """Compressed JSON of messages, tools, metadata: ``decode()`` it when needed (None: read without blobs)."""
-    columns: dict[str, list[Any]]
-    """The shard's ``schema.TRACE_FIELD_COLUMNS`` values by ``Trace`` field name, shared by its views; this trace's
-    are at ``row`` (``fields``; these five as attributes too)."""
-    row: int
-    reward = _Field[float]()
-    finish_reason = _Field[str]()
-    policy = _Field[str]()
-    """``sample`` | ``oracle``: whether the trace's trainable tokens were sampled or forced by the oracle."""
-    trainable = _Field[bool]()
-    filter = _Field[list[str]]()
-    """Why the trace is not trainable (``Trace.filter``)."""
-
-    @property
-    def top_width(self) -> int:
-        """k of ``response_top_ids`` (0: none recorded)."""
-        return int(self.response_top_ids.shape[1])
-
-    @property
-    def fields(self) -> dict[str, Any]:
-        """This trace's column values by ``Trace`` field name (a column added since is here)."""
-        return {name: values[self.row] for name, values in self.columns.items()}
-
-    def decode(self) -> TraceBlob:
-        if self.blob is None:
-            raise ValueError(
-                f"trace {self.key!r}/{self.trace_index} was read with blobs=False; no messages to decode"
-            )
-        return decode_trace_blob(self.blob)
 
 
 class _Indexed(msgspec.Struct):
@@ -291,23 +214,14 @@ class ShardReader:
             trainable, policy = fields["trainable"], fields["policy"]
             k = tok.top_width
             for row in rows.tolist():
-                status = TraceStatus(int(t.status[row]))
+                session = t.row(row)
                 for j, ti in enumerate(range(to[row], to[row + 1])):
                     if by_trace and flt is not None and not flt.trace(trainable[ti], policy[ti]):
                         continue
                     a, b, c, d = po[ti], po[ti + 1], ro[ti], ro[ti + 1]
                     yield TraceView(
                         shard=s.path,
-                        key=t.keys[row],
-                        task_id=t.task_ids[row],
-                        sample_index=int(t.sample_index[row]),
-                        attempt=int(t.attempt[row]),
                         trace_index=j,
-                        status=status,
-                        session_reward=float(t.reward[row]),
-                        harness=t.harness[row],
-                        model=t.model[row],
-                        policy_version=int(t.policy_version[row]),
                         prompt_ids=tok.prompt_ids[a:b],
                         response_ids=tok.response_ids[c:d],
                         loss_mask=tok.loss_mask[c:d],
@@ -316,6 +230,7 @@ class ShardReader:
                         response_top_ids=tok.response_top_ids[c * k:d * k].reshape(d - c, k),
                         response_top_logprobs=tok.response_top_logprobs[c * k:d * k].reshape(d - c, k),
                         blob=tblobs[ti] if tblobs is not None else None,
+                        session=session,
                         columns=fields,
                         row=ti,
                     )
@@ -331,7 +246,7 @@ class ShardReader:
         for s, rows in self._selected(flt):
             try:
                 with open_shard(s.path, check=False) as f:
-                    data = _Loaded.read(f)
+                    data = Loaded.read(f)
             except (ShardError, OSError, KeyError, ValueError) as err:
                 self.report(f"{s.path}: unreadable trace data: {err}")
                 continue
@@ -342,63 +257,3 @@ class ShardReader:
                     self.report(f"{s.path}: session {s.table.keys[row]!r}: corrupt blob: {err}")
                     continue
                 yield result
-
-
-class _Loaded(msgspec.Struct):
-    """Everything of one shard beyond its session table, read whole."""
-
-    tr: TraceTable
-    tok: Tokens
-    tblobs: list[memoryview]
-    sblobs: list[memoryview]
-    po: list[int]
-    ro: list[int]
-    legacy: tuple[str, ...]
-    """Trace-blob metadata keys that held a column's value in this shard's schema (taken out when rebuilt)."""
-
-    @classmethod
-    def read(cls, f: Shard) -> _Loaded:
-        tr = read_traces(f)
-        return cls(
-            tr,
-            read_tokens(f),
-            blob_items(tr.blob, tr.blob_offsets),
-            read_session_blobs(f),
-            tr.prompt_offsets.tolist(),
-            tr.response_offsets.tolist(),
-            legacy_keys(f.version),
-        )
-
-    def rebuild(self, t: SessionTable, row: int) -> SessionResult:
-        tok, po, ro = self.tok, self.po, self.ro
-        traces = []
-        for ti in range(int(t.trace_offsets[row]), int(t.trace_offsets[row + 1])):
-            a, b, c, d = po[ti], po[ti + 1], ro[ti], ro[ti + 1]
-            tb = decode_trace_blob(self.tblobs[ti])
-            for key in self.legacy:
-                tb.metadata.pop(key, None)
-            traces.append(
-                rebuild_trace(
-                    tb,
-                    tok.prompt_ids[a:b].copy(),
-                    tok.response_ids[c:d].copy(),
-                    tok.loss_mask[c:d].copy(),
-                    tok.response_logprobs[c:d].copy(),
-                    {name: values[ti] for name, values in self.tr.fields.items()},
-                    tok.response_versions[c:d].copy(),
-                    (tok.response_top_ids[c * tok.top_width:d * tok.top_width].copy(),
-                     tok.response_top_logprobs[c * tok.top_width:d * tok.top_width].copy()),
-                )
-            )
-        return rebuild_session(
-            task_id=t.task_ids[row],
-            sample_index=int(t.sample_index[row]),
-            attempt=int(t.attempt[row]),
-            status=int(t.status[row]),
-            harness=t.harness[row],
-            model=t.model[row],
-            policy_version=int(t.policy_version[row]),
-            gateway_rank=int(t.gateway_rank[row]),
-            blob=decode_session_blob(self.sblobs[row]),
-            traces=traces,
-        )

@@ -40,6 +40,7 @@ a shard is older than reads as its ``legacy_key`` of each trace blob's metadata 
 else as the ``Trace`` field's default (every trace of a version-1 shard is ``sample``). Readers get the same
 ``Trace`` from any version.
 
+A session column is one row of SESSION_COLUMNS, read the same way (``sessions.read_sessions``).
 A trace column is one row of TRACE_COLUMNS: the writer (``encode.build_columns``), the shard reading
 (``shardfile.read_fields``), the reader (``TraceView.fields``, ``ShardReader.results``), validation
 (``validate.validate_shard`` decodes every item) and ``shards export`` (``export.ExportRow``) iterate the table.
@@ -54,7 +55,7 @@ import msgspec
 import numpy as np
 
 from polar_hpc.config.run import TokenPolicy
-from polar_hpc.wire.records import ChatMessage, EvalResult, ReconstructionStats, ToolSpec
+from polar_hpc.wire.records import ChatMessage, EvalResult, ReconstructionStats, ToolSpec, TraceStatus
 
 SCHEMA_NAME = "polar-hpc-shard"
 SCHEMA_VERSION = 4
@@ -105,6 +106,13 @@ class Column(msgspec.Struct, frozen=True):
     legacy_key: str | None = None
     """For a shard older than ``since``: the trace-blob metadata key that held the value (encoded and decoded
     as an item); without one, or where a blob lacks it, the ``Trace`` field's default."""
+    view: str | None = None
+    """A session column's name in ``SessionTable``, ``TraceView`` and ``shards export`` where it is not the
+    path's last part."""
+
+    @property
+    def name(self) -> str:
+        return self.view or self.path.rsplit("/", 1)[-1]
 
 
 def _a(path: str, dtype: str, length: Length, field: str | None = None,
@@ -210,8 +218,8 @@ SESSION_COLUMNS = (
     _text(TASK_ID, "sessions", "task_id"),
     _a(SAMPLE_INDEX, "int64", "sessions", "sample_index"),
     _a(ATTEMPT, "int64", "sessions", "attempt"),
-    _a(STATUS, "uint8", "sessions", "trajectory.status", encode=int),
-    _a(SESSION_REWARD, "float64", "sessions", "reward"),
+    Column(STATUS, "array", "uint8", "sessions", field="trajectory.status", encode=int, decode=TraceStatus),
+    Column(SESSION_REWARD, "array", "float64", "sessions", field="reward", view="session_reward"),
     _a(DURATION_S, "float64", "sessions", "duration_s"),
     _text(HARNESS, "sessions", "harness"),
     _text(MODEL, "sessions", "model"),
@@ -220,6 +228,10 @@ SESSION_COLUMNS = (
     _a(TRACE_OFFSETS, "int64", "sessions+1"),
     Column(SESSION_BLOB, "blob", "uint8", "sessions"),
 )
+"""One row per session; a ``SessionResult`` attribute each (``field``), bar the shard's structure. From this table
+the writer writes them, ``sessions.read_sessions`` reads them (a column a shard is older than: the field's
+default), and ``TraceView``, the rebuilt ``SessionResult`` and ``shards export`` carry them, by ``name``."""
+SESSION_FIELD_COLUMNS = tuple(c for c in SESSION_COLUMNS if c.field is not None)
 ALL_COLUMNS = TOKEN_COLUMNS + TRACE_COLUMNS + SESSION_COLUMNS
 COLUMNS = {c.path: c for c in ALL_COLUMNS}
 

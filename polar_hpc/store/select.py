@@ -13,7 +13,7 @@ import msgspec
 import numpy as np
 
 from polar_hpc.config.run import TokenPolicy
-from polar_hpc.store.shardfile import SessionTable
+from polar_hpc.store.sessions import SessionTable
 from polar_hpc.wire.records import TraceStatus, trace_status
 
 

@@ -39,26 +39,6 @@ class ShardError(PolarError):
     exit_code = 1
 
 
-class SessionTable(msgspec.Struct, kw_only=True):
-    """The per-session columns of one shard (no token data)."""
-
-    keys: list[str]
-    task_ids: list[str]
-    sample_index: np.ndarray
-    attempt: np.ndarray
-    status: np.ndarray
-    reward: np.ndarray
-    duration_s: np.ndarray
-    harness: list[str]
-    model: list[str]
-    policy_version: np.ndarray
-    gateway_rank: np.ndarray
-    trace_offsets: np.ndarray
-
-    def __len__(self) -> int:
-        return len(self.keys)
-
-
 class TraceTable(msgspec.Struct, kw_only=True):
     prompt_offsets: np.ndarray
     response_offsets: np.ndarray
@@ -229,23 +209,6 @@ def read_keys(path: Path, outcomes: list[tuple[int, float]] | None = None) -> li
         raise ShardError(f"{path}: unreadable session keys: {err}") from None
     finally:
         f.close()
-
-
-def read_sessions(f: Shard) -> SessionTable:
-    return SessionTable(
-        keys=f.text(S.SESSION_KEY),
-        task_ids=f.text(S.TASK_ID),
-        sample_index=f.read(S.SAMPLE_INDEX),
-        attempt=f.read(S.ATTEMPT),
-        status=f.read(S.STATUS),
-        reward=f.read(S.SESSION_REWARD),
-        duration_s=f.read(S.DURATION_S),
-        harness=f.text(S.HARNESS),
-        model=f.text(S.MODEL),
-        policy_version=f.read(S.POLICY_VERSION),
-        gateway_rank=f.read(S.GATEWAY_RANK),
-        trace_offsets=f.read(S.TRACE_OFFSETS),
-    )
 
 
 def read_traces(f: Shard, *, blobs: bool = True, fields: bool = True) -> TraceTable:

@@ -13,13 +13,12 @@ import numpy as np
 from polar_hpc.store import schema as S
 from polar_hpc.store.encode import blob_items, decode_session_blob, decode_trace_blob
 from polar_hpc.store.schema import TRACE_FIELD_COLUMNS
+from polar_hpc.store.sessions import SessionTable, read_sessions
 from polar_hpc.store.shardfile import (
-    SessionTable,
     ShardError,
     open_shard,
     read_items,
     read_session_blobs,
-    read_sessions,
     read_tokens,
     read_traces,
     resolve_shards,

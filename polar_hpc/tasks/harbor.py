@@ -38,8 +38,8 @@ from polar_hpc.config import ConfigError
 from polar_hpc.errors import PolarError
 from polar_hpc.evaluate.harbor import HARBOR_KEY, TEST_SCRIPT, VERIFIER_DIR, HarborMeta
 from polar_hpc.images.base import SWE_BASE_IMAGE
+from polar_hpc.runtime import backend
 from polar_hpc.runtime.bwrap import SCRATCH_DIRS_NOT_UNDER
-from polar_hpc.runtime.container import ENGINES
 from polar_hpc.wire.records import SANDBOX_SOLUTION_DIR, SOLUTION_COMMANDS, SOLUTION_DIR, Task
 
 __all__ = ["HARBOR_KEY", "HarborError", "bwrap_layout", "harbor_task", "import_harbor", "read_task"]
@@ -227,10 +227,11 @@ def harbor_task(task: Task, raw: Any, default_agent_timeout_s: float, where: str
     runtime, evaluator = task.runtime, task.evaluator
     assert runtime is not None and evaluator is not None and task.timeout_s is not None
     runtime = msgspec.structs.replace(runtime, workdir=meta.workdir or runtime.workdir)
-    if runtime.backend in ENGINES:
+    kind = backend(runtime.backend)
+    if kind.sets_resources:
         runtime = msgspec.structs.replace(runtime, cpus=meta.cpus or runtime.cpus,
                                           memory_gb=meta.memory_gb or runtime.memory_gb)
-    if runtime.backend == "bwrap":
+    if kind.read_only_root:
         if meta.needs_image is not None:
             raise ConfigError(f"{where}: harbor task {task.task_id} needs its image, bwrap cannot stand in for it: "
                               f"{meta.needs_image}; run it with runtime.backend = \"podman\"")

@@ -47,10 +47,11 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "coordinator": BASE | {"tasks", "store"},
     "gateway": BASE | {"assets", "harness", "runtime", "engine", "chat", "policy", "proxy", "evaluate", "store",
                        "postrun"},
-    "launch": BASE | {"assets", "harness", "tasks"},
+    "launch": BASE | {"assets", "harness", "runtime", "tasks"},
     # consumers of the shards
     "export": BASE | {"store"},
-    "train": BASE | {"assets", "engine", "reference", "inference", "store", "coordinator", "launch", "export"},
+    "train": BASE | {"assets", "engine", "reference", "inference", "evaluate", "store", "coordinator", "launch",
+                     "export"},
     "report": BASE | {"evaluate", "store", "train"},
     "view": BASE | {"assets", "store", "export", "report"},
     "probe": BASE | {"assets", "harness", "tasks", "store", "proxy", "gateway", "reference", "report"},

@@ -24,17 +24,16 @@ from typing import Any
 from polar_hpc.assets import resolve_model
 from polar_hpc.config import ConfigError
 from polar_hpc.config.run import RunConfig, TrainerConfig
+from polar_hpc.evaluate.registry import format_only
 from polar_hpc.log import get_logger
 from polar_hpc.wire.records import Task
 
 log = get_logger("train")
-FORMAT_ONLY_EVALUATORS = ("session_completed",)
-"""Evaluators that reward any finished session: GRPO against them learns nothing about the task."""
 
 
 def check_recipe(cfg: RunConfig, tasks: list[Task]) -> None:
     """Raise ConfigError naming what a GRPO run needs and the recipe lacks."""
-    if cfg.evaluator.name in FORMAT_ONLY_EVALUATORS:
+    if format_only(cfg.evaluator.name):
         raise ConfigError(f"train grpo: [evaluator] must check the task (e.g. name = \"command\" with a command "
                           f"that tests the answer); the recipe has evaluator.name = {cfg.evaluator.name!r}, "
                           f"which rewards every finished session")

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from polar_hpc.config import ConfigError, load_recipe
+from polar_hpc.evaluate.registry import EVALUATORS
 from polar_hpc.harness import ADAPTERS
 from polar_hpc.launch.preflight import preflight_problems
 
@@ -88,8 +89,8 @@ def test_required_where_a_default_would_be_wrong(tmp_path: Path) -> None:
     ("agent.harness=kodex", f"agent.harness = 'kodex': unknown harness (known: {', '.join(ADAPTERS)})"),
     ("builder.name=prefix_merge", "builder.name = 'prefix_merge': unknown builder 'prefix_merge': known builders "
      "are per_request, prefix_merging (or give a 'module:Class' path)"),
-    ("evaluator.name=pytest", "evaluator.name = 'pytest': unknown evaluator 'pytest': known evaluators are command, "
-     "harbor, session_completed, swebench, swebench_harness (or give a 'module:Class' path)"),
+    ("evaluator.name=pytest", "evaluator.name = 'pytest': unknown evaluator 'pytest': known evaluators are "
+     f"{', '.join(sorted(EVALUATORS))} (or give a 'module:Class' path)"),
     ("builder.options={nope=1}", "builder.name = 'prefix_merging': builder 'prefix_merging' options: nope: "
      "unknown key 'nope'"),
 ])

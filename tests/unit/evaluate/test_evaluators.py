@@ -12,7 +12,7 @@ import pytest
 from polar_hpc.config.base import ConfigError
 from polar_hpc.config.run import EvaluatorSpec, RuntimeSpec
 from polar_hpc.evaluate.base import EvalContext, apply_rewards, evaluate_safely
-from polar_hpc.evaluate.registry import get_evaluator
+from polar_hpc.evaluate.registry import EVALUATORS, get_evaluator
 from polar_hpc.runtime import Runtime, make_runtime
 from polar_hpc.wire.records import EvalResult, Trace, TraceStatus, Trajectory
 
@@ -154,7 +154,7 @@ async def test_session_completed_and_registry() -> None:
     assert (await ev.evaluate(one_trace(), EvalContext())).outcome_reward == 1.0
     timed_out = Trajectory(status=TraceStatus.TIMEOUT)
     assert (await ev.evaluate(timed_out, EvalContext())).outcome_reward == 0.0
-    with pytest.raises(ConfigError, match="known evaluators are command, harbor, session_completed, swebench"):
+    with pytest.raises(ConfigError, match=f"known evaluators are {', '.join(sorted(EVALUATORS))}"):
         get_evaluator(EvaluatorSpec(name="pytest"))
 
 

@@ -6,7 +6,7 @@ import msgspec
 import pytest
 
 from polar_hpc.config.run import RuntimeSpec
-from polar_hpc.runtime import SandboxStateError, make_runtime
+from polar_hpc.runtime import BACKENDS, SandboxStateError, make_runtime
 
 
 async def test_local_runs_in_session_dir_and_maps_polar_paths(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
@@ -27,5 +27,5 @@ async def test_local_runs_in_session_dir_and_maps_polar_paths(tmp_path: Path, ca
 def test_unknown_backend_is_a_clear_error(tmp_path: Path) -> None:
     spec = RuntimeSpec(backend="local")
     msgspec.structs.force_setattr(spec, "backend", "lxc")
-    with pytest.raises(ValueError, match="expected one of apptainer, bwrap, docker, local, podman, got 'lxc'"):
+    with pytest.raises(ValueError, match=f"expected one of {', '.join(BACKENDS)}, got 'lxc'"):
         make_runtime(spec, tmp_path)

@@ -14,13 +14,15 @@ from polar_hpc.store.reader import ShardReader
 from polar_hpc.store.schema import (
     ALL_COLUMNS,
     SESSION_COLUMNS,
+    SESSION_FIELD_COLUMNS,
     TOKEN_COLUMNS,
     TRACE_COLUMNS,
     TRACE_FIELD_COLUMNS,
+    SessionBlob,
     TraceBlob,
 )
 from polar_hpc.wire.records import SessionResult, Trace
-from tests.unit.train.runs import write_run
+from tests.fixtures.runs import write_run
 
 
 def _fields(tp: type[msgspec.Struct]) -> set[str]:
@@ -77,3 +79,31 @@ def test_sft_export_carries_or_declares_every_trace_field(tmp_path: Path, sessio
             for variant in ("chat", "tokens")}
     for field, (variant, key) in TRACE_FIELDS.items():
         assert key in keys[variant], f"Trace.{field}: {variant} records have no {key!r}"
+
+
+def test_every_session_result_field_has_one_place_in_a_shard() -> None:
+    columns = [c.field for c in SESSION_COLUMNS if c.field is not None and "." not in c.field]
+    stored = [f for f in columns if f in _fields(SessionResult)] + ["trajectory"] + sorted(_fields(SessionBlob))
+    stored.remove("stats")  # the trajectory's, in the session blob with its error
+    stored.remove("error")
+    assert sorted(stored) == sorted(_fields(SessionResult)), "a SessionResult field has no column (or two places)"
+
+
+def test_the_reader_and_shards_export_carry_every_session_column(tmp_path: Path, session_result_factory: Any) -> None:
+    written = [msgspec.structs.replace(session_result_factory(task_id=f"t-{i}", sample_index=0), gateway_rank=i,
+                                       timings={"total": 1.5 + i}) for i in range(2)]
+    run = write_run(tmp_path / "run", written, per_shard=2)
+    views = list(ShardReader(run).traces(blobs=False))
+    by_key = {r.key: r for r in written}
+    for view in views:
+        r = by_key[view.key]
+        expect: dict[str, Any] = {}
+        for c in SESSION_FIELD_COLUMNS:
+            value: Any = r
+            for part in str(c.field).split("."):
+                value = getattr(value, part)
+            expect[c.name] = value
+        assert view.session == expect
+        assert (view.key, view.gateway_rank, view.duration_s) == (r.key, r.gateway_rank, r.duration_s)
+    assert {c.name for c in SESSION_FIELD_COLUMNS} <= _fields(ExportRow)
+    assert [(r.gateway_rank, r.duration_s) for r in ShardReader(run).results()] == [(0, 1.5), (1, 2.5)]

@@ -11,7 +11,7 @@ from polar_hpc.config.run import ShardConfig
 from polar_hpc.store import schema as S
 from polar_hpc.store.reader import ShardReader
 from polar_hpc.store.resume import resume_index
-from polar_hpc.store.schema import offsets_name
+from polar_hpc.store.schema import READABLE_VERSIONS, offsets_name
 from polar_hpc.store.select import TraceSelect
 from polar_hpc.store.summary import format_summary, summarize
 from polar_hpc.store.writer import ShardWriter
@@ -62,7 +62,7 @@ def test_wrong_schema_and_foreign_files_are_reported(tmp_path: Path, session_res
     assert reader.shards == [good]
     problems = reader.problems
     assert len(problems) == 3
-    assert "schema_version: expected one of [1, 2, 3, 4], found 99" in problems[0]
+    assert f"schema_version: expected one of {list(READABLE_VERSIONS)}, found 99" in problems[0]
     assert problems[1].startswith(f"{tmp_path / 'rank-00002-000000.h5'}: cannot open as HDF5")
     assert f"missing datasets: {S.LOSS_MASK}" in problems[2]
     assert len(list(reader.results())) == 1

@@ -9,6 +9,7 @@ import pytest
 from polar_hpc.config import ConfigError
 from polar_hpc.config.run import AgentSpec, BuilderSpec, EvaluatorSpec, RuntimeSpec
 from polar_hpc.coordinator.client import RunClient
+from polar_hpc.evaluate.registry import EVALUATORS
 from polar_hpc.harness import ADAPTERS
 from polar_hpc.runtime import BACKENDS
 from polar_hpc.tasks.validate import task_problems
@@ -31,8 +32,8 @@ def _task(**kw: object) -> Task:
      "task 't1': builder.name = 'nosuch.module:Builder': builder 'nosuch.module:Builder': cannot load "
      "'nosuch.module:Builder': No module named 'nosuch'"),
     (_task(evaluator=EvaluatorSpec(name="unit_tests")),
-     "task 't1': evaluator.name = 'unit_tests': unknown evaluator 'unit_tests': known evaluators are command, "
-     "harbor, session_completed, swebench, swebench_harness (or give a 'module:Class' path)"),
+     "task 't1': evaluator.name = 'unit_tests': unknown evaluator 'unit_tests': known evaluators are "
+     f"{', '.join(sorted(EVALUATORS))} (or give a 'module:Class' path)"),
     (_task(runtime=RuntimeSpec(backend="chroot")),  # type: ignore[arg-type]
      "task 't1': runtime.backend = 'chroot': Invalid enum value 'chroot' (valid choices: " +
      ", ".join(repr(b) for b in BACKENDS) + ")"),
@@ -71,6 +72,5 @@ async def test_coordinator_rejects_with_the_reason(tmp_path: Path) -> None:
                           Task(task_id="ok", instruction="x")])
     assert reply.accepted == ["ok"]
     assert reply.rejected == {"t1": "task 't1': evaluator.name = 'unit_tests': unknown evaluator 'unit_tests': "
-                                    "known evaluators are command, harbor, session_completed, swebench, "
-                                    "swebench_harness "
+                                    f"known evaluators are {', '.join(sorted(EVALUATORS))} "
                                     "(or give a 'module:Class' path)"}

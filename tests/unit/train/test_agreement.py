@@ -76,8 +76,10 @@ def test_mismatched_shapes_name_both() -> None:
 
 def _view(mask: list[int], recorded: np.ndarray) -> TraceView:
     n = len(mask)
-    return TraceView(shard=Path("s.h5"), key="t/0", task_id="t", sample_index=0, attempt=0, trace_index=1,
-                     status=TraceStatus.COMPLETED, session_reward=1.0, harness="shell", model="m", policy_version=0,
+    return TraceView(shard=Path("s.h5"), trace_index=1,
+                     session={"key": "t/0", "task_id": "t", "sample_index": 0, "attempt": 0,
+                              "status": TraceStatus.COMPLETED, "session_reward": 1.0, "duration_s": 0.0,
+                              "harness": "shell", "model": "m", "policy_version": 0, "gateway_rank": 0},
                      columns={"reward": [1.0], "finish_reason": ["stop"], "policy": ["sample"], "trainable": [True],
                               "filter": [[]]}, row=0,
                      prompt_ids=np.arange(5, dtype=np.int32), response_ids=np.arange(n, dtype=np.int32),

@@ -12,7 +12,7 @@ from polar_hpc.store.index import build_index
 from polar_hpc.store.select import TraceSelect
 from polar_hpc.train.reader import Cursor, CursorMismatch, ReaderConfig, TraceReader
 from polar_hpc.wire.records import SessionResult, TraceStatus
-from tests.unit.train.runs import write_run
+from tests.fixtures.runs import write_run
 
 
 @pytest.fixture

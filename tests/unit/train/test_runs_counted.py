@@ -11,7 +11,7 @@ import pytest
 
 from polar_hpc.cli.entry import main
 from polar_hpc.wire.records import TraceStatus
-from tests.unit.train.runs import write_run
+from tests.fixtures.runs import write_run
 
 
 @pytest.fixture

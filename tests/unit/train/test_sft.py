@@ -16,7 +16,7 @@ from polar_hpc.store.reader import ShardReader
 from polar_hpc.train.sft.data import SftCorpus, SftInputError, fit_length, load_corpus
 from polar_hpc.train.sft.run import SftStep, build_trainer, train_sft
 from polar_hpc.wire.records import SessionResult, TraceStatus
-from tests.unit.train.runs import write_run
+from tests.fixtures.runs import write_run
 
 LOSS_RTOL = 1e-5
 """fp32: TRL's chunked fused LM head vs one plain log_softmax over the same logits."""

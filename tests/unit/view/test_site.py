@@ -10,7 +10,7 @@ from polar_hpc.cli.entry import main
 from polar_hpc.view.model import page_name
 from polar_hpc.view.site import write_site
 from polar_hpc.wire.records import ChatMessage, SessionResult, TraceStatus
-from tests.unit.train.runs import write_run
+from tests.fixtures.runs import write_run
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from polar_hpc.export.split import split_tasks
 from polar_hpc.store.reader import ShardReader
 from polar_hpc.store.select import TraceSelect
 from polar_hpc.wire.records import SessionResult
-from tests.unit.train.runs import write_run
+from tests.fixtures.runs import write_run
 
 REPOS = ["django/django", "astropy/astropy", "psf/requests", "octo/tiny"]
 

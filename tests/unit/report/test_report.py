@@ -8,7 +8,7 @@ from polar_hpc.cli.entry import main
 from polar_hpc.report.run import write_report
 from polar_hpc.wire.records import TraceStatus
 from polar_hpc.wire.rundir import RunDir
-from tests.unit.train.runs import write_run
+from tests.fixtures.runs import write_run
 
 
 def test_report_tables_and_plots(tmp_path: Path, session_result_factory: Any) -> None:

@@ -1,7 +1,7 @@
 """Engine client behaviour: retries, stickiness, failover, deadlines, error mapping.
 
 The servers here are the in-process FAKE ``polar_hpc.sim.sglang_stub.StubServer`` (they must fail on demand);
-failover against real reference servers is in tests/integration/inference/test_engine_failover.py.
+failover against real reference servers is in tests/integration/engine/test_engine_failover.py.
 """
 
 from __future__ import annotations
