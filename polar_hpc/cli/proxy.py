@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     from polar_hpc.log import get_logger
     from polar_hpc.proxy.server import ProxyServer
 
-    log = get_logger("proxy.cli")
+    log = get_logger("cli.proxy")
     if args.stream_interval < 1 or args.stream_max_delay < 0:
         sys.stderr.write("polar-hpc proxy: --stream-interval needs a whole number of tokens >= 1 and "
                          f"--stream-max-delay seconds >= 0, got {args.stream_interval} and {args.stream_max_delay}\n")

@@ -25,7 +25,7 @@ from polar_hpc.engine.routing import ServerPool
 from polar_hpc.engine.settings import EngineSettings
 from polar_hpc.log import get_logger
 
-log = get_logger("inference.engine")
+log = get_logger("engine")
 
 
 class EngineAdmin:

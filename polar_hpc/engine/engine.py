@@ -42,7 +42,7 @@ from polar_hpc.engine.stream import EngineStream, read_all
 from polar_hpc.log import get_logger
 from polar_hpc.wire.records import SamplingParams
 
-log = get_logger("inference.engine")
+log = get_logger("engine")
 
 _DEFAULTS = EngineSettings()
 

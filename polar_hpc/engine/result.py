@@ -9,7 +9,7 @@ from polar_hpc.engine.errors import EngineError
 from polar_hpc.engine.protocol import FinishKind, GenerateResponse, LogprobEntry, finish_fields
 from polar_hpc.log import get_logger
 
-log = get_logger("inference.engine")
+log = get_logger("engine")
 
 NO_TOP_ID = -1
 """``output_top_ids`` of a slot the server did not fill (its logprob is NaN)."""

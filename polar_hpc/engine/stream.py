@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from polar_hpc.engine.admin import EngineAdmin
     from polar_hpc.engine.routing import ServerState
 
-log = get_logger("inference.stream")
+log = get_logger("engine.stream")
 
 
 ABORT_GRACE_S = 1.0

@@ -101,7 +101,7 @@ def sglang_command(
 ) -> list[str]:
     """SGLang's arguments, run through ``sglang_launch``: the API key (``--api-key``; every route but
     ``/health*`` then needs ``Authorization: Bearer``) goes in ``API_KEY_ENV``, never on the command line.
-    ``--incremental-streaming-output`` only changes streamed calls (``inference.stream`` reads either form)."""
+    ``--incremental-streaming-output`` only changes streamed calls (``engine.stream`` reads either form)."""
     topology = topology or Topology()
     cmd = [python, "-m", "polar_hpc.inference.sglang_launch", "--model-path", model_path, "--host", host]
     cmd += ["--port", str(port)]

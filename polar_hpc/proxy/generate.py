@@ -110,8 +110,8 @@ def _fill_reply(record: CompletionRecord, result: GenerateResult, out: np.ndarra
 
 class Engine(Protocol):
     """What the proxy needs of its engine client: :class:`~polar_hpc.engine.engine.SGLangEngine` (tests give
-    a scripted one). Streaming (``proxy.live.respond.StreamingEngine``) and teacher forcing
-    (``proxy.oracle.policy.ForcingEngine``) are capabilities on top, checked where they are used."""
+    a scripted one). Streaming (``proxy.live.StreamingEngine``) and teacher forcing
+    (``policy.oracle.ForcingEngine``) are capabilities on top, checked where they are used."""
 
     async def generate(
         self,

@@ -41,7 +41,7 @@ from polar_hpc.reference.requests import (
 )
 from polar_hpc.reference.scheduler import Generation, Scheduler
 
-log = get_logger("inference.reference")
+log = get_logger("reference")
 
 _ENC = msgspec.json.Encoder()
 _REQ = msgspec.json.Decoder(ServerGenerateRequest)

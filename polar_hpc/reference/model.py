@@ -20,7 +20,7 @@ from tokenizers import Tokenizer
 from polar_hpc.log import get_logger
 from polar_hpc.reference.options import LogprobMode
 
-log = get_logger("inference.reference")
+log = get_logger("reference")
 
 GREEDY_EPS = 1e-5
 

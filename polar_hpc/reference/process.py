@@ -17,7 +17,7 @@ from polar_hpc.util.readiness import stop_process, wait_file, wait_healthy
 from polar_hpc.wire.endpoints import read_endpoint_file
 from polar_hpc.wire.security import API_KEY_ENV
 
-log = get_logger("inference.reference")
+log = get_logger("reference")
 
 
 class ReferenceHandle(msgspec.Struct, kw_only=True):

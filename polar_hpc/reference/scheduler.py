@@ -24,7 +24,7 @@ from polar_hpc.log import get_logger
 from polar_hpc.reference.model import ModelRunner, SamplingSpec, make_generator
 from polar_hpc.reference.prefix_cache import PrefixCache
 
-log = get_logger("inference.reference")
+log = get_logger("reference")
 
 
 @dataclass(eq=False)

@@ -17,7 +17,7 @@ from polar_hpc.reference.options import ReferenceOptions
 from polar_hpc.wire.endpoints import Endpoint, write_endpoint_file
 from polar_hpc.wire.security import API_KEY_ENV
 
-log = get_logger("inference.reference")
+log = get_logger("reference")
 
 
 def serve(model_dir: str | Path, options: ReferenceOptions, *, api_key: str | None = None) -> int:
