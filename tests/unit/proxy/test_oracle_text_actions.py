@@ -23,13 +23,17 @@ from polar_hpc.wire.records import CanonicalRequest, ChatMessage
 
 TEXT = get_adapter("mini_swe_agent").action_format(AgentSpec(harness="mini_swe_agent", settings={"mode": "text"}))
 PATCH = "--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n"
-# mini-swe-agent's parser, with the regex of its text-based model config, as its agent calls it
+# mini-swe-agent's parser, with the regex of its text-based model config, as its agent calls it; the default is
+# read from the config class's source (importing that module imports LiteLLM: ~4 s of CPU)
 PARSE = """
-import json, sys
+import ast, importlib.util, json, sys
 from minisweagent.exceptions import FormatError
-from minisweagent.models.litellm_textbased_model import LitellmTextbasedModelConfig
 from minisweagent.models.utils.actions_text import parse_regex_actions
-regex = LitellmTextbasedModelConfig.model_fields["action_regex"].default
+source = open(importlib.util.find_spec("minisweagent.models.litellm_textbased_model").origin).read()
+config = next(n for n in ast.parse(source).body
+              if isinstance(n, ast.ClassDef) and n.name == "LitellmTextbasedModelConfig")
+regex = next(ast.literal_eval(a.value) for a in config.body
+             if isinstance(a, ast.AnnAssign) and getattr(a.target, "id", "") == "action_regex")
 out = []
 for content in json.load(sys.stdin):
     try:
@@ -82,7 +86,7 @@ def _unfenced() -> list[str]:
 @pytest.fixture(scope="module")
 def mini_parsed() -> tuple[dict[str, str], dict[str, list[str] | None], list[list[str] | None]]:
     """(the oracle's replies, what mini-swe-agent parses of each, what it parses of the unfenced replies): one
-    run of its parser for the module (importing mini-swe-agent takes seconds)."""
+    run of its parser for the module."""
     replies, unfenced = _replies(), _unfenced()
     parsed = mini_parse([*replies.values(), *unfenced])
     return replies, dict(zip(replies, parsed[:len(replies)], strict=True)), parsed[len(replies):]
