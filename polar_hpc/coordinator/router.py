@@ -21,8 +21,8 @@ def open_router(ctx: zmq.asyncio.Context, keys: RunKeys, max_frame_bytes: int) -
     return sock
 
 
-def bind_router(sock: zmq.asyncio.Socket, host: str, want: int) -> int:
-    """Binds ``want`` (0: any port), or a new port when it is taken; returns the port."""
+def bind_router(sock: zmq.asyncio.Socket, host: str, want: int | None) -> int:
+    """Binds ``want`` (0 or None: any port), or a new port when it is taken; returns the port."""
     if want:
         try:
             sock.bind(f"tcp://{host}:{want}")

@@ -268,7 +268,7 @@ async def test_a_held_tool_call_gets_keepalives(live_proxy: ProxyHandle) -> None
     events = [e for e in raw.split(b"\n\n") if e]
     text_at = max(i for i, e in enumerate(events) if b'"delta":{"content":"' in e)
     call_at = next(i for i, e in enumerate(events) if b'"tool_calls"' in e)
-    assert sum(b'"delta":{}' in e for e in events[text_at:call_at]) >= 2  # the call's ~20 tokens take 1 s (keep-alive 0.2 s)
+    assert sum(b'"delta":{}' in e for e in events[text_at:call_at]) >= 2  # the call's ~20 tokens: 1 s, keep-alive 0.2 s
     the_record(h)
 
 
