@@ -35,6 +35,7 @@ def table(rows: list[ProbeRow]) -> str:
 
 def main() -> int:
     from polar_hpc.assets import asset_path
+    from polar_hpc.reference.options import ReferenceOptions
     from polar_hpc.reference.process import start_reference_server
 
     ap = argparse.ArgumentParser()
@@ -44,7 +45,8 @@ def main() -> int:
     args = ap.parse_args()
     out = Path(args.out or tempfile.mkdtemp(prefix="probe-table-"))
     rows: list[ProbeRow] = []
-    with start_reference_server(asset_path("tiny-qwen3"), context_length=32768, log_path=out / "reference.log") as ref:
+    options = ReferenceOptions(context_length=32768, threads=1)
+    with start_reference_server(asset_path("tiny-qwen3"), options, log_path=out / "reference.log") as ref:
         for h in args.harness or HARNESSES:
             done = subprocess.run([sys.executable, "-m", "polar_hpc", "probe", h, "--engine", ref.url, "--json",
                                    "--out", str(out / h)], capture_output=True, text=True, timeout=900)

@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
 # Run the test suite: lint, type check, then every tier (unit, integration, harness CLIs, real Slurm).
 # Brings up the single-node Slurm cluster for the slurm tier and stops it by pid at the end.
-#   bash tools/test.sh                  # everything; the slurm tier runs beside the rest (it mostly waits)
-#   bash tools/test.sh -m "not slow"    # the fast tier (a few minutes): any arguments go to one pytest as they are
+#   bash tools/test.sh                  # everything: the fast tier first, then the slow one; the slurm tier runs
+#                                       # beside them (it mostly waits)
+#   bash tools/test.sh --fast [ARGS]    # the inner loop (under 3 minutes): ruff, then the fast tier (-m "not slow");
+#                                       # no Slurm, no mypy; ARGS go to its pytest
+#   bash tools/test.sh -m "not slow"    # any other arguments go to one pytest as they are (with Slurm up)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+if [ "${1:-}" = "--fast" ]; then
+  shift
+  ruff check polar_hpc tests tools
+  exec python3 -m pytest -q -p no:cacheprovider --durations=15 -m "not slow" "$@"
+fi
 
 ruff check polar_hpc tests tools
 mypy
@@ -29,8 +38,14 @@ fi
 slurm_log=$(mktemp)
 "${PYTEST[@]}" --durations=15 -m slurm > "$slurm_log" 2>&1 &
 slurm_pid=$!
+# The fast tier first (a first stage): when it fails, the slow tier is skipped.
 rest=0
-"${PYTEST[@]}" --durations=30 -m "not slurm" || rest=$?
+"${PYTEST[@]}" --durations=15 -m "not slow" || rest=$?
+if [ "$rest" = 0 ]; then
+  "${PYTEST[@]}" --durations=30 -m "slow and not slurm" || rest=$?
+else
+  echo "the fast tier failed (rc=$rest): the slow tier is skipped"
+fi
 slurm=0
 wait "$slurm_pid" || slurm=$?
 slurm_pid=""

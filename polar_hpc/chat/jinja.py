@@ -54,7 +54,7 @@ class KeptDict(dict[Any, Any]):
 
 
 def kept(value: Any) -> Any:
-    """``value`` (plain data, as ``inference.messages.plain`` gives) with every dict inside made a :class:`KeptDict`."""
+    """``value`` (plain data, as ``chat.messages.plain`` gives) with every dict inside made a :class:`KeptDict`."""
     if type(value) is dict:
         return KeptDict({k: kept(v) for k, v in value.items()})
     if type(value) is list:

@@ -41,7 +41,7 @@ from polar_hpc.log import get_logger
 
 __all__ = ["ASCII_PATTERNS", "GPT2_PATTERN", "WORD_CACHE_WORDS", "WORD_CHARS", "WordEncoder"]
 
-log = get_logger("inference.pretokenize")
+log = get_logger("chat.pretokenize")
 
 _WS = r"\t\n\x0b\x0c\r "
 """Oniguruma's ``\\s`` on ASCII, inside a character class."""

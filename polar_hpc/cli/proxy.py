@@ -62,6 +62,17 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=run)
 
 
+def configs(args: argparse.Namespace) -> tuple[InferenceConfig, ProxyConfig, GatewayConfig]:
+    """The recipe sections the flags stand for: the proxy and its engine are built from them as a run builds its
+    gateway ranks' (``ProxySettings.from_config``, ``EngineSettings.from_config``)."""
+    inference = InferenceConfig(model=args.model, served_model_name=args.model_name, tool_parser=args.tool_parser,
+                                context_length=args.context_length, max_new_tokens=args.max_new_tokens,
+                                request_timeout_s=args.request_timeout, enable_thinking=args.enable_thinking)
+    proxy = ProxyConfig(stream_upstream=args.stream_upstream, keepalive_s=args.keepalive,
+                        stream_interval=args.stream_interval, stream_max_delay_s=args.stream_max_delay)
+    return inference, proxy, GatewayConfig(render=args.render)
+
+
 def run(args: argparse.Namespace) -> int:
     import asyncio
     import os
@@ -75,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     from polar_hpc.log import get_logger
     from polar_hpc.proxy.server import ProxyServer
 
-    log = get_logger("proxy.cli")
+    log = get_logger("cli.proxy")
     if args.stream_interval < 1 or args.stream_max_delay < 0:
         sys.stderr.write("polar-hpc proxy: --stream-interval needs a whole number of tokens >= 1 and "
                          f"--stream-max-delay seconds >= 0, got {args.stream_interval} and {args.stream_max_delay}\n")
@@ -90,18 +101,14 @@ def run(args: argparse.Namespace) -> int:
             sys.stderr.write(f"polar-hpc proxy: --oracle {args.oracle}: {err}\n")
             return 2
 
-    inference = InferenceConfig(model=args.model, served_model_name=args.model_name, tool_parser=args.tool_parser,
-                                context_length=args.context_length, max_new_tokens=args.max_new_tokens,
-                                request_timeout_s=args.request_timeout, enable_thinking=args.enable_thinking)
-    proxy = ProxyConfig(stream_upstream=args.stream_upstream, keepalive_s=args.keepalive,
-                        stream_interval=args.stream_interval, stream_max_delay_s=args.stream_max_delay)
+    inference, proxy, gateway = configs(args)
 
     async def main() -> None:
         template = ChatTemplate.from_model_dir(resolve_model(inference.model))
         api_key = args.engine_api_key or os.environ.get("POLAR_INFERENCE_API_KEY") or None
         engine = SGLangEngine.from_config(list(args.engine), inference, proxy, api_key=api_key)
-        server = ProxyServer.from_config(template, engine, inference=inference, proxy=proxy,
-                                         gateway=GatewayConfig(render=args.render), records_dir=Path(args.records))
+        server = ProxyServer.from_config(template, engine, inference=inference, proxy=proxy, gateway=gateway,
+                                         records_dir=Path(args.records))
         keys = ([server.open_session(k, api_key=k, oracle=oracle) for k in args.session_key]
                 or [server.open_session("session-0", oracle=oracle)])
         base = await server.start(args.host, args.port, args.unix)

@@ -3,7 +3,25 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import Any, get_args
+
+from polar_hpc.reference.options import DEFAULTS, FLAGS, LogprobMode, ReferenceOptions
+
+_REFERENCE_FLAGS: dict[str, dict[str, Any]] = {
+    "port": {"type": int, "help": "0 picks a free port (see --ready-file)"},
+    "seed": {"type": int, "help": "seeds requests that carry no sampling_seed"},
+    "context_length": {"type": int, "help": "default: max_position_embeddings"},
+    "threads": {"type": int, "help": "torch threads (default: half the cores, 1..4)"},
+    "ready_file": {"help": "write the endpoint (url, pid) here as JSON once listening"},
+    "logprob_mode": {"choices": get_args(LogprobMode),
+                     "help": "processed: softmax(logits/T) as SGLang reports; original: raw log_softmax"},
+    "first_token_delay_s": {"type": float, "metavar": "S", "help": "a deliberately slow engine: no request's first "
+                            "token sooner than S seconds after it arrived"},
+    "token_delay_s": {"type": float, "metavar": "S",
+                      "help": "a deliberately slow engine: each round of tokens takes at least S seconds"},
+}
+"""How ``polar-hpc serve-reference`` reads each of the reference server's options (their defaults are the
+options'; ``reference.options.FLAGS`` names the flags)."""
 
 
 def register(subparsers: Any) -> None:
@@ -13,22 +31,11 @@ def register(subparsers: Any) -> None:
         description="Reference inference server: SGLang's native /generate protocol on torch CPU.",
     )
     p.add_argument("--model", required=True, help="model dir (config.json, safetensors, tokenizer.json) or asset:NAME")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=30000, help="0 picks a free port (see --ready-file)")
-    p.add_argument("--seed", type=int, default=0, help="seeds requests that carry no sampling_seed")
-    p.add_argument("--context-length", type=int, default=None, help="default: max_position_embeddings")
-    p.add_argument("--served-model-name", default=None)
-    p.add_argument("--threads", type=int, default=None, help="torch threads (default: half the cores, 1..4)")
-    p.add_argument("--ready-file", default=None, help="write the endpoint (url, pid) here as JSON once listening")
-    p.add_argument("--logprob-mode", choices=["processed", "original"], default="processed",
-                   help="processed: softmax(logits/T) as SGLang reports; original: raw log_softmax")
+    for name, flag in FLAGS.items():  # the options' own defaults (``ReferenceOptions``)
+        p.add_argument(flag, dest=name, default=getattr(DEFAULTS, name), **_REFERENCE_FLAGS.get(name, {}))
     p.add_argument("--api-key", default=None,
                    help="require 'Authorization: Bearer KEY' on every route but /health* (as SGLang's --api-key); "
                    "default: $POLAR_INFERENCE_API_KEY, which keeps the key out of ps")
-    p.add_argument("--first-token-delay", type=float, default=0.0, metavar="S",
-                   help="a deliberately slow engine: no request's first token sooner than S seconds after it arrived")
-    p.add_argument("--token-delay", type=float, default=0.0, metavar="S",
-                   help="a deliberately slow engine: each round of tokens takes at least S seconds")
     p.set_defaults(func=run_reference)
 
     s = subparsers.add_parser(
@@ -45,20 +52,8 @@ def run_reference(args: argparse.Namespace) -> int:
     from polar_hpc.assets import resolve_model
     from polar_hpc.reference.serve import serve
 
-    return serve(
-        resolve_model(args.model),
-        host=args.host,
-        port=args.port,
-        seed=args.seed,
-        context_length=args.context_length,
-        served_model_name=args.served_model_name,
-        threads=args.threads,
-        ready_file=args.ready_file,
-        logprob_mode=args.logprob_mode,
-        api_key=args.api_key,
-        first_token_delay_s=args.first_token_delay,
-        token_delay_s=args.token_delay,
-    )
+    options = ReferenceOptions(**{name: getattr(args, name) for name in FLAGS})
+    return serve(resolve_model(args.model), options, api_key=args.api_key)
 
 
 def run_server_job(args: argparse.Namespace) -> int:

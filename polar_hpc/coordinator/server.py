@@ -7,7 +7,6 @@ coordinator keeps serving. Outbound traffic to a gateway is bounded by its capac
 from __future__ import annotations
 
 import asyncio
-import gc
 import os
 import socket
 import time
@@ -20,19 +19,20 @@ import zmq
 import zmq.asyncio
 
 from polar_hpc.config.run import RunConfig
-from polar_hpc.coordinator.journal import Cancelled, GaveUp, Journal, Submitted
+from polar_hpc.coordinator.journal import GaveUp, Journal
+from polar_hpc.coordinator.requests import cancel_task, submit_tasks, task_status
+from polar_hpc.coordinator.restore import restore_state
 from polar_hpc.coordinator.results import ResultBuffer
-from polar_hpc.coordinator.state import DispatchState, QueueFull
+from polar_hpc.coordinator.router import bind_router, open_router
+from polar_hpc.coordinator.state import DispatchState
 from polar_hpc.coordinator.status import Progress, build_status
 from polar_hpc.coordinator.subscribers import Subscribers
 from polar_hpc.log import get_logger
-from polar_hpc.store.resume import resume_index
-from polar_hpc.tasks.validate import task_problems
 from polar_hpc.wire import control as c
 from polar_hpc.wire.endpoints import Endpoint, read_endpoint, write_endpoint
 from polar_hpc.wire.records import Task, TraceStatus
 from polar_hpc.wire.rundir import RunDir, component_name
-from polar_hpc.wire.security import configure_server, ensure_keys, start_authenticator
+from polar_hpc.wire.security import ensure_keys, start_authenticator
 
 if TYPE_CHECKING:  # imported when the facade is on: aiohttp costs the coordinator ~0.3 s of start otherwise
     from polar_hpc.coordinator.http import HttpFacade
@@ -83,61 +83,19 @@ class Coordinator:
 
     def restore(self) -> None:
         """Rebuild from the shards (a session is done when it is in one) and the journal."""
-        gc.disable()  # a million small objects: the cyclic GC would rescan them over and over
-        try:
-            self._restore()
-        finally:
-            gc.enable()
-
-    def _restore(self) -> None:
-        t0 = time.perf_counter()
-        index = resume_index(self.shards_dir) if self.shards_dir.exists() else None
-        if index is not None:
-            self.state.restore_committed(index.outcomes)
-        entries = self.journal.read()
-        for task in self._initial_tasks:
-            self.state.add_task(task)
-        for e in entries:
-            if isinstance(e, Submitted) and e.task.task_id not in self.state.tasks:
-                self.state.add_task(e.task)
-            elif isinstance(e, Cancelled):
-                self.state.cancel_task(e.task_id)
-            elif isinstance(e, GaveUp):
-                self.state.give_up(e.key, e.error)
-        for tid in self.state.completed_tasks:  # complete before this start: their callbacks went out then
-            self.state.tasks[tid].restored_complete = True
-        if index is not None:
-            log.info("restored %d committed sessions from %d shards in %.2fs (%d problems, %d duplicates)",
-                     len(index.keys), index.shards, time.perf_counter() - t0, len(index.problems),
-                     index.duplicates)
-            self.state.duplicates += index.duplicates
-
-    def _bind(self, sock: zmq.asyncio.Socket) -> int:
-        previous = read_endpoint(self.run_dir, ENDPOINT_NAME)
-        want = self.port if self.port is not None else (previous.port if previous else 0)
-        if want:
-            try:
-                sock.bind(f"tcp://{self.host}:{want}")
-                return want
-            except zmq.ZMQError as err:
-                log.warning("cannot bind port %d again (%s); taking a new one", want, err)
-        return sock.bind_to_random_port(f"tcp://{self.host}")
+        restore_state(self.state, self.shards_dir, self.journal, self._initial_tasks)
 
     async def run(self) -> int:
         keys = ensure_keys(self.run_dir)
-        restarted = read_endpoint(self.run_dir, ENDPOINT_NAME) is not None
+        previous = read_endpoint(self.run_dir, ENDPOINT_NAME)
+        restarted = previous is not None
         self.restore()
         ctx = zmq.asyncio.Context()
         auth = start_authenticator(ctx, keys)
-        sock = ctx.socket(zmq.ROUTER)
-        sock.linger = 0
-        sock.sndhwm = sock.rcvhwm = 100_000
-        sock.setsockopt(zmq.ROUTER_MANDATORY, 0)
-        sock.maxmsgsize = self.max_frame_bytes  # zmq drops the peer's connection instead of receiving it
-        configure_server(sock, keys)
-        self.sock = sock
+        sock = self.sock = open_router(ctx, keys, self.max_frame_bytes)
         try:
-            port = self._bind(sock)
+            port = bind_router(sock, self.host,
+                               self.port if self.port is not None else (previous.port if previous else 0))
             if self.cc.http_facade:
                 from polar_hpc.coordinator.http import HttpFacade
 
@@ -413,48 +371,18 @@ class Coordinator:
     # ---- client requests (also used by the HTTP facade) -------------------------------------------------
 
     def submit(self, tasks: list[Task], req: int = 0) -> c.SubmitReply:
-        accepted: list[str] = []
-        rejected: dict[str, str] = {}
-        for task in tasks:
-            problems = task_problems(task)
-            if problems:
-                rejected[task.task_id] = "; ".join(problems)
-                continue
-            try:
-                self.state.add_task(task)
-            except (ValueError, QueueFull) as err:
-                rejected[task.task_id] = str(err)
-                continue
-            accepted.append(task.task_id)
-        self.journal.append([Submitted(task=self.state.tasks[t].task) for t in accepted])
-        if accepted:
-            log.info("accepted %d tasks from a client", len(accepted))
+        reply = submit_tasks(self.state, self.journal, tasks, req)
         self._notify_tasks()
         self._dispatch()
-        return c.SubmitReply(req=req, accepted=accepted, rejected=rejected)
+        return reply
 
     def cancel(self, task_id: str, req: int = 0) -> c.CancelReply:
-        cancelled, running = self.state.cancel_task(task_id)
-        if task_id in self.state.tasks:
-            self.journal.append([Cancelled(task_id=task_id)])
+        reply, running = cancel_task(self.state, self.journal, task_id, req)
         for rank, keys in running.items():
             r = self.state.ranks.get(rank)
             if r is not None and r.alive:
                 self._send(r.peer, c.CancelSessions(keys=keys))
-        return c.CancelReply(req=req, task_id=task_id, cancelled=cancelled,
-                             running=sum(len(v) for v in running.values()))
+        return reply
 
     def task_status(self, task_id: str, req: int = 0, with_results: bool = False) -> c.TaskStatus:
-        t = self.state.tasks.get(task_id)
-        if t is None:
-            return c.TaskStatus(task_id=task_id, req=req, found=False)
-        sessions = []
-        results = []
-        for key in t.keys:
-            s = self.state.sessions[key]
-            sessions.append(c.SessionInfo(s.sample_index, s.state, s.attempt, s.rank, s.reward, s.stage))
-            kept = self.recent.get(key) if with_results else None
-            if kept is not None:
-                results.append(kept)
-        return c.TaskStatus(task_id=task_id, req=req, state=self.state.task_state(task_id),
-                            num_samples=len(t.keys), sessions=sessions, results=results)
+        return task_status(self.state, self.recent, task_id, req=req, with_results=with_results)

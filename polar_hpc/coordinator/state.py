@@ -16,110 +16,40 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
-from polar_hpc.coordinator.pending import PendingQueue
+from polar_hpc.coordinator.entries import FIRST_TERMINAL, RankEntry, SessionEntry, TaskEntry
+from polar_hpc.coordinator.ledger import SessionLedger
 from polar_hpc.log import get_logger
 from polar_hpc.wire.control import SessionRef, SessionState, TaskState
 from polar_hpc.wire.ids import SessionId
-from polar_hpc.wire.records import Session, Task, TraceStatus, is_accepted
+from polar_hpc.wire.records import Session, Task, TraceStatus
 from polar_hpc.wire.versions import INITIAL, WeightVersion
 
 log = get_logger("coordinator.state")
-
-
-_FIRST_TERMINAL = SessionState.COMMITTED
-"""COMMITTED, ERROR and CANCELLED are the terminal states (compared as ints: no enum hashing)."""
 
 
 class QueueFull(RuntimeError):
     pass
 
 
-@dataclass(slots=True)
-class SessionEntry:
-    task_id: str
-    sample_index: int
-    state: SessionState = SessionState.PENDING
-    attempt: int = 0
-    failures: int = 0
-    rank: int = -1
-    stage: str = ""
-    reward: float = 0.0
-    accepted: bool = False
-    failed: bool = False
-    """Its outcome is an ERROR (the harness, the sandbox or the evaluation failed)."""
-    error: str | None = None
-
-
-@dataclass(slots=True)
-class TaskEntry:
-    task: Task
-    keys: list[str]
-    open: int
-    """Sessions not yet terminal."""
-    cancelled: bool = False
-    restored_complete: bool = False
-    """Complete already when the coordinator (re)started (every session in the shards, or given up)."""
-
-
-@dataclass(slots=True)
-class RankEntry:
-    rank: int
-    peer: bytes
-    capacity: int
-    host: str = ""
-    proxy_endpoint: str = ""
-    last_seen: float = 0.0
-    last_ack: float = float("-inf")
-    alive: bool = True
-    draining: bool = False
-    in_flight: set[str] = field(default_factory=set)
-    uncommitted: set[str] = field(default_factory=set)
-    occupancy: dict[str, int] = field(default_factory=dict)
-    version: int = 0
-
-    @property
-    def free(self) -> int:
-        return self.capacity - len(self.in_flight)
-
-    def load_key(self) -> tuple[float, int]:
-        ready = self.occupancy.get("ready", 0)
-        return (len(self.in_flight) / max(self.capacity, 1), ready)
-
-
-class DispatchState:
+class DispatchState(SessionLedger):
     """Pure state machine; the server feeds it messages and sends what it returns."""
 
     def __init__(self, *, max_attempts: int = 3, heartbeat_timeout_s: float = 30.0,
                  max_pending: int = 1_000_000) -> None:
-        self.max_attempts = max_attempts
+        super().__init__(max_attempts=max_attempts)
         self.heartbeat_timeout_s = heartbeat_timeout_s
         self.max_pending = max_pending
-        self.tasks: dict[str, TaskEntry] = {}
-        self.sessions: dict[str, SessionEntry] = {}
-        self.pending = PendingQueue()
         self.ranks: dict[int, RankEntry] = {}
         self.by_peer: dict[bytes, int] = {}
         self.committed_before: dict[str, tuple[int, float]] = {}
         """Keys found in shards at start whose task is not (yet) known: their (status, reward)."""
-        self.counts: list[int] = [0] * len(SessionState)
-        """Sessions per state, indexed by ``SessionState`` (a list: enum hashing is slow at 1M sessions)."""
         self.duplicates = 0
-        self.accepted = 0
-        self.failed = 0
-        """Committed sessions whose outcome is an ERROR, and sessions given up (ERROR state)."""
-        self.reward_sum = 0.0
         self.tokens = 0
         """Tokens of the sessions done (first result per key), for tokens/s."""
-        self.tasks_completed = 0
-        self.completed_tasks: list[str] = []
-        """Tasks that became complete since the server last drained this list."""
-        self.errored: list[tuple[str, str]] = []
         self.revoked: dict[int, list[str]] = {}
         """Running keys per rank taken back (another rank holds their result) since the server last drained it:
         the server sends those ranks ``CancelSessions``."""
-        """(key, error) of sessions given up since the server last drained this list."""
         self._heap: list[tuple[float, int, int, int, int]] = []
         self._seq = itertools.count()
 
@@ -131,14 +61,9 @@ class DispatchState:
             entry = self.sessions.get(key)
             if entry is None:
                 self.committed_before[key] = outcome
-            elif entry.state < _FIRST_TERMINAL:
-                self._restore_outcome(entry, outcome)
+            elif entry.state < FIRST_TERMINAL:
+                entry.restore_outcome(outcome)
                 self._set_state(key, entry, SessionState.COMMITTED)
-
-    @staticmethod
-    def _restore_outcome(s: SessionEntry, outcome: tuple[int, float]) -> None:
-        status, reward = outcome
-        s.reward, s.accepted, s.failed = reward, is_accepted(status, reward), status == TraceStatus.ERROR
 
     def add_task(self, task: Task) -> None:
         if task.task_id in self.tasks:
@@ -159,7 +84,7 @@ class DispatchState:
             self.sessions[key] = s
             outcome = committed_before.pop(key, None) if committed_before else None
             if outcome is not None:
-                self._restore_outcome(s, outcome)
+                s.restore_outcome(outcome)
                 self._set_state(key, s, SessionState.COMMITTED)
             else:
                 entry.open += 1
@@ -172,7 +97,7 @@ class DispatchState:
 
     def give_up(self, key: str, error: str) -> None:
         s = self.sessions.get(key)
-        if s is not None and s.state < _FIRST_TERMINAL:
+        if s is not None and s.state < FIRST_TERMINAL:
             self._remove_pending(key)
             s.error = error
             self._set_state(key, s, SessionState.ERROR)
@@ -232,7 +157,7 @@ class DispatchState:
                 self._push(other)
                 if other.alive:
                     self.revoked.setdefault(other.rank, []).append(key)
-            elif (s is None or s.state >= _FIRST_TERMINAL
+            elif (s is None or s.state >= FIRST_TERMINAL
                   or (s.rank not in (-1, rank) and s.state != SessionState.PENDING)):
                 stale.append(key)
                 continue
@@ -289,7 +214,7 @@ class DispatchState:
         r.in_flight.discard(key)
         r.uncommitted.discard(key)
         self._push(r)
-        if s.state >= _FIRST_TERMINAL:
+        if s.state >= FIRST_TERMINAL:
             return
         task = self.tasks.get(s.task_id)
         if task is not None and task.cancelled:
@@ -385,7 +310,7 @@ class DispatchState:
         r = self.ranks[rank]
         r.in_flight.discard(key)
         self._push(r)
-        if s.state in (SessionState.DONE, SessionState.COMMITTED) or (s.state >= _FIRST_TERMINAL and s.rank != rank):
+        if s.state in (SessionState.DONE, SessionState.COMMITTED) or (s.state >= FIRST_TERMINAL and s.rank != rank):
             self.duplicates += 1
             log.info("session %s attempt %d done again on rank %d; keeping the first result", key, attempt, rank)
             r.uncommitted.add(key)
@@ -422,57 +347,7 @@ class DispatchState:
             self._push(r)
         return newly
 
-    # ---- internals --------------------------------------------------------------------------------------
-
-    def _remove_pending(self, key: str) -> None:
-        self.pending.discard(key)
-
-    def _requeue(self, keys: Iterable[str], crashed: set[str]) -> None:
-        for key in sorted(keys):
-            s = self.sessions.get(key)
-            if s is None or s.state >= _FIRST_TERMINAL or s.state == SessionState.PENDING:
-                continue
-            s.attempt += 1
-            s.rank = -1
-            s.stage = ""
-            if key in crashed:
-                s.failures += 1
-            if s.failures >= self.max_attempts:
-                s.error = f"gateway rank died or lost it {s.failures} times while running it"
-                self._set_state(key, s, SessionState.ERROR)
-                self.errored.append((key, s.error))
-                log.error("session %s: giving up after %d attempts", key, s.failures)
-                continue
-            self._set_state(key, s, SessionState.PENDING)
-            self.pending.appendleft(key)
-
-    def _set_state(self, key: str, s: SessionEntry, state: SessionState) -> None:
-        old = s.state
-        if old == state:
-            return
-        self.counts[old] -= 1
-        self.counts[state] += 1
-        s.state = state
-        if state == SessionState.COMMITTED:
-            self.accepted += int(s.accepted)
-            self.failed += int(s.failed)
-            self.reward_sum += s.reward
-        elif state == SessionState.ERROR:
-            self.failed += 1
-        task = self.tasks.get(s.task_id)
-        if task is None:
-            return
-        if state >= _FIRST_TERMINAL and old < _FIRST_TERMINAL:
-            task.open -= 1
-            if task.open == 0:
-                self.tasks_completed += 1
-                self.completed_tasks.append(s.task_id)
-
     # ---- queries ----------------------------------------------------------------------------------------
-
-    @property
-    def finished(self) -> bool:
-        return bool(self.tasks) and self.tasks_completed == len(self.tasks)
 
     def task_state(self, task_id: str) -> TaskState:
         t = self.tasks.get(task_id)

@@ -8,6 +8,7 @@ Weight updates follow SGLang's RL sequence, applied to every server: ``pause_gen
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import aiohttp
 import msgspec
@@ -21,14 +22,17 @@ from polar_hpc.engine.protocol import (
     UpdateWeightsResult,
 )
 from polar_hpc.engine.routing import ServerPool
+from polar_hpc.engine.settings import EngineSettings
 from polar_hpc.log import get_logger
 
-log = get_logger("inference.engine")
+log = get_logger("engine")
 
 
 class EngineAdmin:
     pool: ServerPool
-    admin_timeout_s: float
+    settings: EngineSettings
+    _background: set[asyncio.Task[Any]]
+    """Aborts sent in the background (awaited a while by ``close``)."""
     api_key: str | None = None
     """Sent as ``Authorization: Bearer <key>`` on every call (SGLang's ``--api-key``)."""
 
@@ -77,6 +81,15 @@ class EngineAdmin:
         except (aiohttp.ClientError, TimeoutError) as err:
             log.warning("abort of rid %s at %s failed: %s", rid, url, err)
 
+    def abort_in_background(self, url: str, rid: str) -> None:
+        """:meth:`abort` without waiting for it (a cancelled or timed-out call, a stream closed early)."""
+        try:
+            task = asyncio.get_running_loop().create_task(self.abort(url, rid))
+        except RuntimeError:
+            return
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
     async def health(self, timeout_s: float = 30.0) -> dict[str, bool]:
         """``GET /health_generate`` on every server (it runs a one-token generation); url → healthy."""
         servers = list(self.pool.servers)
@@ -112,14 +125,14 @@ class EngineAdmin:
         ``in_place``/``retract`` keep them until ``continue_generation``."""
         if mode not in ("abort", "retract", "in_place"):
             raise ValueError(f"pause mode must be abort, retract or in_place, got {mode!r}")
-        await self._all("POST", "/pause_generation", PauseRequest(mode=mode), self.admin_timeout_s)  # type: ignore[arg-type]  # mode checked above
+        await self._all("POST", "/pause_generation", PauseRequest(mode=mode), self.settings.admin_timeout_s)  # type: ignore[arg-type]  # mode checked above
 
     async def continue_generation(self) -> None:
-        await self._all("POST", "/continue_generation", _Empty(), self.admin_timeout_s)
+        await self._all("POST", "/continue_generation", _Empty(), self.settings.admin_timeout_s)
 
     async def update_weights_from_disk(self, path: str, weight_version: str | None = None) -> list[UpdateWeightsResult]:
         body = UpdateWeightsFromDisk(model_path=str(path), weight_version=weight_version)
-        raws = await self._all("POST", "/update_weights_from_disk", body, self.admin_timeout_s)
+        raws = await self._all("POST", "/update_weights_from_disk", body, self.settings.admin_timeout_s)
         results = [(url, msgspec.json.decode(r, type=UpdateWeightsResult)) for url, r in raws]
         bad = [f"{url}: {r.message}" for url, r in results if not r.success]
         if bad:

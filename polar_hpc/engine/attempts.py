@@ -10,7 +10,7 @@ from polar_hpc.engine.errors import EngineError, EngineTimeout, EngineUnavailabl
 from polar_hpc.engine.routing import ServerPool, ServerState
 from polar_hpc.log import get_logger
 
-log = get_logger("inference.engine")
+log = get_logger("engine")
 
 
 class Attempts:

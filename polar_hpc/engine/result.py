@@ -5,7 +5,11 @@ from __future__ import annotations
 import msgspec
 import numpy as np
 
-from polar_hpc.engine.protocol import FinishKind, LogprobEntry
+from polar_hpc.engine.errors import EngineError
+from polar_hpc.engine.protocol import FinishKind, GenerateResponse, LogprobEntry, finish_fields
+from polar_hpc.log import get_logger
+
+log = get_logger("engine")
 
 NO_TOP_ID = -1
 """``output_top_ids`` of a slot the server did not fill (its logprob is NaN)."""
@@ -51,3 +55,48 @@ class GenerateResult(msgspec.Struct, kw_only=True):
     (SGLang's ``output_top_logprobs``, most likely first); shape (n, 0) or (0, 0) when not asked for."""
     output_top_logprobs: np.ndarray = msgspec.field(default_factory=lambda: no_top()[1])
     """float32 (n, k): their logprobs."""
+
+
+def whole_result(resp: GenerateResponse, url: str, rid: str, attempts: int, top_k: int) -> GenerateResult:
+    """The result of a non-streaming ``/generate`` answer (raises :class:`EngineError` on one that breaks the
+    contract: a sampled token without its logprob, counts that disagree, no finish reason)."""
+    meta = resp.meta_info
+    entries = meta.output_token_logprobs
+    if entries is None:
+        raise EngineError(f"{url} sent no meta_info.output_token_logprobs (rid {rid}); is return_logprob ignored?")
+    if len(entries) != meta.completion_tokens:
+        raise EngineError(
+            f"{url} (rid {rid}): output_token_logprobs has {len(entries)} entries but completion_tokens is "
+            f"{meta.completion_tokens}"
+        )
+    missing = next((i for i, e in enumerate(entries) if e[0] is None), None)
+    if missing is not None:
+        raise EngineError(
+            f"{url} (rid {rid}): output_token_logprobs[{missing}] (token id {entries[missing][1]}) has no "
+            "logprob; a sampled token without its logprob cannot be trained on"
+        )
+    ids = np.fromiter((e[1] for e in entries), dtype=np.int32, count=len(entries))
+    lps = np.fromiter((e[0] for e in entries), dtype=np.float32, count=len(entries))
+    if resp.output_ids and len(resp.output_ids) == len(ids) and resp.output_ids != ids.tolist():
+        log.warning("%s (rid %s): output_ids differ from the ids in output_token_logprobs; using the latter", url, rid)
+    if meta.finish_reason is None:
+        raise EngineError(f"{url} (rid {rid}) returned a finished response without a finish_reason")
+    reason, matched, abort_message = finish_fields(meta.finish_reason)
+    top_ids, top_lps = top_arrays(meta.output_top_logprobs, len(ids), top_k)
+    return GenerateResult(
+        output_ids=ids,
+        output_logprobs=lps,
+        output_top_ids=top_ids,
+        output_top_logprobs=top_lps,
+        finish_reason=reason,
+        matched_stop=matched,
+        prompt_tokens=meta.prompt_tokens,
+        completion_tokens=meta.completion_tokens,
+        cached_tokens=meta.cached_tokens,
+        weight_version=meta.weight_version,
+        server=url,
+        rid=rid,
+        text=resp.text,
+        abort_message=abort_message,
+        attempts=attempts,
+    )

@@ -1,75 +1,50 @@
 """A streamed ``POST /generate`` (``stream: true``): sampled ids and logprobs as they come, then the result.
 
-SGLang sends SSE frames ``data: <GenerateResponse>`` and ``data: [DONE]``. In 0.5.23 a chunk is cumulative
-by default (all ids and logprobs so far) and a delta with ``--incremental-streaming-output``; both are read
-here: a chunk whose ``output_token_logprobs`` holds ``completion_tokens`` entries is cumulative, one that
-holds exactly the entries not yet seen is a delta. The final chunk carries the finish reason; the
+SGLang sends SSE frames ``data: <GenerateResponse>`` and ``data: [DONE]``. In 0.5.23 a chunk is cumulative by
+default (all ids and logprobs so far) and a delta with ``--incremental-streaming-output``; both are read here: a
+chunk whose ``output_token_logprobs`` holds ``completion_tokens`` entries is cumulative, one that holds exactly the
+entries not yet seen is a delta. The final chunk carries the finish reason; the
 :class:`~polar_hpc.engine.result.GenerateResult` built from the stream equals the non-streaming one.
 
-Connection errors and 5xx before the response head are retried on another server as ``generate`` does;
-once sampling has started, a failure ends the stream with :class:`EngineError` (no token is sampled twice).
-:meth:`EngineStream.abort` asks the server to stop (``/abort_request``) and keeps reading until it answers
-with its abort chunk (bounded), so the result holds every token sampled before the stop.
+The engine's retry loop opens the stream (``SGLangEngine.open_stream``): connection errors and 5xx before the
+response head are retried on another server as ``generate`` does; once sampling has started, a failure ends the
+stream with :class:`EngineError` (no token is sampled twice). :meth:`EngineStream.abort` asks the server to stop
+(``/abort_request``) and keeps reading until it answers with its abort chunk (bounded), so the result holds every
+token sampled before the stop.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
 from itertools import chain
 from operator import itemgetter
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import aiohttp
 import msgspec
 import numpy as np
 
 from polar_hpc.engine.errors import EngineError, EngineTimeout
-from polar_hpc.engine.http1 import Http1Pool, Http1Stream
+from polar_hpc.engine.http1 import Http1Stream
 from polar_hpc.engine.protocol import (
     ErrorResponse,
     FinishAbort,
     FinishReason,
-    GenerateRequest,
     LogprobEntry,
     StreamChunk,
     StreamMeta,
     finish_fields,
-    new_rid,
 )
 from polar_hpc.engine.result import GenerateResult, top_arrays
 from polar_hpc.log import get_logger
-from polar_hpc.wire.records import SamplingParams
 
 if TYPE_CHECKING:
-    from polar_hpc.engine.attempts import Attempts
-    from polar_hpc.engine.routing import ServerPool, ServerState
+    from polar_hpc.engine.admin import EngineAdmin
+    from polar_hpc.engine.routing import ServerState
 
-log = get_logger("inference.stream")
+log = get_logger("engine.stream")
 
-
-class Engine(Protocol):
-    """What a stream uses of :class:`polar_hpc.engine.engine.SGLangEngine`, whose streaming half this module is."""
-
-    pool: ServerPool
-    connect_timeout_s: float
-    stream_interval: int
-    stream_max_delay_s: float
-    top_logprobs: int
-    request_hook: Callable[[bytes], None] | None
-    http1: Http1Pool
-
-    def build_request(self, input_ids: list[int], sampling: SamplingParams, *, stop_token_ids: list[int] | None = None,
-                      rid: str | None = None) -> GenerateRequest: ...
-
-    def attempts(self, what: str, session_id: str | None, deadline: float | None) -> Attempts: ...
-
-    def request_headers(self, json_body: bool) -> dict[str, str]: ...
-
-    def abort_in_background(self, url: str, rid: str) -> None: ...
-
-    def client_error(self, status: int, raw: bytes, url: str, rid: str, n_prompt: int) -> EngineError: ...
 
 ABORT_GRACE_S = 1.0
 """After ``abort()``, how long the server has to send its abort chunk before the connection is closed."""
@@ -87,7 +62,6 @@ _DECODE = msgspec.json.Decoder(StreamChunk)
 _DECODE_BATCH = msgspec.json.Decoder(list[StreamChunk])
 _NEXT_FRAME = b"\n\ndata: "
 _DECODE_ERROR = msgspec.json.Decoder(ErrorResponse)
-_ENC = msgspec.json.Encoder()
 _LOGPROB, _TOKEN = itemgetter(0), itemgetter(1)
 _CUMULATIVE_SEEN: set[str] = set()
 """Servers already warned about for streaming cumulative chunks (once per process)."""
@@ -97,9 +71,10 @@ class EngineStream:
     """One streamed generate call. ``async for ids, logprobs in stream`` yields the new tokens (lists);
     :attr:`result` is set once the stream has ended. :meth:`close` always (aborts a stream not finished)."""
 
-    def __init__(self, engine: Engine, server: ServerState, rid: str, body: Http1Stream, deadline: float,
+    def __init__(self, engine: EngineAdmin, server: ServerState, rid: str, body: Http1Stream, deadline: float,
                  attempts: int) -> None:
         self._engine = engine
+        self._max_delay = engine.settings.stream_max_delay_s
         self._server = server
         self.url = server.url
         self.rid = rid
@@ -145,7 +120,7 @@ class EngineStream:
             await self._read_more()
         if len(self._ids) > start:
             self._handed = time.monotonic()
-            self._delay = min(self._engine.stream_max_delay_s, 2 * self._delay or FIRST_DELAY_S)
+            self._delay = min(self._max_delay, 2 * self._delay or FIRST_DELAY_S)
             return self._ids[start:], self._lps[start:]
         raise StopAsyncIteration
 
@@ -295,7 +270,7 @@ class EngineStream:
 
     def _finish(self, meta: StreamMeta | None, fr: FinishReason) -> None:
         reason, matched, abort_message = finish_fields(fr)
-        top_ids, top_lps = top_arrays(self._top, len(self._ids), self._engine.top_logprobs)
+        top_ids, top_lps = top_arrays(self._top, len(self._ids), self._engine.settings.top_logprobs)
         self.result = GenerateResult(
             output_ids=np.asarray(self._ids, dtype=np.int32),
             output_logprobs=np.asarray(self._lps, dtype=np.float32),
@@ -349,61 +324,8 @@ class EngineStream:
         return self.result
 
 
-async def open_stream(
-    engine: Engine,
-    input_ids: list[int],
-    sampling: SamplingParams,
-    *,
-    session_id: str | None = None,
-    stop_token_ids: list[int] | None = None,
-    deadline: float | None = None,
-) -> EngineStream:
-    """Start a streamed generate call (see :meth:`SGLangEngine.open_stream`)."""
-    request = engine.build_request(input_ids, sampling, stop_token_ids=stop_token_ids)
-    request.stream = True
-    request.sampling_params.stream_interval = engine.stream_interval
-    attempts = engine.attempts("streamed generate", session_id, deadline)
-    async for attempt, server, remaining in attempts:
-        url = f"{server.url}/generate"
-        if not Http1Pool.supports(url):
-            raise EngineError(f"streamed generate needs a plain http:// server URL, got {server.url}")
-        request.rid = new_rid()
-        body = _ENC.encode(request)
-        if engine.request_hook is not None:
-            engine.request_hook(body)
-        server.inflight += 1
-        try:
-            resp = await engine.http1.stream(url, body, engine.request_headers(True), remaining,
-                                             min(engine.connect_timeout_s, remaining))
-        except aiohttp.ClientError as err:
-            server.inflight -= 1
-            attempts.failed(attempt, server, request.rid, f"{type(err).__name__}: {err}")
-            continue
-        except TimeoutError:
-            server.inflight -= 1
-            engine.abort_in_background(server.url, request.rid)
-            raise EngineTimeout(
-                f"streamed generate at {server.url} (rid {request.rid}) sent no response head before its deadline; "
-                "request aborted"
-            ) from None
-        except asyncio.CancelledError:
-            server.inflight -= 1
-            engine.abort_in_background(server.url, request.rid)
-            raise
-        if resp.status == 200:
-            return EngineStream(engine, server, request.rid, resp, attempts.deadline, attempt)
-        raw = await _read_all(resp, attempts.deadline)
-        resp.close()
-        server.inflight -= 1
-        if resp.status >= 500:
-            attempts.failed(attempt, server, request.rid, f"HTTP {resp.status}: {raw[:300].decode(errors='replace')}")
-            continue
-        engine.pool.mark_ok(server)
-        raise engine.client_error(resp.status, raw, server.url, request.rid, len(input_ids))
-    raise attempts.exhausted()
-
-
-async def _read_all(resp: Http1Stream, deadline: float) -> bytes:
+async def read_all(resp: Http1Stream, deadline: float) -> bytes:
+    """The body of a refused streamed call (what arrives before ``deadline``)."""
     out = bytearray()
     try:
         async with asyncio.timeout(max(0.01, deadline - time.monotonic())):

@@ -23,17 +23,15 @@ import asyncio
 import contextlib
 import math
 import signal
-from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
-import msgspec
-
 from polar_hpc.config.run import GatewayConfig
-from polar_hpc.evaluate.base import evaluation_crashed, evaluation_failed, failure_text
-from polar_hpc.gateway.stages import FINAL_STAGES, AgentOutcome, SessionExecutor, SessionJob, Stage
+from polar_hpc.gateway.assemble import BUILD_TIMEOUT_S, build_and_evaluate, session_result
+from polar_hpc.gateway.stages import FINAL_STAGES, AgentOutcome, SessionExecutor, SessionJob, Stage, timed
 from polar_hpc.log import get_logger
 from polar_hpc.postrun.session import fidelity_checked
-from polar_hpc.wire.records import EvalResult, Released, SessionResult, TraceStatus, Trajectory
+from polar_hpc.wire.records import Released, SessionResult, TraceStatus, Trajectory
 from polar_hpc.wire.resolved import ResolvedSession
 
 log = get_logger("gateway.pools")
@@ -45,7 +43,6 @@ Slurm signals every process of the step, the sandboxes included)."""
 STOP_NOTICE_S = 1.0
 """How long a harness killed by such a signal waits for the rank's own SIGTERM (its drain) to be seen, the two
 arriving together: killed while the rank stops, the attempt is the system's cut (released), not an outcome."""
-BUILD_TIMEOUT_S = 300.0
 
 ResultSink = Callable[[SessionResult], Awaitable[None]]
 StatusCallback = Callable[[str, Stage], None]
@@ -194,14 +191,6 @@ class StagePools:
             except Exception:
                 log.exception("on_status callback failed for %s", job.session_id)
 
-    @contextlib.contextmanager
-    def _timed(self, job: SessionJob, name: str) -> Iterator[None]:
-        t0 = self._now()
-        try:
-            yield
-        finally:
-            job.timings[name] = job.timings.get(name, 0.0) + (self._now() - t0)
-
     async def _lifecycle(self, job: SessionJob) -> None:
         try:
             ready_sem = await self._stage_init(job)
@@ -239,9 +228,9 @@ class StagePools:
             try:
                 async with asyncio.timeout_at(job.deadline):
                     async with self._gate:
-                        with self._timed(job, "start"):
+                        with timed(job, "start"):
                             await self.executor.start(job)
-                    with self._timed(job, "prepare"):
+                    with timed(job, "prepare"):
                         await self.executor.prepare(job)
             except TimeoutError:
                 job.failure = (TraceStatus.TIMEOUT, f"session budget {session_budget:.0f}s spent in INIT")
@@ -251,7 +240,7 @@ class StagePools:
             if job.failure is not None or self._ready.sem is None:
                 return None
             try:
-                with self._timed(job, "ready_wait"):
+                with timed(job, "ready_wait"):
                     async with asyncio.timeout_at(job.deadline):
                         await self._ready.sem.acquire()
             except TimeoutError:
@@ -266,7 +255,7 @@ class StagePools:
         if job.stage is not Stage.READY:
             self._status(job, Stage.READY)
         try:
-            with self._timed(job, "ready_wait"):
+            with timed(job, "ready_wait"):
                 async with asyncio.timeout_at(job.deadline):
                     await run_sem.acquire()
         except TimeoutError:
@@ -286,7 +275,7 @@ class StagePools:
             job.own_deadline = now + own
             budget = min(own, self._run_cutoff - now)
             which = "agent" if own >= agent_budget else "session"
-            with self._timed(job, "run"):
+            with timed(job, "run"):
                 job.agent = await self._run_harness(job, max(0.0, budget), which)
             if job.agent.status == "timeout" and self._draining and self._now() < job.own_deadline:
                 job.released = f"cut by a drain after {self._now() - now:.0f}s of RUN"
@@ -320,7 +309,7 @@ class StagePools:
             job.run_timeout = None
 
     async def _prewarm(self, job: SessionJob) -> None:
-        with self._timed(job, "prewarm"):
+        with timed(job, "prewarm"):
             try:
                 await self.executor.prewarm(job)
             except Exception as err:
@@ -329,15 +318,15 @@ class StagePools:
     async def _stage_postrun(self, job: SessionJob) -> None:
         sem = self._postrun.sem
         assert sem is not None
-        with self._timed(job, "postrun_wait"):
+        with timed(job, "postrun_wait"):
             await sem.acquire()
         try:
             self._status(job, Stage.POSTRUN)
             try:
-                trajectory, evaluation = await self._build_and_evaluate(job)
+                trajectory, evaluation = await build_and_evaluate(self.executor, job)
             finally:
                 await self._teardown(job)
-            result = self._result(job, trajectory, evaluation)
+            result = session_result(job, trajectory, evaluation, model=self.model, rank=self.rank)
             await self.sink(fidelity_checked(result))
         finally:
             sem.release()
@@ -354,65 +343,12 @@ class StagePools:
             log.warning("session %s: building the released attempt failed: %r", job.session_id, err)
             trajectory = Trajectory(status=TraceStatus.TIMEOUT)
         trajectory.error = f"released: {job.released}"
-        result = self._result(job, trajectory, None)
+        result = session_result(job, trajectory, None, model=self.model, rank=self.rank)
         result.released = Released(reason=str(job.released), rank=self.rank, draining=self._draining)
         try:
             await self.on_released(result)
         except Exception as err:
             log.warning("session %s: setting the released attempt aside failed: %r", job.session_id, err)
-
-    async def _build_and_evaluate(self, job: SessionJob) -> tuple[Trajectory, EvalResult | None]:
-        if job.failure is not None:
-            status, error = job.failure
-            return Trajectory(status=status, error=error), None
-        assert job.agent is not None
-        status = job.agent.trace_status
-        try:
-            with self._timed(job, "build"):
-                async with asyncio.timeout(BUILD_TIMEOUT_S):
-                    trajectory = await self.executor.build(job, status)
-        except Exception as err:
-            log.warning("session %s: build failed: %r", job.session_id, err)
-            return Trajectory(status=TraceStatus.ERROR, error=f"build failed: {err!r}"), None
-        trajectory.status = max(trajectory.status, status)
-        if status is not TraceStatus.COMPLETED and trajectory.error is None:
-            trajectory.error = job.agent.detail or job.agent.status
-        if job.prewarm is not None:
-            with self._timed(job, "prewarm_wait"), contextlib.suppress(Exception):
-                await job.prewarm
-        try:  # evaluation bounds itself (evaluation_timeout_s) and marks the traces of a failed one
-            with self._timed(job, "evaluate"):
-                evaluation = await self.executor.evaluate(job, trajectory)
-        except Exception as err:
-            log.warning("session %s: evaluation failed: %r", job.session_id, err)
-            trajectory.status = TraceStatus.ERROR
-            trajectory.error = evaluation_crashed(trajectory, err)
-            return trajectory, None
-        if evaluation_failed(evaluation):  # infrastructure, not a score: the session is an ERROR
-            assert evaluation is not None
-            trajectory.status = TraceStatus.ERROR
-            trajectory.error = failure_text(evaluation)
-        return trajectory, evaluation
-
-    def _result(self, job: SessionJob, trajectory: Trajectory, evaluation: EvalResult | None) -> SessionResult:
-        s = job.session
-        job.timings["total"] = self._now() - job.submitted_at
-        return SessionResult(
-            task_id=s.task.task_id,
-            sample_index=s.sample_index,
-            attempt=s.attempt,
-            trajectory=trajectory,
-            evaluation=evaluation,
-            timings=dict(job.timings),
-            harness=s.task.agent.harness,
-            model=self.model,
-            policy_version=s.policy_version,
-            gateway_rank=self.rank,
-            group=s.task.group,
-            agent=job.agent,
-            notes=msgspec.structs.replace(job.notes),
-            metadata=dict(s.task.metadata),
-        )
 
     async def _teardown(self, job: SessionJob) -> None:
         if job.torn_down:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 import math
+from collections.abc import Iterator
 from typing import Protocol
 
 from polar_hpc.wire.records import AgentOutcome, EvalResult, SessionNotes, TraceStatus, Trajectory
@@ -59,6 +61,17 @@ class SessionJob:
     @property
     def session_id(self) -> str:
         return self.session.session_id
+
+
+@contextlib.contextmanager
+def timed(job: SessionJob, name: str) -> Iterator[None]:
+    """Adds the loop time spent in the block to ``job.timings[name]``."""
+    loop = asyncio.get_running_loop()
+    t0 = loop.time()
+    try:
+        yield
+    finally:
+        job.timings[name] = job.timings.get(name, 0.0) + (loop.time() - t0)
 
 
 class SessionExecutor(Protocol):

@@ -101,7 +101,7 @@ def sglang_command(
 ) -> list[str]:
     """SGLang's arguments, run through ``sglang_launch``: the API key (``--api-key``; every route but
     ``/health*`` then needs ``Authorization: Bearer``) goes in ``API_KEY_ENV``, never on the command line.
-    ``--incremental-streaming-output`` only changes streamed calls (``inference.stream`` reads either form)."""
+    ``--incremental-streaming-output`` only changes streamed calls (``engine.stream`` reads either form)."""
     topology = topology or Topology()
     cmd = [python, "-m", "polar_hpc.inference.sglang_launch", "--model-path", model_path, "--host", host]
     cmd += ["--port", str(port)]
@@ -124,12 +124,11 @@ def sglang_command(
 def reference_server_command(
     cfg: InferenceConfig, *, model_path: str, host: str, port: int, python: str = sys.executable
 ) -> list[str]:
-    from polar_hpc.reference.process import reference_command
+    from polar_hpc.reference.options import ReferenceOptions
 
-    return reference_command(
-        model_path, host=host, port=port, seed=cfg.random_seed or 0, context_length=cfg.context_length,
-        served_model_name=cfg.served_model_name, python=python,
-    ) + list(cfg.extra_args)
+    options = ReferenceOptions(host=host, port=port, seed=cfg.random_seed or 0, context_length=cfg.context_length,
+                               served_model_name=cfg.served_model_name)
+    return options.command(model_path, python) + list(cfg.extra_args)
 
 
 CONTAINER_PYTHON = "python3"

@@ -28,6 +28,8 @@ INFERENCE_RESTARTS = 3
 goes on (the gateways pause meanwhile and their cut sessions run again); once more, and the job stops the run,
 saying why (``polar-hpc resume`` goes on). A job that ends whole (walltime, preemption) is requeued instead, with
 a fresh count."""
+POLL_S = 1.0
+"""How often a job looks at its component (exited? run over? the monitor's verdict)."""
 
 log = get_logger("launch")
 
@@ -119,7 +121,7 @@ class ComponentJob(submitit.helpers.Checkpointable):
                     self._stop_child()
                     code = child.wait()
                     break
-                time.sleep(1.0)
+                time.sleep(POLL_S)
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)

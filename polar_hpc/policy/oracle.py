@@ -36,7 +36,7 @@ from polar_hpc.providers import provider_api
 from polar_hpc.providers.side import is_side_request
 from polar_hpc.wire.records import CanonicalRequest, ChatMessage, Provider, ToolSpec
 
-log = get_logger("proxy.oracle")
+log = get_logger("policy")
 
 THINK_CLOSE_PREFIX = "</think>\n\n"
 

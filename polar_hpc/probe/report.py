@@ -32,7 +32,7 @@ class ProbeRow(msgspec.Struct, kw_only=True):
     """Why the harness ended that way, when not completed (the tail of its stderr)."""
     reward: float = 0.0
     verdict: str = ""
-    """Why the session falls short of reward 1 (``train.outcome.failure_reason``); empty when it does not."""
+    """Why the session falls short of reward 1 (``report.outcome.failure_reason``); empty when it does not."""
     calls: int = 0
     """Main-agent model calls (side requests left out)."""
     side_calls: int = 0

@@ -178,11 +178,12 @@ def _engine(spec: ProbeSpec) -> Iterator[str]:
         yield spec.engine
         return
     from polar_hpc.assets import resolve_model
+    from polar_hpc.reference.options import ReferenceOptions
     from polar_hpc.reference.process import start_reference_server
 
     spec.out.mkdir(parents=True, exist_ok=True)
-    with start_reference_server(resolve_model(spec.model), context_length=spec.context_length,
-                                log_path=spec.out / "reference.log") as handle:
+    options = ReferenceOptions(context_length=spec.context_length, threads=1)
+    with start_reference_server(resolve_model(spec.model), options, log_path=spec.out / "reference.log") as handle:
         yield handle.url
 
 

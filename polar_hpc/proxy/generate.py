@@ -25,6 +25,7 @@ from polar_hpc.providers.request import Normalized
 from polar_hpc.providers.side import is_side_request
 from polar_hpc.proxy.live import LiveSink
 from polar_hpc.proxy.prompt import PromptBuild, PromptBuilder
+from polar_hpc.proxy.settings import ProxySettings
 from polar_hpc.wire.records import (
     AppliedSampling,
     CanonicalRequest,
@@ -109,8 +110,8 @@ def _fill_reply(record: CompletionRecord, result: GenerateResult, out: np.ndarra
 
 class Engine(Protocol):
     """What the proxy needs of its engine client: :class:`~polar_hpc.engine.engine.SGLangEngine` (tests give
-    a scripted one). Streaming (``proxy.live.respond.StreamingEngine``) and teacher forcing
-    (``proxy.oracle.policy.ForcingEngine``) are capabilities on top, checked where they are used."""
+    a scripted one). Streaming (``proxy.live.StreamingEngine``) and teacher forcing
+    (``policy.oracle.ForcingEngine``) are capabilities on top, checked where they are used."""
 
     async def generate(
         self,
@@ -129,27 +130,16 @@ class Engine(Protocol):
 class Generator:
     """What every call of every session shares: template, engine, limits, parser."""
 
-    def __init__(
-        self,
-        template: ChatTemplate,
-        engine: Engine,
-        *,
-        tool_parser: ToolParser,
-        context_length: int,
-        max_new_tokens: int,
-        enable_thinking: bool | None = None,
-        request_timeout_s: float | None = None,
-        run_seed: int | None = None,
-    ) -> None:
+    def __init__(self, template: ChatTemplate, engine: Engine, settings: ProxySettings) -> None:
         self.template = template
-        self.run_seed = run_seed
+        self.run_seed = settings.run_seed
         """Seeds every sampled call whose request carries no seed (``wire.records.call_seed``); None: unseeded."""
         self.engine = engine
-        self.tool_parser = tool_parser
-        self.context_length = context_length
-        self.max_new_tokens = max_new_tokens
-        self.enable_thinking = enable_thinking
-        self.request_timeout_s = request_timeout_s
+        self.tool_parser: ToolParser = settings.tool_parser
+        self.context_length = settings.context_length
+        self.max_new_tokens = settings.max_new_tokens
+        self.enable_thinking = settings.enable_thinking
+        self.request_timeout_s = settings.request_timeout_s
         self.stop_ids = frozenset(template.stop_token_ids)
         self._think_open = self._single_id("<think>")
         self._think_close = self._single_id("</think>")

@@ -65,7 +65,7 @@ class StreamingEngine(Protocol):
 
 def stream_refusal(engine: object) -> str | None:
     """Why ``engine`` cannot stream while it samples (None: it can, or it is no streaming engine at all).
-    The streamed call speaks plain HTTP/1.1 only (``inference.http1``): an ``https://`` engine cannot."""
+    The streamed call speaks plain HTTP/1.1 only (``engine.http1``): an ``https://`` engine cannot."""
     if not isinstance(engine, StreamingEngine):
         return None
     bad = [url for url in getattr(engine, "endpoints", []) if not Http1Pool.supports(url)]

@@ -23,7 +23,7 @@ import msgspec
 from aiohttp import web
 
 from polar_hpc.chat.template import ChatTemplate
-from polar_hpc.config.run import GatewayConfig, InferenceConfig, ProxyConfig, RenderMode, ToolParser
+from polar_hpc.config.run import GatewayConfig, InferenceConfig, ProxyConfig
 from polar_hpc.log import get_logger
 from polar_hpc.policy.oracle import OraclePolicy
 from polar_hpc.policy.script import OracleScript
@@ -41,6 +41,14 @@ from polar_hpc.proxy.live import (
     stream_refusal,
 )
 from polar_hpc.proxy.prompt import PromptBuilder
+from polar_hpc.proxy.session import (
+    JSON_CT,
+    ProxySession,
+    error_response,
+    json_response,
+    stream_error_event,
+)
+from polar_hpc.proxy.settings import ProxySettings
 from polar_hpc.util.fs import safe_name
 from polar_hpc.wire.records import CompletionRecord, Provider
 
@@ -52,119 +60,49 @@ if TYPE_CHECKING:
 
 log = get_logger("proxy")
 
-KEEPALIVE_S = ProxyConfig().keepalive_s
-_INF = InferenceConfig()
-"""The recipe's defaults, which the server's own defaults are (``render_mode`` excepted: a bare server renders
-each prompt canonically; runs default to ``gateway.render``)."""
-_JSON_CT = "application/json"
+_DEFAULTS = ProxySettings()
 SANDBOX_BACKLOG = 128
 """Backlog of a sandbox's handed-off listener (the shim's own ``listen``, ``uds_forward.BACKLOG``, applies first)."""
 _DECODE = msgspec.json.Decoder()
 _ENC = msgspec.json.Encoder()
 
 
-class _Session:
-    __slots__ = ("session_id", "log", "builder", "oracle", "engine_lost", "lost")
-
-    def __init__(self, session_id: str, log: SessionLog, builder: PromptBuilder,
-                 oracle: OraclePolicy | None = None) -> None:
-        self.session_id = session_id
-        self.log = log
-        self.builder = builder
-        self.oracle = oracle
-        self.engine_lost: str | None = None
-        """Why a call found no model server (the first such call): the session was cut by the system."""
-        self.lost = asyncio.Event()
-
-    def note(self, err: BaseException) -> None:
-        perr = err.error if isinstance(err, Failed) else err
-        if isinstance(perr, ProxyError) and perr.kind == "engine_down" and self.engine_lost is None:
-            self.engine_lost = perr.message
-            self.lost.set()
-
-
-def _json(data: bytes, status: int = 200) -> web.Response:
-    return web.Response(body=data, status=status, content_type=_JSON_CT)
-
-
-def _error(provider: Provider, err: ProxyError) -> web.Response:
-    body = _ENC.encode(provider_api(provider).error_body(err))
-    return web.Response(body=body, status=err.status, content_type=_JSON_CT)
-
-
-def _stream_error(provider: Provider, err: ProxyError, model: str) -> bytes:
-    """The in-stream error event of a call that has no completion id yet (a fresh one names it)."""
-    return provider_api(provider).stream_error(err, secrets.token_hex(8), model)
-
-
 class ProxyServer:
-    """See ``docs/interfaces.md``. ``served_models``: when given, other model names get the provider's 404
-    (default: any name is served by the policy, as harnesses send their own names)."""
+    """See ``docs/interfaces.md``; its knobs are one :class:`~polar_hpc.proxy.settings.ProxySettings`."""
 
-    def __init__(
-        self,
-        template: ChatTemplate,
-        engine: Engine,
-        *,
-        model_name: str,
-        tool_parser: ToolParser = _INF.tool_parser,
-        render_mode: RenderMode = "canonical",
-        context_length: int = _INF.context_length,
-        max_new_tokens: int = _INF.max_new_tokens,
-        records_dir: str | Path | None = None,
-        served_models: list[str] | None = None,
-        enable_thinking: bool | None = None,
-        request_timeout_s: float | None = None,
-        max_body_bytes: int = 64 * 1024 * 1024,
-        session_memory_bytes: int = 256 * 1024 * 1024,
-        sse_keepalive_s: float = KEEPALIVE_S,
-        measure_divergence: bool = False,
-        stream_upstream: bool = True,
-        run_seed: int | None = None,
-    ) -> None:
+    def __init__(self, template: ChatTemplate, engine: Engine, settings: ProxySettings = _DEFAULTS, *,
+                 records_dir: str | Path | None = None) -> None:
+        self.settings = settings
         self.template = template
-        self.model_name = model_name
-        self.render_mode = render_mode
-        self.gen = Generator(
-            template,
-            engine,
-            tool_parser=tool_parser,
-            context_length=context_length,
-            max_new_tokens=max_new_tokens,
-            enable_thinking=enable_thinking,
-            request_timeout_s=request_timeout_s,
-            run_seed=run_seed,
-        )
+        self.model_name = settings.model_name
+        self.render_mode = settings.render_mode
+        self.gen = Generator(template, engine, settings)
         self.records_dir = Path(records_dir) if records_dir is not None else None
-        self.served = frozenset([model_name, *served_models]) if served_models is not None else None
-        self.max_body_bytes = max_body_bytes
-        self.session_memory_bytes = session_memory_bytes
-        self.sse_keepalive_s = sse_keepalive_s
-        self.measure_divergence = measure_divergence
-        refusal = stream_refusal(engine) if stream_upstream else None
+        served = settings.served_models
+        self.served = frozenset([settings.model_name, *served]) if served is not None else None
+        self.max_body_bytes = settings.max_body_bytes
+        self.session_memory_bytes = settings.session_memory_bytes
+        self.sse_keepalive_s = settings.sse_keepalive_s
+        self.measure_divergence = settings.measure_divergence
+        refusal = stream_refusal(engine) if settings.stream_upstream else None
         if refusal is not None:
             log.warning("proxy.stream_upstream is on, but %s: streaming requests get one engine call and a "
                         "synthesized stream", refusal)
-        self.stream_upstream = stream_upstream and isinstance(engine, StreamingEngine) and refusal is None
+        self.stream_upstream = settings.stream_upstream and isinstance(engine, StreamingEngine) and refusal is None
         """Streaming requests stream from the engine as it samples (else: one call, then a synthesized stream)."""
         self._checked_engine: object = None
         self._own_spill_dir = self.records_dir is None
         """The spill dir is a temporary one of this server (removed by :meth:`stop`), not ``records_dir``."""
         self._spill_dir = self.records_dir or Path(tempfile.gettempdir()) / f"polar-proxy-spill-{secrets.token_hex(4)}"
-        self._sessions: dict[str, _Session] = {}
+        self._sessions: dict[str, ProxySession] = {}
         self._runner: web.ServerRunner | None = None
 
     @classmethod
     def from_config(cls, template: ChatTemplate, engine: Engine, *, inference: InferenceConfig, proxy: ProxyConfig,
                     gateway: GatewayConfig, records_dir: Path | None = None) -> ProxyServer:
-        """The proxy as the recipe's sections say: the one mapping of config fields to this server's knobs, for
-        a gateway rank and ``polar-hpc proxy`` alike."""
-        return cls(template, engine, model_name=inference.served_model_name, tool_parser=inference.tool_parser,
-                   render_mode=gateway.render, context_length=inference.context_length,
-                   max_new_tokens=inference.max_new_tokens, enable_thinking=inference.enable_thinking,
-                   request_timeout_s=inference.request_timeout_s, records_dir=records_dir,
-                   measure_divergence=gateway.measure_divergence, stream_upstream=proxy.stream_upstream,
-                   sse_keepalive_s=proxy.keepalive_s, run_seed=inference.random_seed)
+        """The proxy as the recipe's sections say (``ProxySettings.from_config``), for a gateway rank and
+        ``polar-hpc proxy`` alike."""
+        return cls(template, engine, ProxySettings.from_config(inference, proxy, gateway), records_dir=records_dir)
 
     # -- sessions ----------------------------------------------------------------------------------
     def open_session(self, session_id: str, api_key: str | None = None, oracle: OracleScript | None = None) -> str:
@@ -183,7 +121,7 @@ class ProxyServer:
         )
         builder = PromptBuilder(self.template, self.render_mode, measure_divergence=self.measure_divergence)
         policy = OraclePolicy(oracle, self.template, self.gen.tool_parser) if oracle is not None else None
-        self._sessions[key] = _Session(session_id, slog, builder, policy)
+        self._sessions[key] = ProxySession(session_id, slog, builder, policy)
         return key
 
     def close_session(self, api_key: str) -> list[CompletionRecord]:
@@ -250,39 +188,42 @@ class ProxyServer:
         route = route_by_path(request.method, request.path, request.headers)
         fallback: Provider = (route.provider if route else None) or header_provider(request.headers) or UNDETECTED
         if route is not None and route.op == "health":
-            return web.Response(status=200) if request.method == "HEAD" else _json(b'{"status":"ok"}')
+            return web.Response(status=200) if request.method == "HEAD" else json_response(b'{"status":"ok"}')
         try:
             raw = await request.read()
         except web.HTTPRequestEntityTooLarge:
-            return _error(fallback, ProxyError("too_large", f"request body exceeds {self.max_body_bytes} bytes"))
+            too_large = ProxyError("too_large", f"request body exceeds {self.max_body_bytes} bytes")
+            return error_response(fallback, too_large)
         body: Any = None
         if raw and request.method == "POST":
             try:
                 body = _DECODE.decode(raw)
             except msgspec.DecodeError as err:
-                return _error(fallback, bad_request(f"request body is not valid JSON: {err}"))
+                return error_response(fallback, bad_request(f"request body is not valid JSON: {err}"))
         if route is None:
             provider = header_provider(request.headers) or body_provider(body)
             if request.method != "POST" or provider is None:
                 msg = f"no such endpoint: {request.method} {request.path}"
-                return _error(fallback, ProxyError("not_found", msg))
+                return error_response(fallback, ProxyError("not_found", msg))
             route = Route(provider, "generate")
         session = self._session(request)
         if session is None:
-            return _error(route.provider, ProxyError("auth", "invalid API key: this key names no open session"))
+            return error_response(route.provider, ProxyError("auth", "invalid API key: this key names no open session"))
         if route.op == "models":
             return self._models(route.provider)
         if not isinstance(body, dict):
             kind = "empty" if body is None else type(body).__name__
-            return _error(route.provider, bad_request(f"expected a JSON object as the request body, got {kind}"))
+            msg = f"expected a JSON object as the request body, got {kind}"
+            return error_response(route.provider, bad_request(msg))
         try:
             norm = provider_api(route.provider).normalize(route, body)
             self._check_model(norm)
         except ProxyError as err:
-            return _error(route.provider, err)
+            return error_response(route.provider, err)
         except (TypeError, ValueError, AttributeError, KeyError) as err:
             log.debug("request of %s did not normalize", session.session_id, exc_info=True)
-            return _error(route.provider, bad_request(f"request could not be read: {type(err).__name__}: {err}"))
+            msg = f"request could not be read: {type(err).__name__}: {err}"
+            return error_response(route.provider, bad_request(msg))
         self.gen.prepare(norm)
         if route.op == "count_tokens":
             return self._count(route.provider, session, norm)
@@ -308,23 +249,23 @@ class ProxyServer:
         data = provider_api(route.provider).json_body(reply)
         rec.timings.responded = time.time()
         session.log.finish(index, rec)
-        return web.Response(body=data, content_type=_JSON_CT)
+        return web.Response(body=data, content_type=JSON_CT)
 
-    def _fail(self, provider: Provider, session: _Session, index: int, err: BaseException) -> web.Response:
+    def _fail(self, provider: Provider, session: ProxySession, index: int, err: BaseException) -> web.Response:
         session.note(err)
         if isinstance(err, Failed):
             session.log.finish(index, err.record)
-            return _error(provider, err.error)
+            return error_response(provider, err.error)
         session.log.finish(index, None)
         if isinstance(err, ProxyError):
-            return _error(provider, err)
+            return error_response(provider, err)
         if not isinstance(err, Exception):
             raise err
         log.exception("call %d of session %s failed", index, session.session_id)
-        return _error(provider, ProxyError("engine_error", f"internal error: {type(err).__name__}: {err}"))
+        return error_response(provider, ProxyError("engine_error", f"internal error: {type(err).__name__}: {err}"))
 
     async def _stream(
-        self, request: web.BaseRequest, provider: Provider, session: _Session, index: int, norm: Normalized,
+        self, request: web.BaseRequest, provider: Provider, session: ProxySession, index: int, norm: Normalized,
         call: Awaitable[tuple[Reply, CompletionRecord]],
     ) -> web.StreamResponse:
         """Answer a streaming call. Whatever happens to the client (it may disconnect during the keep-alives),
@@ -349,7 +290,7 @@ class ProxyServer:
                     return failed
                 perr = err.error if isinstance(err, Failed) else err if isinstance(err, ProxyError) else None
                 perr = perr or ProxyError("engine_error", str(err))
-                await resp.write(_stream_error(provider, perr, norm.options.model))
+                await resp.write(stream_error_event(provider, perr, norm.options.model))
                 await resp.write_eof()
                 return resp
             reply, rec = task.result()
@@ -366,7 +307,7 @@ class ProxyServer:
             if not finished:
                 self._abandon(session, index, task)
 
-    async def _stream_live(self, request: web.BaseRequest, provider: Provider, session: _Session, index: int,
+    async def _stream_live(self, request: web.BaseRequest, provider: Provider, session: ProxySession, index: int,
                            norm: Normalized, raw: bytes, received: float) -> web.StreamResponse:
         sink = LiveSink(self._streaming_engine(), provider, norm, self.template, self.gen.tool_parser)
 
@@ -377,7 +318,7 @@ class ProxyServer:
         def stream_error(err: BaseException, model: str) -> bytes:
             session.note(err)
             perr = err.error if isinstance(err, Failed) else err if isinstance(err, ProxyError) else None
-            return _stream_error(provider, perr or ProxyError("engine_error", str(err)), model)
+            return stream_error_event(provider, perr or ProxyError("engine_error", str(err)), model)
 
         return await answer_live(
             request, sink, call, keepalive_s=self.sse_keepalive_s,
@@ -395,7 +336,7 @@ class ProxyServer:
             self._checked_engine = engine
         return engine  # type: ignore[return-value]  # checked above, or on an earlier call
 
-    def _abandon(self, session: _Session, index: int, task: asyncio.Future[tuple[Reply, CompletionRecord]]) -> None:
+    def _abandon(self, session: ProxySession, index: int, task: asyncio.Future[tuple[Reply, CompletionRecord]]) -> None:
         """The client went away before its answer: keep the record when the engine call completed, else cancel
         the call (the engine aborts its request on the server) and finish the index without one."""
         if task.done() and not task.cancelled():
@@ -409,7 +350,7 @@ class ProxyServer:
             session.log.finish(index, None)
         log.info("client of call %d of session %s disconnected before its answer", index, session.session_id)
 
-    def _session(self, request: web.BaseRequest) -> _Session | None:
+    def _session(self, request: web.BaseRequest) -> ProxySession | None:
         for key in request_key(request.headers, request.query):
             s = self._sessions.get(key)
             if s is not None:
@@ -421,13 +362,14 @@ class ProxyServer:
         if self.served is not None and model and model not in self.served:
             raise ProxyError("not_found", f"model {model!r} is not served here; served: {sorted(self.served)}")
 
-    def _count(self, provider: Provider, session: _Session, norm: Normalized) -> web.Response:
+    def _count(self, provider: Provider, session: ProxySession, norm: Normalized) -> web.Response:
         try:
             n = len(session.builder.canonical_ids(norm.canonical))
         except (ValueError, TypeError) as err:
-            return _error(provider, bad_request(f"the model's chat template cannot render this conversation: {err}"))
-        return _json(_ENC.encode(provider_api(provider).token_count(n)))
+            msg = f"the model's chat template cannot render this conversation: {err}"
+            return error_response(provider, bad_request(msg))
+        return json_response(_ENC.encode(provider_api(provider).token_count(n)))
 
     def _models(self, provider: Provider) -> web.Response:
         data = provider_api(provider).models(self.model_name, self.gen.context_length, self.gen.max_new_tokens)
-        return _json(_ENC.encode(data))
+        return json_response(_ENC.encode(data))

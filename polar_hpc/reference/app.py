@@ -28,6 +28,7 @@ from polar_hpc.engine.protocol import (
 )
 from polar_hpc.log import get_logger
 from polar_hpc.reference.model import ModelRunner
+from polar_hpc.reference.options import DEFAULTS, ReferenceOptions
 from polar_hpc.reference.requests import (
     BadRequest,
     ServerGenerateRequest,
@@ -41,7 +42,7 @@ from polar_hpc.reference.requests import (
 from polar_hpc.reference.scheduler import Generation, Scheduler
 from polar_hpc.wire.versions import engine_name, parse_version
 
-log = get_logger("inference.reference")
+log = get_logger("reference")
 
 _ENC = msgspec.json.Encoder()
 _REQ = msgspec.json.Decoder(ServerGenerateRequest)
@@ -76,15 +77,15 @@ def api_key_middleware(api_key: str) -> Any:
 
 
 class ReferenceServer:
-    def __init__(
-        self, runner: ModelRunner, *, served_model_name: str, seed: int = 0, api_key: str | None = None,
-        first_token_delay_s: float = 0.0, token_delay_s: float = 0.0,
-    ) -> None:
+    """``options``: the server's (``served_model_name`` None: the model dir's name)."""
+
+    def __init__(self, runner: ModelRunner, options: ReferenceOptions = DEFAULTS, *,
+                 api_key: str | None = None) -> None:
         self.api_key = api_key
         self.runner = runner
-        self.served_model_name = served_model_name
-        self.scheduler = Scheduler(runner, seed=seed, first_token_delay_s=first_token_delay_s,
-                                   token_delay_s=token_delay_s)
+        self.served_model_name = options.served_model_name or Path(runner.model_dir).name
+        self.scheduler = Scheduler(runner, seed=options.seed, first_token_delay_s=options.first_token_delay_s,
+                                   token_delay_s=options.token_delay_s)
         self._inflight: set[str] = set()
 
     def app(self) -> web.Application:

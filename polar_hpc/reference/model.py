@@ -12,19 +12,19 @@ import json
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import torch
 from tokenizers import Tokenizer
 
 from polar_hpc.log import get_logger
+from polar_hpc.reference.options import LogprobMode
 from polar_hpc.wire.versions import INITIAL_VERSION
 
-log = get_logger("inference.reference")
+log = get_logger("reference")
 
 GREEDY_EPS = 1e-5
 
-LogprobMode = Literal["processed", "original"]
 
 
 @dataclass

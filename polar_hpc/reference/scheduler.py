@@ -25,7 +25,7 @@ from polar_hpc.reference.model import ModelRunner, SamplingSpec, make_generator
 from polar_hpc.reference.prefix_cache import PrefixCache
 from polar_hpc.wire.versions import INITIAL_VERSION
 
-log = get_logger("inference.reference")
+log = get_logger("reference")
 
 
 @dataclass(eq=False)

@@ -12,41 +12,24 @@ from aiohttp import web
 
 from polar_hpc.log import get_logger
 from polar_hpc.reference.app import ReferenceServer
-from polar_hpc.reference.model import LogprobMode, ModelRunner
+from polar_hpc.reference.model import ModelRunner
+from polar_hpc.reference.options import ReferenceOptions
 from polar_hpc.wire.endpoints import Endpoint, write_endpoint_file
 from polar_hpc.wire.security import API_KEY_ENV
 
-log = get_logger("inference.reference")
+log = get_logger("reference")
 
 
-def serve(
-    model_dir: str | Path,
-    *,
-    host: str = "127.0.0.1",
-    port: int = 0,
-    seed: int = 0,
-    context_length: int | None = None,
-    served_model_name: str | None = None,
-    threads: int | None = None,
-    ready_file: str | Path | None = None,
-    logprob_mode: LogprobMode = "processed",
-    api_key: str | None = None,
-    first_token_delay_s: float = 0.0,
-    token_delay_s: float = 0.0,
-) -> int:
+def serve(model_dir: str | Path, options: ReferenceOptions, *, api_key: str | None = None) -> int:
     """``api_key``: requests other than ``/health*`` need ``Authorization: Bearer <key>`` (SGLang's
     ``--api-key``); default: the ``POLAR_INFERENCE_API_KEY`` environment variable, none when unset."""
     import torch
 
-    torch.set_num_threads(threads or max(1, min(4, (os.cpu_count() or 2) // 2)))
-    torch.manual_seed(seed)
-    runner = ModelRunner(model_dir, context_length=context_length, logprob_mode=logprob_mode)
-    api_key = api_key or os.environ.get(API_KEY_ENV) or None
-    server = ReferenceServer(
-        runner, served_model_name=served_model_name or Path(model_dir).name, seed=seed, api_key=api_key,
-        first_token_delay_s=first_token_delay_s, token_delay_s=token_delay_s,
-    )
-    asyncio.run(_run(server, host, port, ready_file))
+    torch.set_num_threads(options.threads or max(1, min(4, (os.cpu_count() or 2) // 2)))
+    torch.manual_seed(options.seed)
+    runner = ModelRunner(model_dir, context_length=options.context_length, logprob_mode=options.logprob_mode)
+    server = ReferenceServer(runner, options, api_key=api_key or os.environ.get(API_KEY_ENV) or None)
+    asyncio.run(_run(server, options.host, options.port, options.ready_file))
     return 0
 
 

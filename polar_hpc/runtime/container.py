@@ -226,7 +226,11 @@ class ContainerRuntime(SandboxBase):
                         tmp_dir=self.scratch / "tmp", owner=session_owner(self.session_dir),
                         proxy_socket=self.proxy_socket, binary=self.binary)
         self._started = True
-        res = await run_command(argv, env=client_env(), timeout_s=self.spec.start_timeout_s)
+        # conmon (podman's container monitor: 2.1.6 here, fixed upstream in 2024) creates an empty `oom` file in
+        # its working directory, podman's, when the container's cgroup sees an OOM kill (containers/conmon#504):
+        # the engine runs from the session's scratch dir (removed at stop), not from wherever the rank runs (the
+        # repository root under pytest)
+        res = await run_command(argv, env=client_env(), cwd=self.scratch, timeout_s=self.spec.start_timeout_s)
         if not res.ok:
             hint = ""
             if "image not known" in res.stderr or "No such image" in res.stderr:

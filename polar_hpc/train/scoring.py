@@ -1,5 +1,5 @@
 """The trainer's side of the logprob agreement: a transformers causal LM loaded the way the reference server
-loads it (``inference.reference.model.load_model``: float32, eval mode) recomputes the logprob of chosen
+loads it (``reference.model.load_model``: float32, eval mode) recomputes the logprob of chosen
 response tokens of a trace under its whole assembled context, prompt ids ‖ response ids before each token.
 
 One forward pass per trace (teacher forcing); only the rows of the kept positions go through the LM head. A trace

@@ -137,7 +137,7 @@ class SamplingParams(msgspec.Struct, kw_only=True, omit_defaults=True):
 
 class AppliedSampling(msgspec.Struct, kw_only=True, frozen=True):
     """What the engine applied to a sampled call: the request's values, or ``/generate``'s defaults for those it
-    left out (``inference.protocol``); the recorded logprobs are under ``softmax(logits / temperature)``."""
+    left out (``engine.protocol``); the recorded logprobs are under ``softmax(logits / temperature)``."""
 
     temperature: float
     top_p: float

@@ -21,6 +21,8 @@ import msgspec
 
 from polar_hpc.assets import asset_path
 from polar_hpc.engine.engine import SGLangEngine
+from polar_hpc.engine.settings import EngineSettings
+from polar_hpc.reference.options import ReferenceOptions
 from polar_hpc.reference.process import start_reference_server
 from polar_hpc.sim.sglang_stub import StubServer
 from polar_hpc.wire.records import SamplingParams
@@ -36,7 +38,7 @@ async def client_overhead(calls: int, prompt_tokens: int, new_tokens: int) -> No
     url = await stub.start()
     prompt = list(range(1000, 1000 + prompt_tokens))
     params = SamplingParams(max_new_tokens=new_tokens, temperature=1.0, top_p=0.95)
-    engine = SGLangEngine([url], context_length=32768)
+    engine = SGLangEngine([url], EngineSettings(context_length=32768))
     body = msgspec.json.encode(engine.build_request(prompt, params, rid="bench"))
     bare_http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0), trust_env=False)
     headers = {"Content-Type": "application/json"}
@@ -73,7 +75,7 @@ async def client_overhead(calls: int, prompt_tokens: int, new_tokens: int) -> No
 
 async def throughput(url: str, prompt: list[int], new_tokens: int, concurrency: int) -> tuple[float, int]:
     params = SamplingParams(max_new_tokens=new_tokens, temperature=1.0, seed=0)
-    async with SGLangEngine([url], request_timeout_s=600) as engine:
+    async with SGLangEngine([url], EngineSettings(request_timeout_s=600)) as engine:
         await engine.generate(prompt, SamplingParams(max_new_tokens=2))
         t0 = time.perf_counter()
         results = await asyncio.gather(*(engine.generate(prompt, params) for _ in range(concurrency)))
@@ -91,7 +93,7 @@ def model_throughput(new_tokens: int, threads: int) -> None:
         tok = Tokenizer.from_file(str(Path(model) / "tokenizer.json"))
         text = "<|im_start|>user\nWrite a long story about a lighthouse keeper.<|im_end|>\n<|im_start|>assistant\n"
         prompt = tok.encode(text, add_special_tokens=False).ids
-        with start_reference_server(model, threads=threads, startup_timeout_s=300) as server:
+        with start_reference_server(model, ReferenceOptions(threads=threads), startup_timeout_s=300) as server:
             for conc in (1, 4):
                 tps, n = asyncio.run(throughput(server.url, prompt, new_tokens, conc))
                 rows.append((name, conc, n, tps))

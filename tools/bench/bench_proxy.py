@@ -128,20 +128,23 @@ def serve_passthrough(port: int, upstream: str) -> None:
 
 def make_engine(upstream: str, limit: int = 512) -> Any:
     from polar_hpc.engine.engine import SGLangEngine
+    from polar_hpc.engine.settings import EngineSettings
 
     # a bounded number of engine connections: 10k idle clients must not mean 10k engine sockets
-    return SGLangEngine([upstream], request_timeout_s=600, context_length=40000, max_connections=limit)
+    return SGLangEngine([upstream], EngineSettings(request_timeout_s=600, context_length=40000, max_connections=limit))
 
 
 def serve_polar(port: int, upstream: str) -> None:
     from polar_hpc.assets import asset_path
     from polar_hpc.chat.template import ChatTemplate
     from polar_hpc.proxy.server import ProxyServer
+    from polar_hpc.proxy.settings import ProxySettings
 
     async def main() -> None:
         template = ChatTemplate.from_model_dir(asset_path("tiny-qwen3"))
-        server = ProxyServer(template, make_engine(upstream), model_name="policy", context_length=40000,
-                             max_new_tokens=64, sse_keepalive_s=10.0, session_memory_bytes=64 * 1024 * 1024)
+        server = ProxyServer(template, make_engine(upstream), ProxySettings(model_name="policy", context_length=40000,
+                                                                            max_new_tokens=64, sse_keepalive_s=10.0,
+                                                                            session_memory_bytes=64 * 1024 * 1024))
         server.open_session("bench", api_key=KEY)
         await server.start("127.0.0.1", port)
         await asyncio.Event().wait()
@@ -215,6 +218,7 @@ def stage_breakdown(sizes: list[int], reps: int, stub_url: str) -> list[dict[str
     from polar_hpc.proxy.capture import SessionLog
     from polar_hpc.proxy.generate import Generator
     from polar_hpc.proxy.prompt import PromptBuilder
+    from polar_hpc.proxy.settings import ProxySettings
 
     template = ChatTemplate.from_model_dir(asset_path("tiny-qwen3"))
     route = Route("openai_chat", "generate")
@@ -222,7 +226,7 @@ def stage_breakdown(sizes: list[int], reps: int, stub_url: str) -> list[dict[str
 
     async def run() -> None:
         engine = make_engine(stub_url)
-        gen = Generator(template, engine, tool_parser="qwen", context_length=40000, max_new_tokens=64)
+        gen = Generator(template, engine, ProxySettings(tool_parser="qwen", context_length=40000, max_new_tokens=64))
         for size in sizes:
             turn = " ".join(f"tok{i}" for i in range(60))  # ≈ 120+ tokens per message
             msgs: list[dict[str, Any]] = [{"role": "system", "content": "You are a helpful assistant."}]

@@ -105,15 +105,18 @@ def serve_proxy(port: int, upstream: str, live: bool, records: str, stream_inter
     from polar_hpc.assets import asset_path
     from polar_hpc.chat.template import ChatTemplate
     from polar_hpc.engine.engine import SGLangEngine
+    from polar_hpc.engine.settings import EngineSettings
     from polar_hpc.proxy.server import ProxyServer
+    from polar_hpc.proxy.settings import ProxySettings
 
     async def main() -> None:
         template = ChatTemplate.from_model_dir(asset_path("tiny-qwen3"))
-        engine = SGLangEngine([upstream], request_timeout_s=600, context_length=40000, stream_interval=stream_interval,
-                              stream_max_delay_s=max_delay_s)
-        server = ProxyServer(template, engine, model_name="policy", context_length=40000, max_new_tokens=REPLY,
-                             sse_keepalive_s=10.0, stream_upstream=live, records_dir=records,
-                             session_memory_bytes=64 * 1024 * 1024)
+        engine = SGLangEngine([upstream], EngineSettings(request_timeout_s=600, context_length=40000,
+                                                         stream_interval=stream_interval,
+                                                         stream_max_delay_s=max_delay_s))
+        settings = ProxySettings(model_name="policy", context_length=40000, max_new_tokens=REPLY, sse_keepalive_s=10.0,
+                                 stream_upstream=live, session_memory_bytes=64 * 1024 * 1024)
+        server = ProxyServer(template, engine, settings, records_dir=records)
         server.open_session("bench", api_key=KEY)
         for i in range(2000):
             server.open_session(f"s{i}", api_key=f"{KEY}-{i}")

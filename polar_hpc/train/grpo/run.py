@@ -210,12 +210,9 @@ def train_grpo(cfg: RunConfig, run_dir: Path, tasks: list[Task], *, model: Any, 
         )
         trainer.remove_callback(PrinterCallback)  # the step line comes from ``report``
         if rollouts is not None:
-            live = rollouts
-            trainer.add_callback(PushWeights(run_dir, stage=live.weights.stage, last=lambda: live.last,
-                                             base_model=model_dir, keep=t.keep_checkpoints,
-                                             tis=lambda: trainer.last_tis, served=lambda: live.weights.served,
+            trainer.add_callback(PushWeights(rollouts, trainer, base_model=model_dir, keep=t.keep_checkpoints,
                                              temperature=temperature, report=report, started=started,
-                                             finish=lambda: 0.0 if stopper.state.requested else live.push_staged()))
+                                             stopper=stopper))
         trainer.add_callback(StopAtStep(stopper, agree=agree_stop if ranks.world > 1 else None))
         trainer.train()
         if ranks.world > 1:

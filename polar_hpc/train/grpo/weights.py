@@ -8,7 +8,7 @@ import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from transformers import TrainerCallback
 
@@ -17,6 +17,9 @@ from polar_hpc.log import get_logger
 from polar_hpc.train.grpo.batch import StepRollouts, first_rows, row_temperatures
 from polar_hpc.train.grpo.metrics import CHECKPOINTS, StepMetrics, append_step
 from polar_hpc.wire.versions import ordered_names
+
+if TYPE_CHECKING:
+    from polar_hpc.train.grpo.stop import Stopper
 
 log = get_logger("train")
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
@@ -73,26 +76,34 @@ def save_checkpoint(model: Any, base: Path, out: Path) -> Path:
     return out
 
 
-class PushWeights(TrainerCallback):
-    """After every optimizer step: save the model and ``stage`` it (``LiveRollouts`` loads it on the engines when
-    no rollout is generating), record and report the step's metrics; at the end of training, ``finish`` (load the
-    last checkpoint)."""
+class Rollouts(Protocol):
+    """What :class:`PushWeights` uses of ``live.LiveRollouts``: its run dir, its weights, the last step's rows."""
 
-    def __init__(self, run_dir: Path, *, stage: Callable[[Path, int], None], last: Callable[[], StepRollouts | None],
-                 base_model: Path, keep: int, tis: Callable[[], Any], served: Callable[[], int] = lambda: 0,
-                 temperature: float | None = None, finish: Callable[[], float] | None = None,
-                 report: Callable[[StepMetrics], None] | None = None, started: float | None = None) -> None:
-        self.run_dir = run_dir
-        self.stage = stage
-        self.last = last
+    run_dir: Path
+    weights: StagedWeights
+    last: StepRollouts | None
+
+    def push_staged(self) -> float: ...
+
+
+class PushWeights(TrainerCallback):
+    """After every optimizer step: save the model and stage it on ``rollouts.weights`` (the rollouts load it on the
+    engines when no rollout is generating), record and report the step's metrics (``trainer.last_tis``,
+    ``rollouts.last``); at the end of training, load the last checkpoint (``rollouts.push_staged``) unless
+    ``stopper`` says a signal ends the run."""
+
+    def __init__(self, rollouts: Rollouts, trainer: Any, *, base_model: Path, keep: int,
+                 temperature: float | None = None, report: Callable[[StepMetrics], None] | None = None,
+                 started: float | None = None, stopper: Stopper | None = None) -> None:
+        self.rollouts = rollouts
+        self.trainer = trainer
+        self.run_dir = rollouts.run_dir
         self.base_model = base_model
         self.keep = keep
-        self.tis = tis
-        self.served = served
         self.temperature = temperature
         """What the trainer scores at; a step sampled at another is reported."""
-        self.finish = finish
         self.report = report
+        self.stopper = stopper
         self._t_step = time.monotonic() if started is None else started
         """When the current step began (the first: when its rollouts were first waited for)."""
         self._step_s = 0.0
@@ -103,7 +114,7 @@ class PushWeights(TrainerCallback):
         step = int(state.global_step)
         t0 = time.monotonic()
         ckpt = save_checkpoint(model, self.base_model, self.run_dir / CHECKPOINTS / f"step-{step}")
-        self.stage(ckpt, step)
+        self.rollouts.weights.stage(ckpt, step)
         self.saved = step
         old = sorted((p for p in ckpt.parent.glob("step-*") if p.name[5:].isdigit()), key=lambda p: int(p.name[5:]))
         for p in old[:-self.keep]:
@@ -113,14 +124,14 @@ class PushWeights(TrainerCallback):
         self._step_s, self._t_step = now - self._t_step, now
 
     def on_train_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
-        if self.finish is not None:
-            self.finish()
+        if self.stopper is None or not self.stopper.state.requested:
+            self.rollouts.push_staged()
 
     def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any) -> None:
-        last = self.last()
+        last = self.rollouts.last
         if not logs or "loss" not in logs or last is None:
             return
-        tis = self.tis()
+        tis = getattr(self.trainer, "last_tis", None)
         trained = [r for r in last.rows if not r.placeholder]
         rewards = [r.reward for r in first_rows(last.rows) if r.reward is not None]  # one per session
         temps = row_temperatures(last.rows)
@@ -139,7 +150,7 @@ class PushWeights(TrainerCallback):
             masked_share=tis.masked_share if tis else float("nan"), mismatch=tis.mismatch if tis else None,
             grad_norm=float(logs["grad_norm"]) if logs.get("grad_norm") is not None else None,
             rollout_versions=ordered_names(v for r in trained for v in r.weight_versions),
-            pushed_version=self.served(), wait_s=last.wait_s, step_s=self._step_s, push_s=last.push_s,
+            pushed_version=self.rollouts.weights.served, wait_s=last.wait_s, step_s=self._step_s, push_s=last.push_s,
             save_s=self._save_s, temperatures=temps, counts=last.counts, refill=last.refill,
             time=time.time(),
         )

@@ -98,8 +98,9 @@ async def test_client_without_run_keys_is_refused(start_coordinator: Callable[..
         for sock in (intruder, plain):
             sock.connect(ep.url)
             await sock.send(hello)
-        for name, sock in (("wrong key", intruder), ("no CURVE", plain)):
-            got = await sock.poll(1500)
+        peers = (("wrong key", intruder), ("no CURVE", plain))
+        answered = await asyncio.gather(*(sock.poll(1500) for _, sock in peers))  # both waits at once
+        for (name, sock), got in zip(peers, answered, strict=True):
             assert got == 0, f"a peer with {name} got an answer: {await sock.recv()!r}"
     finally:
         intruder.close(linger=0)

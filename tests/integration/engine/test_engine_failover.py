@@ -11,6 +11,8 @@ import pytest
 
 from polar_hpc.assets import asset_path
 from polar_hpc.engine.engine import SGLangEngine
+from polar_hpc.engine.settings import EngineSettings
+from polar_hpc.reference.options import ReferenceOptions
 from polar_hpc.reference.process import start_reference_server
 from polar_hpc.wire.records import SamplingParams
 
@@ -20,10 +22,10 @@ pytestmark = pytest.mark.slow
 async def test_failover_when_a_server_dies_mid_run(tmp_path: Path) -> None:
     model = asset_path("tiny-qwen3")
     with (
-        start_reference_server(model, seed=1, log_path=tmp_path / "a.log") as a,
-        start_reference_server(model, seed=2, log_path=tmp_path / "b.log") as b,
+        start_reference_server(model, ReferenceOptions(seed=1, threads=1), log_path=tmp_path / "a.log") as a,
+        start_reference_server(model, ReferenceOptions(seed=2, threads=1), log_path=tmp_path / "b.log") as b,
     ):
-        async with SGLangEngine([a.url, b.url], backoff_s=0.05, max_retries=4) as engine:
+        async with SGLangEngine([a.url, b.url], EngineSettings(backoff_s=0.05, max_retries=4)) as engine:
             sessions = [f"s{i}" for i in range(6)]
             first = await asyncio.gather(
                 *(engine.generate([1, 2, 3], SamplingParams(max_new_tokens=2), session_id=s) for s in sessions)

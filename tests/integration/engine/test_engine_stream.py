@@ -11,6 +11,7 @@ import time
 import numpy as np
 
 from polar_hpc.engine.engine import SGLangEngine
+from polar_hpc.engine.settings import EngineSettings
 from polar_hpc.engine.sglang_schema import validate_generate_request
 from polar_hpc.reference.process import ReferenceHandle
 from polar_hpc.wire.records import SamplingParams
@@ -26,7 +27,8 @@ CASES = [
 
 async def test_streamed_result_equals_generate(reference_server: ReferenceHandle) -> None:
     sent: list[bytes] = []
-    async with SGLangEngine([reference_server.url], context_length=32768, request_hook=sent.append) as engine:
+    async with SGLangEngine([reference_server.url], EngineSettings(context_length=32768),
+                            request_hook=sent.append) as engine:
         for sampling in CASES:
             plain = await engine.generate(PROMPT, sampling, stop_token_ids=[151645])
             stream = await engine.open_stream(PROMPT, sampling, stop_token_ids=[151645])
@@ -96,7 +98,7 @@ async def test_stream_interval_sends_the_first_token_then_one_chunk_per_interval
                                                              ["output_token_logprobs"]]
     results = []
     for interval in (1, 4):
-        async with SGLangEngine([reference_server.url], stream_interval=interval) as engine:
+        async with SGLangEngine([reference_server.url], EngineSettings(stream_interval=interval)) as engine:
             stream = await engine.open_stream(PROMPT, SamplingParams(max_new_tokens=12, temperature=0.0))
             results.append(await stream.drain())
             await stream.close()

@@ -13,6 +13,7 @@ import pytest
 from polar_hpc.config import RunConfig, dump_config
 from polar_hpc.config.run import InferenceConfig
 from polar_hpc.engine.engine import SGLangEngine
+from polar_hpc.engine.settings import EngineSettings
 from polar_hpc.util.readiness import http_status, stop_process
 from polar_hpc.wire.endpoints import endpoint_path, wait_endpoints
 from polar_hpc.wire.records import SamplingParams
@@ -40,7 +41,7 @@ async def test_publish_serve_and_stop(tmp_path: Path) -> None:
         assert ep.url.startswith("http://127.0.0.1:") and ep.kind == "reference" and ep.pid != job.pid
         assert Path(ep.log_path or "").is_file()
         assert http_status(ep.url + "/model_info", 5.0)[0] == 401  # the server requires the run token
-        async with SGLangEngine([ep.url], context_length=2048, api_key="the-run-token") as engine:
+        async with SGLangEngine([ep.url], EngineSettings(context_length=2048), api_key="the-run-token") as engine:
             res = await engine.generate([1, 2, 3], SamplingParams(max_new_tokens=3))
             info = await engine.model_info()
         assert res.completion_tokens == 3 and info.context_length == 2048 and info.served_model_name == "policy"

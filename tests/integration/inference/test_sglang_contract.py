@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from polar_hpc.engine.engine import SGLangEngine
+from polar_hpc.engine.settings import EngineSettings
 from polar_hpc.engine.sglang_schema import validate_generate_request, validate_generate_response
 from polar_hpc.reference.process import ReferenceHandle
 from polar_hpc.wire.records import SamplingParams
@@ -26,7 +27,8 @@ CASES = [
 
 async def test_engine_requests_and_server_responses_validate(reference_server: ReferenceHandle) -> None:
     sent: list[bytes] = []
-    async with SGLangEngine([reference_server.url], context_length=32768, request_hook=sent.append) as engine:
+    async with SGLangEngine([reference_server.url], EngineSettings(context_length=32768),
+                            request_hook=sent.append) as engine:
         results = [await engine.generate(PROMPT, s, stop_token_ids=ids) for s, ids in CASES]
     assert len(sent) == len(CASES)
     for body in sent:
@@ -75,7 +77,8 @@ async def test_teacher_forcing_request_and_response_validate(reference_server: R
     """Teacher forcing: the forced ids' logprobs equal those the server reports when it samples the same ids
     greedily (the same model, the same context), and both bodies satisfy SGLang's schema."""
     sent: list[bytes] = []
-    async with SGLangEngine([reference_server.url], context_length=32768, request_hook=sent.append) as engine:
+    async with SGLangEngine([reference_server.url], EngineSettings(context_length=32768),
+                            request_hook=sent.append) as engine:
         sampled = await engine.generate(PROMPT, SamplingParams(max_new_tokens=5, temperature=0.0))
         forced = sampled.output_ids.tolist()
         result = await engine.teacher_force(PROMPT, forced)
@@ -107,8 +110,8 @@ async def test_top_logprobs_have_sglangs_shape(reference_server: ReferenceHandle
     k = 3
     sent: list[bytes] = []
     sampling = SamplingParams(max_new_tokens=5, temperature=0.7, seed=3)
-    async with SGLangEngine([reference_server.url], context_length=32768, request_hook=sent.append,
-                            top_logprobs=k) as engine:
+    async with SGLangEngine([reference_server.url], EngineSettings(context_length=32768,
+                                                                   top_logprobs=k), request_hook=sent.append) as engine:
         res = await engine.generate(PROMPT, sampling)
         stream = await engine.open_stream(PROMPT, sampling)
         async for _ in stream:

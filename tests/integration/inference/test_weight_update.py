@@ -12,6 +12,7 @@ import torch
 from polar_hpc.assets import asset_path
 from polar_hpc.engine.engine import SGLangEngine
 from polar_hpc.engine.errors import EngineError
+from polar_hpc.reference.options import ReferenceOptions
 from polar_hpc.reference.process import start_reference_server
 from polar_hpc.wire.records import SamplingParams
 from tests.fixtures.floats import FORWARD_ATOL, assert_logprobs_close
@@ -40,7 +41,7 @@ def perturbed_checkpoint(src: Path, dst: Path) -> torch.nn.Module:
 async def test_weight_update_changes_version_and_outputs(tmp_path: Path) -> None:
     src = asset_path("tiny-qwen3")
     new_model = perturbed_checkpoint(src, tmp_path / "step-1")
-    with start_reference_server(src, log_path=tmp_path / "server.log") as server:
+    with start_reference_server(src, ReferenceOptions(threads=1), log_path=tmp_path / "server.log") as server:
         async with SGLangEngine([server.url]) as engine:
             before = await engine.generate(PROMPT, GREEDY)
             assert before.weight_version == "default"
@@ -76,7 +77,7 @@ async def test_weight_update_changes_version_and_outputs(tmp_path: Path) -> None
 async def test_pause_in_place_keeps_requests_and_reprefills(tmp_path: Path) -> None:
     src = asset_path("tiny-qwen3")
     perturbed_checkpoint(src, tmp_path / "step-1")
-    with start_reference_server(src, log_path=tmp_path / "server.log") as server:
+    with start_reference_server(src, ReferenceOptions(threads=1), log_path=tmp_path / "server.log") as server:
         async with SGLangEngine([server.url]) as engine:
             req = asyncio.create_task(engine.generate(PROMPT, SamplingParams(max_new_tokens=300, temperature=0.0)))
             await asyncio.sleep(0.5)

@@ -24,9 +24,11 @@ from polar_hpc.assets import AssetError, asset_path
 from polar_hpc.chat.template import ChatTemplate
 from polar_hpc.config.run import AgentSpec
 from polar_hpc.engine.engine import SGLangEngine
+from polar_hpc.engine.settings import EngineSettings
 from polar_hpc.harness import HarnessContext, HarnessError, get_adapter
 from polar_hpc.harness.toolchain import resolve_harness
 from polar_hpc.proxy.server import ProxyServer
+from polar_hpc.proxy.settings import ProxySettings
 from polar_hpc.sim.sglang_stub import StubServer
 from polar_hpc.wire.records import CompletionRecord
 
@@ -92,9 +94,9 @@ async def test_every_cli_streams_through_a_slow_engine(tmp_path: Path) -> None:
     except AssetError as err:
         pytest.fail(str(err), pytrace=False)
     stub = StubServer(n_tokens=24, first_token_delay_s=FIRST_TOKEN_S, token_delay_s=0.05, stop_at_end=True)
-    engine = SGLangEngine([await stub.start()], context_length=65536)
-    proxy = ProxyServer(template, engine, model_name="policy", context_length=65536, max_new_tokens=24,
-                        render_mode="continuation", sse_keepalive_s=KEEPALIVE_S)
+    engine = SGLangEngine([await stub.start()], EngineSettings(context_length=65536))
+    proxy = ProxyServer(template, engine, ProxySettings(model_name="policy", context_length=65536, max_new_tokens=24,
+                                                        render_mode="continuation", sse_keepalive_s=KEEPALIVE_S))
     base = await proxy.start()
     keys = {key: proxy.open_session(key, api_key=key) for key in HARNESSES}
     try:

@@ -14,8 +14,10 @@ import pytest
 from polar_hpc.chat.template import ChatTemplate
 from polar_hpc.config.run import BuilderSpec
 from polar_hpc.engine.engine import SGLangEngine
+from polar_hpc.engine.settings import EngineSettings
 from polar_hpc.policy.script import OracleScript
 from polar_hpc.proxy.server import ProxyServer
+from polar_hpc.proxy.settings import ProxySettings
 from polar_hpc.trajectory.registry import get_builder
 from tests.fixtures.floats import assert_logprobs_close
 from tests.fixtures.oracle_repo import PATCH, TESTS, git_repo, run_mini_agent
@@ -32,9 +34,9 @@ async def test_mini_agent_solves_the_repo_under_the_oracle(reference_server: Any
     noop = False
     repo = git_repo(tmp_path / "calc")
     template = ChatTemplate.from_model_dir(reference_server.model_dir)
-    engine = SGLangEngine([reference_server.url], request_timeout_s=120, context_length=8192)
-    server = ProxyServer(template, engine, model_name="policy", context_length=8192, max_new_tokens=64,
-                         render_mode="continuation", measure_divergence=True)
+    engine = SGLangEngine([reference_server.url], EngineSettings(request_timeout_s=120, context_length=8192))
+    server = ProxyServer(template, engine, ProxySettings(model_name="policy", context_length=8192, max_new_tokens=64,
+                                                         render_mode="continuation", measure_divergence=True))
     base = await server.start()
     try:
         key = server.open_session("calc/0#0", oracle=OracleScript(solution_patch=PATCH, verify=TESTS, noop=noop))

@@ -15,7 +15,9 @@ from google.genai import types as gtypes
 from polar_hpc.chat.template import ChatTemplate, to_template_messages, to_template_tools
 from polar_hpc.engine.engine import SGLangEngine
 from polar_hpc.engine.result import GenerateResult
+from polar_hpc.engine.settings import EngineSettings
 from polar_hpc.proxy.server import ProxyServer
+from polar_hpc.proxy.settings import ProxySettings
 from tests.fixtures.sdk_clients import SdkClients
 
 pytestmark = pytest.mark.slow
@@ -51,9 +53,9 @@ class Rig:
 @pytest.fixture
 async def rig(reference_server: Any) -> AsyncIterator[Rig]:
     template = ChatTemplate.from_model_dir(reference_server.model_dir)
-    engine = SGLangEngine([reference_server.url], request_timeout_s=120, context_length=4096)
+    engine = SGLangEngine([reference_server.url], EngineSettings(request_timeout_s=120, context_length=4096))
     tap = Tap(engine)
-    server = ProxyServer(template, tap, model_name="policy", context_length=4096, max_new_tokens=MAX)
+    server = ProxyServer(template, tap, ProxySettings(model_name="policy", context_length=4096, max_new_tokens=MAX))
     base = await server.start()
     try:
         yield Rig(server, tap, template, base, server.open_session("ref/0#0"))

@@ -14,7 +14,9 @@ from google.genai import types as gtypes
 
 from polar_hpc.chat.template import ChatTemplate
 from polar_hpc.engine.engine import SGLangEngine
+from polar_hpc.engine.settings import EngineSettings
 from polar_hpc.proxy.server import ProxyServer
+from polar_hpc.proxy.settings import ProxySettings
 from polar_hpc.wire.records import CompletionRecord
 from tests.fixtures.floats import assert_logprobs_close
 from tests.fixtures.sdk_clients import SdkClients
@@ -26,8 +28,8 @@ MSGS = [{"role": "user", "content": "Say hello"}]
 @pytest.fixture
 async def proxy(reference_server: Any) -> AsyncIterator[tuple[ProxyServer, str, str]]:
     template = ChatTemplate.from_model_dir(reference_server.model_dir)
-    engine = SGLangEngine([reference_server.url], request_timeout_s=120, context_length=4096)
-    server = ProxyServer(template, engine, model_name="policy", context_length=4096, max_new_tokens=16)
+    engine = SGLangEngine([reference_server.url], EngineSettings(request_timeout_s=120, context_length=4096))
+    server = ProxyServer(template, engine, ProxySettings(model_name="policy", context_length=4096, max_new_tokens=16))
     assert server.stream_upstream
     base = await server.start()
     try:

@@ -13,6 +13,7 @@ import torch
 
 from polar_hpc.engine.engine import SGLangEngine
 from polar_hpc.engine.errors import ContextOverflow, EngineError
+from polar_hpc.engine.settings import EngineSettings
 from polar_hpc.reference.process import ReferenceHandle
 from polar_hpc.wire.records import SamplingParams
 from tests.fixtures.floats import FORWARD_ATOL, assert_logprobs_close
@@ -134,8 +135,9 @@ async def test_context_length_error_has_sglang_shape(reference_server: Reference
         with pytest.raises(ContextOverflow, match="context length"):
             await engine.generate([1] * 40000, SamplingParams(max_new_tokens=4))
         with pytest.raises(ContextOverflow, match="leaves no room"):
-            SGLangEngine([reference_server.url], context_length=100).build_request([1] * 100, SamplingParams())
-        clamped = SGLangEngine([reference_server.url], context_length=len(PROMPT) + 3).build_request(
+            SGLangEngine([reference_server.url],
+                         EngineSettings(context_length=100)).build_request([1] * 100, SamplingParams())
+        clamped = SGLangEngine([reference_server.url], EngineSettings(context_length=len(PROMPT) + 3)).build_request(
             PROMPT, SamplingParams(max_new_tokens=50))
         assert clamped.sampling_params.max_new_tokens == 3
 

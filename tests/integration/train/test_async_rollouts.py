@@ -11,6 +11,7 @@ import aiohttp
 import pytest
 
 from polar_hpc.assets import asset_path
+from polar_hpc.reference.options import ReferenceOptions
 from polar_hpc.reference.process import start_reference_server
 from polar_hpc.train.async_client import AsyncConfig, AsyncRollouts
 from polar_hpc.wire.endpoints import Endpoint, endpoint_path, write_endpoint
@@ -60,7 +61,7 @@ async def test_update_policy_reaches_the_reference_server(tmp_path: Path) -> Non
     ckpt = tmp_path / "ckpt-1"
     shutil.copytree(asset_path("tiny-qwen3"), ckpt)
     run_dir = tmp_path / "run"
-    with start_reference_server(asset_path("tiny-qwen3"), seed=0, threads=1,
+    with start_reference_server(asset_path("tiny-qwen3"), ReferenceOptions(seed=0, threads=1),
                                 log_path=tmp_path / "ref.log") as ref:
         write_endpoint(run_dir, Endpoint(name="inference-0", url=ref.url, pid=ref.pid, host="127.0.0.1",
                                          started_at=time.time(), kind="reference"))

@@ -106,6 +106,7 @@ def test_an_engine_refusing_the_weight_update_stops_at_that_step_and_keeps_the_c
     from types import SimpleNamespace
 
     from polar_hpc.assets import asset_path
+    from polar_hpc.reference.options import ReferenceOptions
     from polar_hpc.reference.process import start_reference_server
     from polar_hpc.train.async_client import AsyncRollouts
     from polar_hpc.train.grpo.metrics import CHECKPOINTS
@@ -116,12 +117,13 @@ def test_an_engine_refusing_the_weight_update_stops_at_that_step_and_keeps_the_c
     model, _ = load_policy(asset_path("tiny-qwen3"))
     run_dir = tmp_path / "run"
     # the server requires a key this run dir does not hold: it refuses every weight update (401)
-    with start_reference_server(asset_path("tiny-qwen3"), api_key="not-this-run", log_path=tmp_path / "ref.log") as ref:
+    with start_reference_server(asset_path("tiny-qwen3"), ReferenceOptions(threads=1), api_key="not-this-run",
+                                log_path=tmp_path / "ref.log") as ref:
         write_endpoint(run_dir, Endpoint(name="inference-0", url=ref.url, pid=ref.pid, host="127.0.0.1",
                                          started_at=time.time(), kind="reference"))
         weights = StagedWeights(lambda p, v: asyncio.run(AsyncRollouts(run_dir).update_policy(p, v)))
-        save = PushWeights(run_dir, stage=weights.stage, last=lambda: None, base_model=asset_path("tiny-qwen3"),
-                           keep=2, tis=lambda: None)
+        rollouts = SimpleNamespace(run_dir=run_dir, weights=weights, last=None)
+        save = PushWeights(rollouts, None, base_model=asset_path("tiny-qwen3"), keep=2)  # type: ignore[arg-type]
         save.on_step_end(None, SimpleNamespace(global_step=3), None, model=model)  # saved and staged, not loaded
         with pytest.raises(WeightPushError) as err:
             weights.push()  # what the next rollout call does, once no group is generating

@@ -26,7 +26,9 @@ from polar_hpc.chat.template import ChatTemplate
 from polar_hpc.cli.entry import main
 from polar_hpc.config.run import BuilderSpec, ShardConfig
 from polar_hpc.engine.engine import SGLangEngine
+from polar_hpc.engine.settings import EngineSettings
 from polar_hpc.proxy.server import ProxyServer
+from polar_hpc.proxy.settings import ProxySettings
 from polar_hpc.store.reader import ShardReader
 from polar_hpc.store.writer import ShardWriter
 from polar_hpc.train.agreement import AgreementReport
@@ -54,9 +56,9 @@ def _cli_log_handler() -> Iterator[None]:
 
 async def _sampled_session(url: str, model_dir: str) -> SessionResult:
     template = ChatTemplate.from_model_dir(model_dir)
-    engine = SGLangEngine([url], request_timeout_s=120, context_length=8192)
-    server = ProxyServer(template, engine, model_name="policy", context_length=8192, max_new_tokens=48,
-                         render_mode="continuation")
+    engine = SGLangEngine([url], EngineSettings(request_timeout_s=120, context_length=8192))
+    server = ProxyServer(template, engine, ProxySettings(model_name="policy", context_length=8192, max_new_tokens=48,
+                                                         render_mode="continuation"))
     base = await server.start()
     try:
         key = server.open_session("chat__chat-1/0#0")

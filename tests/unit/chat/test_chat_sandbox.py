@@ -1,4 +1,4 @@
-"""The chat templates' sandbox (``inference.chat_jinja.ChatSandbox``) with its shortcuts gives what jinja2's own
+"""The chat templates' sandbox (``chat.jinja.ChatSandbox``) with its shortcuts gives what jinja2's own
 immutable sandbox gives, for reads that take a shortcut and for those the sandbox refuses."""
 
 from __future__ import annotations

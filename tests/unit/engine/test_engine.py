@@ -17,6 +17,7 @@ import pytest
 from polar_hpc.engine.engine import SGLangEngine
 from polar_hpc.engine.errors import ContextOverflow, EngineError, EngineTimeout, EngineUnavailable
 from polar_hpc.engine.protocol import GenerateRequest
+from polar_hpc.engine.settings import EngineSettings
 from polar_hpc.sim.sglang_stub import StubServer, error_response, instant_response, sleep_then
 from polar_hpc.wire.records import SamplingParams
 from tests.fixtures.waits import async_wait_for
@@ -65,7 +66,7 @@ async def test_retries_5xx_with_fresh_rid(stubs: list[StubServer]) -> None:
         return error_response(503, "overloaded") if calls <= 2 else None
 
     s = await start(stubs, flaky)
-    async with SGLangEngine([s.url], backoff_s=0.01) as engine:
+    async with SGLangEngine([s.url], EngineSettings(backoff_s=0.01)) as engine:
         engine.pool.base_cooldown_s = 0.01
         res = await engine.generate([1], PARAMS)
     assert res.attempts == 3
@@ -76,7 +77,7 @@ async def test_retries_5xx_with_fresh_rid(stubs: list[StubServer]) -> None:
 async def test_connection_error_fails_over_and_marks_down(stubs: list[StubServer]) -> None:
     good = await start(stubs)
     bad = dead_url()
-    async with SGLangEngine([bad, good.url], backoff_s=0.01) as engine:
+    async with SGLangEngine([bad, good.url], EngineSettings(backoff_s=0.01)) as engine:
         results = [await engine.generate([1], PARAMS, session_id=f"s{i}") for i in range(4)]
         assert all(r.server == good.url for r in results)
         assert not engine.pool.servers[0].is_up(time.monotonic())
@@ -102,7 +103,7 @@ async def test_sticky_session_moves_when_its_server_fails(stubs: list[StubServer
 
     a = await start(stubs, maybe_down)
     b = await start(stubs)
-    async with SGLangEngine([a.url, b.url], backoff_s=0.01) as engine:
+    async with SGLangEngine([a.url, b.url], EngineSettings(backoff_s=0.01)) as engine:
         first = await engine.generate([1], PARAMS, session_id="s")
         assert first.server == a.url
         down = True
@@ -114,7 +115,7 @@ async def test_sticky_session_moves_when_its_server_fails(stubs: list[StubServer
 
 async def test_all_down_raises_unavailable_naming_servers() -> None:
     urls = [dead_url(), dead_url()]
-    async with SGLangEngine(urls, max_retries=2, backoff_s=0.01) as engine:
+    async with SGLangEngine(urls, EngineSettings(max_retries=2, backoff_s=0.01)) as engine:
         engine.pool.base_cooldown_s = 0.01
         with pytest.raises(EngineUnavailable) as info:
             await engine.generate([1], PARAMS)
@@ -134,7 +135,7 @@ async def test_deadline_aborts_request(stubs: list[StubServer]) -> None:
 
 async def test_default_timeout_applies(stubs: list[StubServer]) -> None:
     s = await start(stubs, sleep_then(5.0))
-    async with SGLangEngine([s.url], request_timeout_s=0.2) as engine:
+    async with SGLangEngine([s.url], EngineSettings(request_timeout_s=0.2)) as engine:
         with pytest.raises(EngineTimeout):
             await engine.generate([1], PARAMS)
 
@@ -193,7 +194,7 @@ async def test_set_urls_during_retry_backoff(stubs: list[StubServer]) -> None:
 
     bad = await start(stubs, overloaded)
     good = await start(stubs)
-    async with SGLangEngine([dead_url(), bad.url], backoff_s=0.5) as engine:
+    async with SGLangEngine([dead_url(), bad.url], EngineSettings(backoff_s=0.5)) as engine:
         engine.pool.base_cooldown_s = 30.0
         engine.pool.mark_failed(engine.pool.servers[0], "down")  # the call starts on the second server
         engine.pool.base_cooldown_s = 0.01

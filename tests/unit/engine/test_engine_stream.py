@@ -9,6 +9,7 @@ import asyncio
 import numpy as np
 
 from polar_hpc.engine.engine import SGLangEngine
+from polar_hpc.engine.settings import EngineSettings
 from polar_hpc.sim.sglang_stub import StubServer, error_response
 from polar_hpc.wire.records import SamplingParams
 from tests.fixtures.waits import async_wait_for
@@ -87,7 +88,7 @@ async def test_5xx_before_the_stream_is_retried_elsewhere() -> None:
         return error_response(503, "overloaded")
 
     bad, good = StubServer(fail), StubServer(n_tokens=3)  # type: ignore[arg-type]
-    async with SGLangEngine([await bad.start(), await good.start()], backoff_s=0.01) as engine:
+    async with SGLangEngine([await bad.start(), await good.start()], EngineSettings(backoff_s=0.01)) as engine:
         stream = await engine.open_stream(PROMPT, SamplingParams(max_new_tokens=3), session_id="s")
         res = await stream.drain()
         await stream.close()
@@ -104,7 +105,7 @@ async def test_the_engine_asks_for_its_stream_interval_and_hands_deltas_out_in_g
     from polar_hpc.engine.stream import FIRST_DELAY_S
 
     stub = StubServer(n_tokens=150, token_delay_s=0.002)
-    async with SGLangEngine([await stub.start()], stream_interval=5, stream_max_delay_s=0.05) as engine:
+    async with SGLangEngine([await stub.start()], EngineSettings(stream_interval=5, stream_max_delay_s=0.05)) as engine:
         stream = await engine.open_stream(PROMPT, SamplingParams(max_new_tokens=150))
         delays, got = [], []
         try:
@@ -138,7 +139,7 @@ async def test_streams_wait_until_the_same_ticks_so_that_they_wake_together(monk
     monkeypatch.setattr(stream_module, "time", types.SimpleNamespace(monotonic=monotonic))
     stub = StubServer(n_tokens=60, token_delay_s=0.003)
     ends: list[float] = []
-    async with SGLangEngine([await stub.start()], stream_max_delay_s=0.05) as engine:
+    async with SGLangEngine([await stub.start()], EngineSettings(stream_max_delay_s=0.05)) as engine:
 
         async def one(n: int) -> list[int]:
             await asyncio.sleep(0.007 * n)  # the streams start out of step

@@ -9,6 +9,7 @@ import pytest
 
 from polar_hpc.assets import AssetError, asset_path
 from polar_hpc.engine.engine import SGLangEngine
+from polar_hpc.engine.settings import EngineSettings
 from polar_hpc.engine.sglang_schema import (
     SchemaViolation,
     validate_generate_request,
@@ -35,7 +36,7 @@ SAMPLINGS = [
 @pytest.mark.parametrize("sampling", SAMPLINGS)
 @pytest.mark.parametrize("stop_ids", [None, [151645, 151643]])
 def test_engine_bodies_validate(sampling: SamplingParams, stop_ids: list[int] | None) -> None:
-    engine = SGLangEngine(["http://127.0.0.1:1"], context_length=4096)
+    engine = SGLangEngine(["http://127.0.0.1:1"], EngineSettings(context_length=4096))
     req = engine.build_request([151644, 872, 198], sampling, stop_token_ids=stop_ids, rid="r-1")
     parsed = validate_generate_request(msgspec.json.encode(req))
     sp = parsed.sampling_params

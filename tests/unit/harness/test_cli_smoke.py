@@ -18,9 +18,14 @@ from polar_hpc.harness.pins import VERSIONS
 from polar_hpc.harness.toolchain import resolve_harness
 from polar_hpc.runtime import make_runtime
 
+SLOW_TO_START = {"openhands", "cline", "gemini_cli"}
+"""CLIs that take seconds to print their version (OpenHands imports its Python package, the others load large
+bundles): checked in the slow tier, the rest in the fast one."""
+
 
 @pytest.mark.harness
-@pytest.mark.parametrize("name", sorted(VERSIONS))
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_TO_START else n
+                                  for n in sorted(VERSIONS)])
 async def test_version_in_bwrap(tmp_path: Path, name: str) -> None:
     adapter = get_adapter(name)
     if shutil.which("bwrap") is None:

@@ -227,6 +227,7 @@ def test_an_inference_server_that_keeps_dying_stops_the_run_saying_why(tmp_path:
         return [sys.executable, "-c", "raise SystemExit(3)"]
 
     monkeypatch.setattr(jobs, "component_argv", dying)
+    monkeypatch.setattr(jobs, "POLL_S", 0.05)
     try:
         run.logs("coordinator").mkdir(parents=True, exist_ok=True)
         run.write_jobs(JobsFile(backend="local", jobs=[_job("coordinator", 0, 2**22 + 9, tmp_path),
@@ -284,6 +285,7 @@ def test_a_lost_job_that_keeps_getting_lost_stops_the_run_from_the_coordinators_
         return reason if len(calls) >= 2 else None
 
     monkeypatch.setattr(jobs, "component_argv", lambda run, component, index: ["sleep", "60"])
+    monkeypatch.setattr(jobs, "POLL_S", 0.05)
     try:
         run.logs("coordinator").mkdir(parents=True, exist_ok=True)
         run.write_jobs(JobsFile(backend="local", jobs=[_job("coordinator", 0, 2**22 + 9, tmp_path),
@@ -310,6 +312,7 @@ def test_a_failing_monitor_never_ends_the_coordinators_job(tmp_path: Path, monke
     def watch() -> str | None:
         raise OSError("sacct: Connection refused")
 
-    monkeypatch.setattr(jobs, "component_argv", lambda run, component, index: ["sleep", "2"])
+    monkeypatch.setattr(jobs, "component_argv", lambda run, component, index: ["sleep", "0.5"])
+    monkeypatch.setattr(jobs, "POLL_S", 0.05)  # the monitor fails at each of ~10 polls
     assert ComponentJob(str(run.root), "coordinator", 0, stop_grace_s=5, watch=watch)() == 0
     assert run.cancelled() is None

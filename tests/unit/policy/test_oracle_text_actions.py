@@ -23,13 +23,17 @@ from polar_hpc.wire.records import CanonicalRequest, ChatMessage
 
 TEXT = get_adapter("mini_swe_agent").action_format(AgentSpec(harness="mini_swe_agent", settings={"mode": "text"}))
 PATCH = "--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n"
-# mini-swe-agent's parser, with the regex of its text-based model config, as its agent calls it
+# mini-swe-agent's parser, with the regex of its text-based model config, as its agent calls it; the default is
+# read from the config class's source (importing that module imports LiteLLM: ~4 s of CPU)
 PARSE = """
-import json, sys
+import ast, importlib.util, json, sys
 from minisweagent.exceptions import FormatError
-from minisweagent.models.litellm_textbased_model import LitellmTextbasedModelConfig
 from minisweagent.models.utils.actions_text import parse_regex_actions
-regex = LitellmTextbasedModelConfig.model_fields["action_regex"].default
+source = open(importlib.util.find_spec("minisweagent.models.litellm_textbased_model").origin).read()
+config = next(n for n in ast.parse(source).body
+              if isinstance(n, ast.ClassDef) and n.name == "LitellmTextbasedModelConfig")
+regex = next(ast.literal_eval(a.value) for a in config.body
+             if isinstance(a, ast.AnnAssign) and getattr(a.target, "id", "") == "action_regex")
 out = []
 for content in json.load(sys.stdin):
     try:
@@ -66,17 +70,34 @@ def sh(command: str, cwd: Path) -> tuple[int, str]:
     return done.returncode, done.stdout + done.stderr
 
 
-@pytest.mark.harness
-def test_each_reply_parses_back_through_mini_swe_agent(tmp_path: Path) -> None:
+def _replies() -> dict[str, str]:
     script = OracleScript(solution_patch=PATCH, verify="pytest -q", actions=TEXT)
     plan = turns(script, parallel=True)  # parallel: the look turn's two commands are joined into one
     cases = {name: Turn(label="apply", commands=(cmd,)) for name, cmd in COMMANDS.items()}
     cases |= {f"script {t.label}": t for t in plan}
-    replies = {name: checked_action_text(turn, TEXT, "qwen", [], "t") for name, turn in cases.items()}
+    return {name: checked_action_text(turn, TEXT, "qwen", [], "t") for name, turn in cases.items()}
+
+
+def _unfenced() -> list[str]:
+    two = action_text(Turn(label="look", commands=("ls",)), TEXT) * 2
+    return ["THOUGHT: nothing to run", two]
+
+
+@pytest.fixture(scope="module")
+def mini_parsed() -> tuple[dict[str, str], dict[str, list[str] | None], list[list[str] | None]]:
+    """(the oracle's replies, what mini-swe-agent parses of each, what it parses of the unfenced replies): one
+    run of its parser for the module."""
+    replies, unfenced = _replies(), _unfenced()
+    parsed = mini_parse([*replies.values(), *unfenced])
+    return replies, dict(zip(replies, parsed[:len(replies)], strict=True)), parsed[len(replies):]
+
+
+@pytest.mark.harness
+def test_each_reply_parses_back_through_mini_swe_agent(tmp_path: Path, mini_parsed: Any) -> None:
+    replies, parsed, _ = mini_parsed
     assert "<tool_call>" not in replies["tool-call markup"]  # it would parse as a call: sent encoded
     for reply in replies.values():
         assert reply.startswith("THOUGHT: ") and reply.count(f"```{TEXT_FENCE}\n") == 1
-    parsed = dict(zip(replies, mini_parse(list(replies.values())), strict=True))
     assert all(p is not None and len(p) == 1 for p in parsed.values()), parsed
     assert parsed["script answer"] == [FINISH]
     assert parsed["script look"] == ["git status --short && cat calc.py"]
@@ -93,10 +114,9 @@ def test_each_reply_parses_back_through_mini_swe_agent(tmp_path: Path) -> None:
 
 
 @pytest.mark.harness
-def test_a_reply_without_the_fence_is_a_format_error_for_mini() -> None:
+def test_a_reply_without_the_fence_is_a_format_error_for_mini(mini_parsed: Any) -> None:
     """The check above can fail: mini-swe-agent refuses a reply with no block, or two."""
-    two = action_text(Turn(label="look", commands=("ls",)), TEXT) * 2
-    assert mini_parse(["THOUGHT: nothing to run", two]) == [None, None]
+    assert mini_parsed[2] == [None, None]
 
 
 def test_joined_commands_keep_a_heredoc_terminator_alone() -> None:

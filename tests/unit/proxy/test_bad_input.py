@@ -156,10 +156,11 @@ async def test_fuzz_never_500(scripted_proxy: ProxyHandle, provider: str, body: 
 async def test_a_body_over_the_limit_is_refused_and_the_server_keeps_serving(qwen3_template: object,
                                                                             limit: int) -> None:
     from polar_hpc.proxy.server import ProxyServer
+    from polar_hpc.proxy.settings import ProxySettings
     from tests.fixtures.proxy import ScriptedEngine
 
-    server = ProxyServer(qwen3_template, ScriptedEngine(qwen3_template), model_name="policy",  # type: ignore[arg-type]
-                         context_length=4096, max_new_tokens=16, max_body_bytes=limit)
+    settings = ProxySettings(model_name="policy", context_length=4096, max_new_tokens=16, max_body_bytes=limit)
+    server = ProxyServer(qwen3_template, ScriptedEngine(qwen3_template), settings)  # type: ignore[arg-type]
     h = ProxyHandle(server, ScriptedEngine(qwen3_template), await server.start(), server.open_session("s"),
                     qwen3_template)
     try:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from polar_hpc.chat.template import ChatTemplate
 from polar_hpc.engine.engine import SGLangEngine
 from polar_hpc.proxy.server import ProxyServer
+from polar_hpc.proxy.settings import ProxySettings
 from polar_hpc.wire.records import SEED_BITS, AppliedSampling, call_seed
 from tests.fixtures.proxy import ScriptedEngine
 from tests.fixtures.sdk_clients import SdkClients
@@ -26,8 +27,8 @@ def test_the_seed_depends_on_the_call_not_on_the_attempt() -> None:
 async def test_the_proxy_seeds_unseeded_calls_and_records_what_was_applied(qwen3_template: ChatTemplate,
                                                                           sdk: SdkClients) -> None:
     engine = ScriptedEngine(qwen3_template)
-    server = ProxyServer(qwen3_template, engine, model_name="policy", context_length=4096, max_new_tokens=32,
-                         run_seed=11)
+    server = ProxyServer(qwen3_template, engine, ProxySettings(model_name="policy", context_length=4096,
+                                                               max_new_tokens=32, run_seed=11))
     base = await server.start()
     try:
         sid = "add-3@step2/5#1"
@@ -52,7 +53,8 @@ async def test_the_proxy_seeds_unseeded_calls_and_records_what_was_applied(qwen3
 
 async def test_without_a_run_seed_calls_are_not_seeded(qwen3_template: ChatTemplate, sdk: SdkClients) -> None:
     engine = ScriptedEngine(qwen3_template)
-    server = ProxyServer(qwen3_template, engine, model_name="policy", context_length=4096, max_new_tokens=32)
+    server = ProxyServer(qwen3_template, engine, ProxySettings(model_name="policy", context_length=4096,
+                                                               max_new_tokens=32))
     base = await server.start()
     try:
         key = server.open_session("t/0#0")

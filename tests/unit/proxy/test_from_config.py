@@ -20,8 +20,9 @@ async def test_every_knob_reaches_the_proxy(qwen3_template: ChatTemplate, tmp_pa
     engine = SGLangEngine.from_config(["http://127.0.0.1:9"], inf, px, api_key="k")
     server = ProxyServer.from_config(qwen3_template, engine, inference=inf, proxy=px, gateway=gw, records_dir=tmp_path)
     try:
-        assert (engine.request_timeout_s, engine.context_length, engine.default_max_new_tokens, engine.api_key,
-                engine.stream_interval, engine.stream_max_delay_s) == (12.0, 4096, 77, "k", 4, 0.5)
+        st = engine.settings
+        assert (st.request_timeout_s, st.context_length, st.default_max_new_tokens, engine.api_key,
+                st.stream_interval, st.stream_max_delay_s) == (12.0, 4096, 77, "k", 4, 0.5)
         g = server.gen
         assert (server.model_name, g.tool_parser, g.context_length, g.max_new_tokens, g.enable_thinking,
                 g.request_timeout_s) == ("pol", "qwen", 4096, 77, False, 12.0)

@@ -14,6 +14,7 @@ import pytest
 from polar_hpc.engine.forcing import ForcedResult
 from polar_hpc.policy.script import OracleScript
 from polar_hpc.proxy.server import ProxyServer
+from polar_hpc.proxy.settings import ProxySettings
 from tests.fixtures.proxy import ScriptedStreamEngine
 from tests.fixtures.sdk_clients import SdkClients
 
@@ -33,8 +34,8 @@ class ForcingEngine(ScriptedStreamEngine):
 @pytest.fixture
 async def oracle_proxy(qwen3_template: Any) -> AsyncIterator[tuple[ProxyServer, ForcingEngine, str, str]]:
     engine = ForcingEngine(qwen3_template)
-    server = ProxyServer(qwen3_template, engine, model_name="policy", context_length=8192, max_new_tokens=64,
-                         render_mode="continuation")
+    server = ProxyServer(qwen3_template, engine, ProxySettings(model_name="policy", context_length=8192,
+                                                               max_new_tokens=64, render_mode="continuation"))
     assert server.stream_upstream
     base = await server.start()
     key = server.open_session("calc/0#0", oracle=OracleScript(solution_patch=PATCH, verify="pytest -q"))

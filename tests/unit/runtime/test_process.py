@@ -1,10 +1,15 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 from pathlib import Path
 
+import pytest
+
+from polar_hpc.runtime import process
 from polar_hpc.runtime.process import descendants, run_command
+from polar_hpc.util import proc
 from tests.fixtures.waits import async_wait_for
 from tests.unit.runtime.conftest import pids_with
 
@@ -28,7 +33,8 @@ async def test_timeout_kills_whole_tree(marker: str) -> None:
     assert pids_with(marker) == []
 
 
-async def test_term_ignoring_tree_gets_sigkill(marker: str) -> None:
+async def test_term_ignoring_tree_gets_sigkill(marker: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(process, "kill_tree", functools.partial(proc.kill_tree, grace_s=0.5))  # not 3 s each run
     res = await run_command(
         ["sh", "-c", f"trap '' TERM; sh -c \"trap '' TERM; sleep {marker}\""], env=ENV, timeout_s=0.3
     )

@@ -64,6 +64,7 @@ def _worker(rank: int, world: int, port: int, out: str) -> None:
     ranks.barrier()
 
 
+@pytest.mark.slow  # two spawned trainer processes (torch, gloo), each importing torch and TRL
 def test_rank_0_collects_the_step_and_every_rank_gets_its_slice(tmp_path: Path) -> None:
     import ast
 

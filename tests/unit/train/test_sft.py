@@ -18,6 +18,9 @@ from polar_hpc.train.sft.run import SftStep, build_trainer, train_sft
 from polar_hpc.wire.records import SessionResult, TraceStatus
 from tests.fixtures.runs import write_run
 
+TRAINS = pytest.mark.slow
+"""Builds TRL's trainer on the real tiny Qwen3 (importing TRL and torch, loading the model): the slow tier. The
+refusals before any training stay in the fast one."""
 LOSS_RTOL = 1e-5
 """fp32: TRL's chunked fused LM head vs one plain log_softmax over the same logits."""
 
@@ -50,6 +53,7 @@ def _model(tiny_qwen3_dir: Path) -> tuple[Any, Any]:
     return load_policy(tiny_qwen3_dir)
 
 
+@TRAINS
 def test_trainer_labels_are_the_shards_loss_mask(run: Path, tmp_path: Path, tiny_qwen3_dir: Path) -> None:
     corpus = load_corpus([run], tmp_path / "work")
     shard = _shard_rows(run)
@@ -83,6 +87,7 @@ def _hand_loss(model: Any, corpus: SftCorpus) -> float:
     return nll / n
 
 
+@TRAINS
 def test_one_step_loss_is_the_masked_next_token_loss(run: Path, tmp_path: Path, tiny_qwen3_dir: Path) -> None:
     corpus = load_corpus([run], tmp_path / "work")
     model, tok = _model(tiny_qwen3_dir)
@@ -101,6 +106,7 @@ def test_one_step_loss_is_the_masked_next_token_loss(run: Path, tmp_path: Path, 
     assert abs(_hand_loss(trained, corpus) - expected) > 1e-4
 
 
+@TRAINS
 def test_layers_trains_only_the_top_of_the_model(run: Path, tmp_path: Path, tiny_qwen3_dir: Path) -> None:
     import torch
 
@@ -147,6 +153,7 @@ def _cli(capsys: Any, *argv: str | Path) -> tuple[int, str, str]:
     return rc, cap.out, cap.err
 
 
+@TRAINS
 def test_cli_trains_and_writes_a_model_dir(run: Path, tmp_path: Path, tiny_qwen3_dir: Path, capsys: Any) -> None:
     out = tmp_path / "model"
     rc, stdout, err = _cli(capsys, run, "--out", out, "--model", tiny_qwen3_dir, "--max-steps", "2",
