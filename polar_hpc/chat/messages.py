@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from polar_hpc.wire.records import ChatMessage, ToolSpec
+from polar_hpc.wire.calls import ChatMessage, ToolSpec
 
 _REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 

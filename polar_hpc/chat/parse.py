@@ -18,7 +18,7 @@ import msgspec
 
 from polar_hpc.chat.parse_xml import CALL_CLOSE, CALL_OPEN, FUNCTION_OPEN, xml_calls
 from polar_hpc.config.run import ToolParser
-from polar_hpc.wire.records import ToolCall, ToolSpec
+from polar_hpc.wire.calls import ToolCall, ToolSpec
 
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"

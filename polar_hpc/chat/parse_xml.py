@@ -18,7 +18,7 @@ from typing import Any
 import msgspec
 
 from polar_hpc.chat.parse_types import typed_value
-from polar_hpc.wire.records import ToolSpec
+from polar_hpc.wire.calls import ToolSpec
 
 FUNCTION_OPEN = "<function="
 PARAM_OPEN = "<parameter="

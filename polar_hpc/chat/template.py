@@ -33,7 +33,7 @@ from polar_hpc.chat.messages import (
 )
 from polar_hpc.chat.pretokenize import WordEncoder
 from polar_hpc.errors import PolarError
-from polar_hpc.wire.records import ChatMessage, ToolSpec
+from polar_hpc.wire.calls import ChatMessage, ToolSpec
 
 __all__ = ["ChatTemplate", "TemplateError", "to_template_messages", "to_template_tools"]
 

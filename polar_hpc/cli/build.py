@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     from polar_hpc.config.run import EvaluatorSpec, RuntimeSpec, ShardConfig
     from polar_hpc.postrun.offline import rebuild
     from polar_hpc.store.writer import ShardWriter
-    from polar_hpc.wire.records import TraceStatus
+    from polar_hpc.wire.traces import TraceStatus
 
     for path in args.records:
         if not path.is_file():

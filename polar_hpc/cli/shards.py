@@ -61,7 +61,7 @@ def _add_filters(p: argparse.ArgumentParser) -> None:
 
 def _filter(args: argparse.Namespace) -> Any:
     from polar_hpc.store.select import TraceSelect
-    from polar_hpc.wire.records import TraceStatus
+    from polar_hpc.wire.traces import TraceStatus
 
     if not (args.status or args.min_reward is not None or args.harness or args.task_ids):
         return None

@@ -50,7 +50,7 @@ def _fail(message: str, code: int) -> int:
 
 def _select(args: argparse.Namespace) -> Any:
     from polar_hpc.store.select import TraceSelect
-    from polar_hpc.wire.records import TraceStatus
+    from polar_hpc.wire.traces import TraceStatus
 
     return TraceSelect(
         status=tuple(TraceStatus[s.upper()] for s in args.status) if args.status else None,

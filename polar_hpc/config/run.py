@@ -35,7 +35,7 @@ task's reference solution as the model's own tool calls and the engine scores th
 TokenPolicy = Literal["sample", "oracle"]
 """What produced a record's or trace's output tokens: sampled by the engine, or forced by the oracle."""
 ACCEPT_REWARD = 1.0
-"""A session is accepted when it completed with at least this reward (``wire.records.is_accepted``: the run's
+"""A session is accepted when it completed with at least this reward (``wire.traces.is_accepted``: the run's
 status counts with it; ``polar-hpc report --accept`` overrides it for its own tables)."""
 
 # value ranges, checked when a recipe, an override or a submitted task is decoded
@@ -88,7 +88,7 @@ class InferenceConfig(StrictStruct):
     mem_fraction_static: Fraction | None = None
     random_seed: int | None = None
     """The run's sampling seed: the engine's own (SGLang ``--random-seed``, the reference server's ``--seed``), and
-    the root of every model call's ``sampling_seed`` (``wire.records.call_seed``: task, sample, call index; a
+    the root of every model call's ``sampling_seed`` (``wire.session.call_seed``: task, sample, call index; a
     harness's own ``seed`` wins). None: calls are not seeded. SGLang honours per-request seeds only with
     ``--enable-deterministic-inference`` (in ``extra_args``)."""
     extra_args: list[str] = msgspec.field(default_factory=list)

@@ -34,9 +34,10 @@ from polar_hpc.errors import PolarError
 from polar_hpc.log import get_logger
 from polar_hpc.wire import control as c
 from polar_hpc.wire.endpoints import read_endpoint
-from polar_hpc.wire.records import SessionResult, Task
+from polar_hpc.wire.results import SessionResult
 from polar_hpc.wire.rundir import RunDir, component_name
 from polar_hpc.wire.security import configure_client, load_keys
+from polar_hpc.wire.session import Task
 
 log = get_logger("client")
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from polar_hpc.wire.control import SessionState
-from polar_hpc.wire.records import Task, TraceStatus, is_accepted
+from polar_hpc.wire.session import Task
+from polar_hpc.wire.traces import TraceStatus, is_accepted
 
 FIRST_TERMINAL = SessionState.COMMITTED
 """COMMITTED, ERROR and CANCELLED are the terminal states (compared as ints: no enum hashing)."""

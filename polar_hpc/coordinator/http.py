@@ -25,7 +25,7 @@ from polar_hpc.log import get_logger
 from polar_hpc.tasks.validate import task_problems
 from polar_hpc.wire.codec import to_json
 from polar_hpc.wire.control import RunStatus, SessionInfo, SubmitReply, TaskStatus
-from polar_hpc.wire.records import Task
+from polar_hpc.wire.session import Task
 from polar_hpc.wire.shardmeta import session_json
 
 log = get_logger("coordinator.http")

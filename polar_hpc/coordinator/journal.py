@@ -11,8 +11,8 @@ import msgspec
 
 from polar_hpc.log import get_logger
 from polar_hpc.wire.codec import json_decoder, json_encoder
-from polar_hpc.wire.records import Task
 from polar_hpc.wire.rundir import RunDir
+from polar_hpc.wire.session import Task
 
 log = get_logger("coordinator.journal")
 

@@ -9,7 +9,7 @@ from polar_hpc.coordinator.state import DispatchState, QueueFull
 from polar_hpc.log import get_logger
 from polar_hpc.tasks.validate import task_problems
 from polar_hpc.wire import control as c
-from polar_hpc.wire.records import Task
+from polar_hpc.wire.session import Task
 
 log = get_logger("coordinator")
 

@@ -12,7 +12,7 @@ from polar_hpc.coordinator.journal import Cancelled, GaveUp, Journal, Submitted
 from polar_hpc.coordinator.state import DispatchState
 from polar_hpc.log import get_logger
 from polar_hpc.store.resume import resume_index
-from polar_hpc.wire.records import Task
+from polar_hpc.wire.session import Task
 
 log = get_logger("coordinator")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from polar_hpc.wire.codec import msgpack_decoder, msgpack_encoder
-from polar_hpc.wire.records import SessionResult
+from polar_hpc.wire.results import SessionResult
 
 _encoder = msgpack_encoder()
 _decoder = msgpack_decoder(SessionResult)

@@ -30,9 +30,10 @@ from polar_hpc.coordinator.subscribers import Subscribers
 from polar_hpc.log import get_logger
 from polar_hpc.wire import control as c
 from polar_hpc.wire.endpoints import Endpoint, read_endpoint, write_endpoint
-from polar_hpc.wire.records import Task, TraceStatus
 from polar_hpc.wire.rundir import RunDir, component_name
 from polar_hpc.wire.security import ensure_keys, start_authenticator
+from polar_hpc.wire.session import Task
+from polar_hpc.wire.traces import TraceStatus
 
 if TYPE_CHECKING:  # imported when the facade is on: aiohttp costs the coordinator ~0.3 s of start otherwise
     from polar_hpc.coordinator.http import HttpFacade

@@ -22,7 +22,8 @@ from polar_hpc.coordinator.ledger import SessionLedger
 from polar_hpc.log import get_logger
 from polar_hpc.wire.control import SessionRef, SessionState, TaskState
 from polar_hpc.wire.ids import SessionId
-from polar_hpc.wire.records import Session, Task, TraceStatus
+from polar_hpc.wire.session import Session, Task
+from polar_hpc.wire.traces import TraceStatus
 from polar_hpc.wire.versions import INITIAL, WeightVersion
 
 log = get_logger("coordinator.state")

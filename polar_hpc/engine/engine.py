@@ -40,7 +40,7 @@ from polar_hpc.engine.routing import ServerPool, ServerState
 from polar_hpc.engine.settings import EngineSettings
 from polar_hpc.engine.stream import EngineStream, read_all
 from polar_hpc.log import get_logger
-from polar_hpc.wire.records import SamplingParams
+from polar_hpc.wire.calls import SamplingParams
 
 log = get_logger("engine")
 

@@ -13,7 +13,8 @@ import msgspec
 from polar_hpc.config.base import ConfigError
 from polar_hpc.config.run import EvaluatorSpec
 from polar_hpc.log import get_logger
-from polar_hpc.wire.records import EvalResult, Session, Task, Trajectory
+from polar_hpc.wire.session import Session, Task
+from polar_hpc.wire.traces import EvalResult, Trajectory
 
 if TYPE_CHECKING:
     from polar_hpc.runtime.base import Runtime

@@ -23,7 +23,7 @@ from typing import Any
 import msgspec
 
 from polar_hpc.evaluate.base import EVALUATION_ERROR, EvalContext, Evaluator, acquire_runtime, zero
-from polar_hpc.wire.records import EvalResult, Trajectory
+from polar_hpc.wire.traces import EvalResult, Trajectory
 
 HARBOR_KEY = "harbor"
 """Task row and metadata key of :class:`HarborMeta`."""

@@ -22,8 +22,9 @@ from polar_hpc.evaluate.base import EvalContext, Evaluator, acquire_runtime, zer
 from polar_hpc.evaluate.simple import score_tests, test_lists
 from polar_hpc.evaluate.swe_spec import SPEC_KEY, GradingSpec
 from polar_hpc.runtime.base import Runtime
-from polar_hpc.wire.records import EvalResult, Task, Trajectory
 from polar_hpc.wire.rundir import SESSION_LOGS, SessionDir
+from polar_hpc.wire.session import Task
+from polar_hpc.wire.traces import EvalResult, Trajectory
 
 LOG_TAIL_CHARS = 4000
 

@@ -9,7 +9,7 @@ import msgspec
 
 from polar_hpc.evaluate.base import EvalContext, Evaluator, acquire_runtime, zero
 from polar_hpc.evaluate.testlog import grade, parse_test_log
-from polar_hpc.wire.records import EvalResult, TraceStatus, Trajectory
+from polar_hpc.wire.traces import EvalResult, TraceStatus, Trajectory
 
 
 class SessionCompletedEvaluator(Evaluator):

@@ -20,7 +20,7 @@ from typing import Any
 
 import msgspec
 
-from polar_hpc.wire.records import ChatMessage, ToolCall, ToolSpec
+from polar_hpc.wire.calls import ChatMessage, ToolCall, ToolSpec
 
 _DEC = msgspec.json.Decoder()
 

@@ -35,7 +35,7 @@ from polar_hpc.store.index import TraceIndex, build_index
 from polar_hpc.store.reader import EmptySelection
 from polar_hpc.store.select import TraceSelect
 from polar_hpc.store.shardfile import open_shard, read_policies, read_tokens, read_trace_blobs
-from polar_hpc.wire.records import TraceStatus, trace_status
+from polar_hpc.wire.traces import TraceStatus, trace_status
 
 log = get_logger("train")
 

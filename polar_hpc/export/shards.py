@@ -14,7 +14,7 @@ from polar_hpc.store.reader import ShardReader
 from polar_hpc.store.schema import SESSION_FIELD_COLUMNS, TOKEN_COLUMNS, TRACE_FIELD_COLUMNS, Column, TraceBlob
 from polar_hpc.store.select import TraceSelect
 from polar_hpc.store.traceview import TraceView
-from polar_hpc.wire.records import Trace
+from polar_hpc.wire.traces import Trace
 
 
 def _session_type(c: Column) -> type:

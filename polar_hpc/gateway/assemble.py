@@ -10,7 +10,8 @@ import msgspec
 from polar_hpc.evaluate.base import evaluation_crashed, evaluation_failed, failure_text
 from polar_hpc.gateway.stages import SessionExecutor, SessionJob, timed
 from polar_hpc.log import get_logger
-from polar_hpc.wire.records import EvalResult, SessionResult, TraceStatus, Trajectory
+from polar_hpc.wire.results import SessionResult
+from polar_hpc.wire.traces import EvalResult, TraceStatus, Trajectory
 
 log = get_logger("gateway.pools")
 

@@ -33,9 +33,11 @@ from polar_hpc.gateway.waits import WaitFailed, wait_for_endpoints
 from polar_hpc.log import get_logger
 from polar_hpc.wire import control as c
 from polar_hpc.wire.ids import SessionId
-from polar_hpc.wire.records import Session, SessionResult, is_accepted
+from polar_hpc.wire.results import SessionResult
 from polar_hpc.wire.rundir import RunDir, component_name
 from polar_hpc.wire.security import configure_client, load_keys
+from polar_hpc.wire.session import Session
+from polar_hpc.wire.traces import is_accepted
 
 log = get_logger("gateway.control")
 

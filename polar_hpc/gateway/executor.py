@@ -21,16 +21,10 @@ from polar_hpc.proxy.server import ProxyServer
 from polar_hpc.runtime import Runtime, make_runtime
 from polar_hpc.runtime.prepare import run_prepare
 from polar_hpc.util.fs import unique_name
-from polar_hpc.wire.records import (
-    SANDBOX_SOLUTION_DIR,
-    SOLUTION_DIR,
-    SOLUTION_PATCH,
-    CompletionRecord,
-    EvalResult,
-    TraceStatus,
-    Trajectory,
-)
+from polar_hpc.wire.calls import CompletionRecord
 from polar_hpc.wire.rundir import SessionDir
+from polar_hpc.wire.session import SANDBOX_SOLUTION_DIR, SOLUTION_DIR, SOLUTION_PATCH
+from polar_hpc.wire.traces import EvalResult, TraceStatus, Trajectory
 
 log = get_logger("gateway.executor")
 

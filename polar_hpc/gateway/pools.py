@@ -31,8 +31,9 @@ from polar_hpc.gateway.assemble import BUILD_TIMEOUT_S, build_and_evaluate, sess
 from polar_hpc.gateway.stages import FINAL_STAGES, AgentOutcome, SessionExecutor, SessionJob, Stage, timed
 from polar_hpc.log import get_logger
 from polar_hpc.postrun.session import fidelity_checked
-from polar_hpc.wire.records import Released, SessionResult, TraceStatus, Trajectory
 from polar_hpc.wire.resolved import ResolvedSession
+from polar_hpc.wire.results import Released, SessionResult
+from polar_hpc.wire.traces import TraceStatus, Trajectory
 
 log = get_logger("gateway.pools")
 

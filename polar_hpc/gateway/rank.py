@@ -37,10 +37,11 @@ from polar_hpc.store.writer import ShardWriter
 from polar_hpc.util.fs import unique_name, write_atomic
 from polar_hpc.wire.codec import to_json
 from polar_hpc.wire.endpoints import read_endpoints
-from polar_hpc.wire.records import Released, Session, SessionResult
 from polar_hpc.wire.resolved import resolve_session
+from polar_hpc.wire.results import Released, SessionResult
 from polar_hpc.wire.rundir import RunDir, component_name, component_prefix
 from polar_hpc.wire.security import run_api_key
+from polar_hpc.wire.session import Session
 from polar_hpc.wire.waits import WaitRecord, clear_wait, write_wait
 
 log = get_logger("gateway.rank")

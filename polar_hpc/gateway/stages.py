@@ -9,8 +9,9 @@ import math
 from collections.abc import Iterator
 from typing import Protocol
 
-from polar_hpc.wire.records import AgentOutcome, EvalResult, SessionNotes, TraceStatus, Trajectory
 from polar_hpc.wire.resolved import ResolvedSession
+from polar_hpc.wire.results import AgentOutcome, SessionNotes
+from polar_hpc.wire.traces import EvalResult, TraceStatus, Trajectory
 
 
 class Stage(enum.StrEnum):

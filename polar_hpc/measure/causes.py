@@ -13,7 +13,8 @@ from typing import Literal, get_args
 
 from polar_hpc.config.run import ACCEPT_REWARD
 from polar_hpc.wire.actions import ActionFormat
-from polar_hpc.wire.records import SessionResult, TraceStatus, is_accepted
+from polar_hpc.wire.results import SessionResult
+from polar_hpc.wire.traces import TraceStatus, is_accepted
 
 Cause = Literal["passed", "no_tool_call", "parse_error", "wrong_edit", "timeout", "error"]
 CAUSES: tuple[Cause, ...] = get_args(Cause)

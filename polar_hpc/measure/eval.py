@@ -33,12 +33,12 @@ from polar_hpc.measure.checks import EvalInputError, eval_config
 from polar_hpc.measure.stats import mean_pass_at_k, wilson
 from polar_hpc.store.reader import ShardReader
 from polar_hpc.tasks.source import iter_tasks
-from polar_hpc.wire.records import SessionResult
+from polar_hpc.wire.results import SessionResult
 from polar_hpc.wire.rundir import RunDir
 
 log = get_logger("measure")
 WAITS = ("queue", "ready_wait", "postrun_wait", "prewarm_wait")
-"""A session's timings that wait for another session's slot (``wire.records.TIMING_ORDER``), not its own work."""
+"""A session's timings that wait for another session's slot (``wire.results.TIMING_ORDER``), not its own work."""
 INTERVAL = "95% Wilson score interval of the sessions' pass rate (each session one trial)"
 
 

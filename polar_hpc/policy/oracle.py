@@ -34,7 +34,7 @@ from polar_hpc.policy.text_actions import checked_action_text, text_turn
 from polar_hpc.policy.tools import ShellTool, WriteTool, agent_tool, pick_tool
 from polar_hpc.providers import provider_api
 from polar_hpc.providers.side import is_side_request
-from polar_hpc.wire.records import CanonicalRequest, ChatMessage, Provider, ToolSpec
+from polar_hpc.wire.calls import CanonicalRequest, ChatMessage, Provider, ToolSpec
 
 log = get_logger("policy")
 

@@ -27,7 +27,7 @@ import msgspec
 from polar_hpc.config.run import Policy
 from polar_hpc.errors import PolarError
 from polar_hpc.wire.actions import TOOL_CALLS, ActionFormat
-from polar_hpc.wire.records import SOLUTION_COMMANDS, SOLUTION_FILES, SOLUTION_PATCH
+from polar_hpc.wire.session import SOLUTION_COMMANDS, SOLUTION_FILES, SOLUTION_PATCH
 
 HEREDOC_TAG = "POLAR_ORACLE_PATCH"
 LITERAL_MAX = 60_000

@@ -21,7 +21,7 @@ from polar_hpc.chat.parse import parse_reply
 from polar_hpc.config.run import ToolParser
 from polar_hpc.policy.script import OracleError, OracleScript, Turn, turns
 from polar_hpc.wire.actions import ActionFormat
-from polar_hpc.wire.records import CanonicalRequest, ToolSpec
+from polar_hpc.wire.calls import CanonicalRequest, ToolSpec
 
 THOUGHTS = {
     "look": "I need to understand the repository first: its state and the file the fix touches.",

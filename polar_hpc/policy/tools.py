@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 
 from polar_hpc.policy.script import OracleError
-from polar_hpc.wire.records import ToolSpec
+from polar_hpc.wire.calls import ToolSpec
 
 COMMAND_PARAMS = ("command", "cmd", "script", "commands")
 LIST_PARAM = "commands"

@@ -13,8 +13,10 @@ from polar_hpc.evaluate.base import EvalContext
 from polar_hpc.postrun.session import build_trajectory, evaluate_trajectory, fidelity_checked
 from polar_hpc.runtime import Runtime, make_runtime
 from polar_hpc.wire import codec
+from polar_hpc.wire.calls import CompletionRecord
 from polar_hpc.wire.ids import SessionId
-from polar_hpc.wire.records import CompletionRecord, EvalResult, SessionNotes, SessionResult, TraceStatus
+from polar_hpc.wire.results import SessionNotes, SessionResult
+from polar_hpc.wire.traces import EvalResult, TraceStatus
 
 
 def read_records(paths: Iterable[Path]) -> Iterator[CompletionRecord]:

@@ -10,7 +10,9 @@ from polar_hpc.evaluate.registry import get_evaluator
 from polar_hpc.log import get_logger
 from polar_hpc.store.encode import check_session
 from polar_hpc.trajectory.registry import get_builder
-from polar_hpc.wire.records import CompletionRecord, EvalResult, SessionResult, TraceStatus, Trajectory
+from polar_hpc.wire.calls import CompletionRecord
+from polar_hpc.wire.results import SessionResult
+from polar_hpc.wire.traces import EvalResult, TraceStatus, Trajectory
 
 log = get_logger("postrun")
 

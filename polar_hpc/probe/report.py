@@ -11,7 +11,8 @@ import msgspec
 
 from polar_hpc.proxy.prompt import messages_match
 from polar_hpc.report.outcome import failure_reason
-from polar_hpc.wire.records import ChatMessage, CompletionRecord, SessionResult
+from polar_hpc.wire.calls import ChatMessage, CompletionRecord
+from polar_hpc.wire.results import SessionResult
 
 
 class ChainBreak(msgspec.Struct, kw_only=True, frozen=True):

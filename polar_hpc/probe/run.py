@@ -28,8 +28,8 @@ from polar_hpc.errors import PolarError
 from polar_hpc.log import get_logger
 from polar_hpc.probe.report import ProbeRow, probe_row
 from polar_hpc.tasks.source import task_file
+from polar_hpc.wire.calls import CompletionRecord
 from polar_hpc.wire.codec import read_jsonl
-from polar_hpc.wire.records import CompletionRecord
 from polar_hpc.wire.rundir import RunDir
 
 log = get_logger("probe")
@@ -208,7 +208,7 @@ async def _run_one_session(cfg: RunConfig, run_dir: Path) -> None:
     resume, so no coordinator."""
     from polar_hpc.gateway.rank import GatewayRank
     from polar_hpc.tasks.source import iter_tasks
-    from polar_hpc.wire.records import Session
+    from polar_hpc.wire.session import Session
 
     (task,) = iter_tasks(cfg)
     async with GatewayRank(cfg, 0, run_dir) as rank:

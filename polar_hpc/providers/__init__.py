@@ -1,6 +1,6 @@
 """The provider APIs the proxy answers, one package each, and their registry.
 
-``PROVIDERS`` is keyed by the ``polar_hpc.wire.records.Provider`` literal (a test holds the two equal); its order
+``PROVIDERS`` is keyed by the ``polar_hpc.wire.calls.Provider`` literal (a test holds the two equal); its order
 is the detection order of headers and bodies (Anthropic's headers before Google's; a body with ``contents`` is
 Google's, then ``input`` / ``instructions`` Responses', then ``messages`` Chat's). Adding a provider: its package
 here (``ProviderAPI`` as ``API``), its name in the literal, its line below.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from polar_hpc.providers import anthropic, google, openai_chat, openai_responses
 from polar_hpc.providers.base import ProviderAPI, Route
-from polar_hpc.wire.records import Provider
+from polar_hpc.wire.calls import Provider
 
 PROVIDERS: dict[Provider, ProviderAPI] = {
     api.name: api for api in (anthropic.API, google.API, openai_responses.API, openai_chat.API)

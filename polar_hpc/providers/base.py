@@ -12,7 +12,7 @@ from polar_hpc.providers.errors import ProxyError
 from polar_hpc.providers.reply import Reply
 from polar_hpc.providers.request import Normalized, ReplyOptions
 from polar_hpc.providers.writer import Writer
-from polar_hpc.wire.records import Provider
+from polar_hpc.wire.calls import Provider
 
 Op = Literal["generate", "count_tokens", "models", "health"]
 

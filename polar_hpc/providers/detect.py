@@ -9,7 +9,7 @@ from typing import Any
 
 from polar_hpc.providers import PROVIDERS
 from polar_hpc.providers.base import Op, Route
-from polar_hpc.wire.records import Provider
+from polar_hpc.wire.calls import Provider
 
 __all__ = ["UNDETECTED", "Op", "Route", "body_provider", "header_provider", "request_key", "route_by_path"]
 

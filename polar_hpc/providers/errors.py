@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from polar_hpc.wire.records import CompletionRecord
+from polar_hpc.wire.calls import CompletionRecord
 
 ErrorKind = Literal[
     "bad_request",

@@ -7,7 +7,7 @@ from typing import Any
 import msgspec
 
 from polar_hpc.providers.errors import bad_request
-from polar_hpc.wire.records import CanonicalRequest, ChatMessage
+from polar_hpc.wire.calls import CanonicalRequest, ChatMessage
 
 _JSON = msgspec.json.Encoder(order="deterministic")
 

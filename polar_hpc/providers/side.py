@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from polar_hpc.wire.records import CanonicalRequest
+from polar_hpc.wire.calls import CanonicalRequest
 
 _SHAPES = re.compile(
     "|".join(

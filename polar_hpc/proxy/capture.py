@@ -16,7 +16,7 @@ from typing import IO
 from polar_hpc.log import get_logger
 from polar_hpc.util.fs import safe_name
 from polar_hpc.wire import codec
-from polar_hpc.wire.records import CompletionRecord
+from polar_hpc.wire.calls import CompletionRecord
 
 log = get_logger("proxy.capture")
 _LEN = struct.Struct("<Q")

@@ -26,7 +26,7 @@ from polar_hpc.providers.side import is_side_request
 from polar_hpc.proxy.live import LiveSink
 from polar_hpc.proxy.prompt import PromptBuild, PromptBuilder
 from polar_hpc.proxy.settings import ProxySettings
-from polar_hpc.wire.records import (
+from polar_hpc.wire.calls import (
     AppliedSampling,
     CanonicalRequest,
     ChatMessage,
@@ -34,8 +34,8 @@ from polar_hpc.wire.records import (
     Provider,
     SamplingParams,
     Timings,
-    call_seed,
 )
+from polar_hpc.wire.session import call_seed
 
 _EMPTY_I = np.zeros(0, dtype=np.int32)
 _EMPTY_F = np.zeros(0, dtype=np.float32)
@@ -133,7 +133,7 @@ class Generator:
     def __init__(self, template: ChatTemplate, engine: Engine, settings: ProxySettings) -> None:
         self.template = template
         self.run_seed = settings.run_seed
-        """Seeds every sampled call whose request carries no seed (``wire.records.call_seed``); None: unseeded."""
+        """Seeds every sampled call whose request carries no seed (``wire.session.call_seed``); None: unseeded."""
         self.engine = engine
         self.tool_parser: ToolParser = settings.tool_parser
         self.context_length = settings.context_length

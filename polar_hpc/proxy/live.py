@@ -29,7 +29,7 @@ from polar_hpc.log import get_logger
 from polar_hpc.providers import provider_api
 from polar_hpc.providers.reply import SSE_HEADERS
 from polar_hpc.providers.writer import Writer
-from polar_hpc.wire.records import CompletionRecord, Provider, SamplingParams
+from polar_hpc.wire.calls import CompletionRecord, Provider, SamplingParams
 
 if TYPE_CHECKING:
     from polar_hpc.chat.template import ChatTemplate

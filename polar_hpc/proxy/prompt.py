@@ -24,7 +24,7 @@ import msgspec
 
 from polar_hpc.config.run import RenderMode
 from polar_hpc.log import get_logger
-from polar_hpc.wire.records import CanonicalRequest, ChatMessage, ToolCall, ToolSpec
+from polar_hpc.wire.calls import CanonicalRequest, ChatMessage, ToolCall, ToolSpec
 
 log = get_logger("proxy.prompt")
 _KEY = msgspec.msgpack.Encoder()

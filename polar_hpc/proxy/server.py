@@ -50,7 +50,7 @@ from polar_hpc.proxy.session import (
 )
 from polar_hpc.proxy.settings import ProxySettings
 from polar_hpc.util.fs import safe_name
-from polar_hpc.wire.records import CompletionRecord, Provider
+from polar_hpc.wire.calls import CompletionRecord, Provider
 
 if TYPE_CHECKING:
     from aiohttp.abc import AbstractStreamWriter

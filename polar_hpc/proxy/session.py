@@ -14,7 +14,7 @@ from polar_hpc.providers import provider_api
 from polar_hpc.providers.errors import Failed, ProxyError
 from polar_hpc.proxy.capture import SessionLog
 from polar_hpc.proxy.prompt import PromptBuilder
-from polar_hpc.wire.records import Provider
+from polar_hpc.wire.calls import Provider
 
 JSON_CT = "application/json"
 _ENC = msgspec.json.Encoder()

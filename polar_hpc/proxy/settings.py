@@ -38,7 +38,7 @@ class ProxySettings(msgspec.Struct, frozen=True, kw_only=True):
     """``served_models``: when given, other model names get the provider's 404 (default: any name is served by
     the policy, as harnesses send their own names). ``stream_upstream``: streaming requests stream from the engine
     as it samples (else one engine call and a synthesized stream). ``run_seed``: seeds every sampled call whose
-    request carries no seed (``wire.records.call_seed``); None: unseeded."""
+    request carries no seed (``wire.session.call_seed``); None: unseeded."""
 
     model_name: str = _INF.served_model_name
     tool_parser: ToolParser = _INF.tool_parser

@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from polar_hpc.evaluate.gold import GOLD_PATCH
-from polar_hpc.wire.records import AgentOutcome, EvalResult, TraceStatus
+from polar_hpc.wire.results import AgentOutcome
+from polar_hpc.wire.traces import EvalResult, TraceStatus
 
 CUT_FINISH = "length"
 SHOWN_TESTS = 3

@@ -34,9 +34,9 @@ from polar_hpc.store.summary import reward_histogram
 from polar_hpc.train.agreement import AgreementReport, agreement_markdown
 from polar_hpc.train.grpo.metrics import StepMetrics, read_steps, reward_text
 from polar_hpc.util.units import count, duration
-from polar_hpc.wire.records import TraceStatus
 from polar_hpc.wire.rundir import RunDir
 from polar_hpc.wire.shardmeta import agent_of, trace_from_shard
+from polar_hpc.wire.traces import TraceStatus
 
 
 def collect(runs: Sequence[str | os.PathLike[str]], accept: float) -> tuple[list[SessionRow], list[str]]:

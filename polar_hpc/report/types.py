@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 import msgspec
 
-from polar_hpc.wire.records import TIMING_ORDER
+from polar_hpc.wire.results import TIMING_ORDER
 
 
 class SessionRow(msgspec.Struct, kw_only=True):

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 import msgspec
 
 from polar_hpc.gateway.stages import AgentOutcome, SessionJob
-from polar_hpc.wire.records import EvalResult, TraceStatus, Trajectory
+from polar_hpc.wire.traces import EvalResult, TraceStatus, Trajectory
 
 Duration = Callable[[SessionJob], float]
 

@@ -19,15 +19,10 @@ import numpy as np
 from polar_hpc.config.run import ShardConfig
 from polar_hpc.gateway.stages import Stage
 from polar_hpc.log import get_logger, setup_logging
-from polar_hpc.wire.records import (
-    EvalResult,
-    Session,
-    SessionResult,
-    Trace,
-    TraceStatus,
-    Trajectory,
-)
+from polar_hpc.wire.results import SessionResult
 from polar_hpc.wire.rundir import RunDir
+from polar_hpc.wire.session import Session
+from polar_hpc.wire.traces import EvalResult, Trace, TraceStatus, Trajectory
 
 log = get_logger("simrank")
 

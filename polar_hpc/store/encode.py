@@ -23,8 +23,9 @@ from polar_hpc.store.schema import (
     offsets_name,
 )
 from polar_hpc.wire.codec import json_decoder, json_encoder
-from polar_hpc.wire.records import SessionResult, Trace
+from polar_hpc.wire.results import SessionResult
 from polar_hpc.wire.shardmeta import to_shard_metadata, trace_to_shard
+from polar_hpc.wire.traces import Trace
 
 _ENC = json_encoder()
 _TRACE_DEC = json_decoder(TraceBlob)

@@ -32,7 +32,7 @@ from polar_hpc.store.shardfile import (
     resolve_shards,
 )
 from polar_hpc.store.traceview import TraceView
-from polar_hpc.wire.records import SessionResult
+from polar_hpc.wire.results import SessionResult
 from polar_hpc.wire.rundir import shards_of
 
 log = get_logger("store")

@@ -11,8 +11,9 @@ from polar_hpc.store.encode import blob_items, decode_session_blob, decode_trace
 from polar_hpc.store.schema import SESSION_FIELD_COLUMNS, SessionBlob, TraceBlob, legacy_keys
 from polar_hpc.store.sessions import SessionTable
 from polar_hpc.store.shardfile import Shard, Tokens, TraceTable, read_session_blobs, read_tokens, read_traces
-from polar_hpc.wire.records import SessionResult, Trace, Trajectory
+from polar_hpc.wire.results import SessionResult
 from polar_hpc.wire.shardmeta import from_shard_metadata, trace_from_shard
+from polar_hpc.wire.traces import Trace, Trajectory
 
 _RESULT_FIELDS = {f.name for f in msgspec.structs.fields(SessionResult)}
 _STORED = tuple((c.name, str(c.field)) for c in SESSION_FIELD_COLUMNS if c.field in _RESULT_FIELDS)

@@ -55,7 +55,8 @@ import msgspec
 import numpy as np
 
 from polar_hpc.config.run import TokenPolicy
-from polar_hpc.wire.records import ChatMessage, EvalResult, ReconstructionStats, ToolSpec, TraceStatus
+from polar_hpc.wire.calls import ChatMessage, ToolSpec
+from polar_hpc.wire.traces import EvalResult, ReconstructionStats, TraceStatus
 
 SCHEMA_NAME = "polar-hpc-shard"
 SCHEMA_VERSION = 4

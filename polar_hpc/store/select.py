@@ -14,7 +14,7 @@ import numpy as np
 
 from polar_hpc.config.run import TokenPolicy
 from polar_hpc.store.sessions import SessionTable
-from polar_hpc.wire.records import TraceStatus, trace_status
+from polar_hpc.wire.traces import TraceStatus, trace_status
 
 
 class TraceSelect(msgspec.Struct, kw_only=True, frozen=True):

@@ -10,7 +10,7 @@ import numpy as np
 from polar_hpc.store import schema as S
 from polar_hpc.store.schema import SESSION_FIELD_COLUMNS
 from polar_hpc.store.shardfile import Shard, read_items
-from polar_hpc.wire.records import SessionResult
+from polar_hpc.wire.results import SessionResult
 
 _RESULT_FIELDS = {f.name: f for f in msgspec.structs.fields(SessionResult)}
 

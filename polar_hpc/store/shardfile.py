@@ -27,8 +27,8 @@ from polar_hpc.store.schema import (
     offsets_name,
     schema_version,
 )
-from polar_hpc.wire.records import Trace
 from polar_hpc.wire.rundir import shards_of
+from polar_hpc.wire.traces import Trace
 
 _TRACE_FIELDS = {f.name: f for f in msgspec.structs.fields(Trace)}
 

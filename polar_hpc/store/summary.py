@@ -11,7 +11,7 @@ from polar_hpc.store.reader import ShardReader
 from polar_hpc.store.schema import LOSS_MASK
 from polar_hpc.store.select import TraceSelect
 from polar_hpc.store.shardfile import ShardError, open_shard, read_offsets
-from polar_hpc.wire.records import TraceStatus
+from polar_hpc.wire.traces import TraceStatus
 
 
 class Summary(msgspec.Struct, kw_only=True):

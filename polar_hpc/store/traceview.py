@@ -10,7 +10,7 @@ import numpy as np
 
 from polar_hpc.store.encode import decode_trace_blob
 from polar_hpc.store.schema import TraceBlob
-from polar_hpc.wire.records import TraceStatus
+from polar_hpc.wire.traces import TraceStatus
 
 T = TypeVar("T")
 

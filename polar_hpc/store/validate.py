@@ -23,7 +23,7 @@ from polar_hpc.store.shardfile import (
     read_traces,
     resolve_shards,
 )
-from polar_hpc.wire.records import TraceStatus
+from polar_hpc.wire.traces import TraceStatus
 
 MAX_PER_CHECK = 20
 """Violations listed per check and file; the rest are counted in one line."""

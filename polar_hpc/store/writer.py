@@ -38,7 +38,7 @@ from polar_hpc.log import get_logger
 from polar_hpc.store.encode import EncodedSession, compress_session, encode_session
 from polar_hpc.store.schema import SHARD_SUFFIX, TMP_SUFFIX
 from polar_hpc.store.shardwrite import fsync_dir, write_shard
-from polar_hpc.wire.records import SessionResult
+from polar_hpc.wire.results import SessionResult
 
 __all__ = ["OnCommit", "ShardWriter", "install_sigterm_commit", "next_seq", "shard_name", "write_shard"]
 

@@ -36,7 +36,7 @@ from polar_hpc.tasks.family import (
     Split,
     draw_args,
 )
-from polar_hpc.wire.records import SOLUTION_COMMANDS, SOLUTION_FILES
+from polar_hpc.wire.session import SOLUTION_COMMANDS, SOLUTION_FILES
 
 REPOS = "repos"
 """The repositories' folder inside the output folder (a recipe's workspace: ``{tasks_dir}/repos/{repo}``)."""

@@ -40,7 +40,7 @@ from polar_hpc.evaluate.harbor import HARBOR_KEY, TEST_SCRIPT, VERIFIER_DIR, Har
 from polar_hpc.images.base import SWE_BASE_IMAGE
 from polar_hpc.runtime import backend
 from polar_hpc.runtime.bwrap import SCRATCH_DIRS_NOT_UNDER
-from polar_hpc.wire.records import SANDBOX_SOLUTION_DIR, SOLUTION_COMMANDS, SOLUTION_DIR, Task
+from polar_hpc.wire.session import SANDBOX_SOLUTION_DIR, SOLUTION_COMMANDS, SOLUTION_DIR, Task
 
 __all__ = ["HARBOR_KEY", "HarborError", "bwrap_layout", "harbor_task", "import_harbor", "read_task"]
 

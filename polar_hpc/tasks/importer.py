@@ -19,7 +19,7 @@ from polar_hpc.evaluate.swe_spec import SPEC_KEY, GradingSpec, SpecError, sweben
 from polar_hpc.tasks import Dataset
 from polar_hpc.tasks.images import docker_uri, swebench_image, swegym_image
 from polar_hpc.util.jsonl import json_objects
-from polar_hpc.wire.records import SOLUTION_PATCH
+from polar_hpc.wire.session import SOLUTION_PATCH
 
 DATASETS: tuple[Dataset, ...] = get_args(Dataset)
 REQUIRED = ("instance_id", "repo", "base_commit", "patch", "test_patch", "problem_statement", "version",

@@ -9,8 +9,8 @@ import msgspec
 from polar_hpc.config import ConfigError, RunConfig
 from polar_hpc.evaluate.base import Evaluator
 from polar_hpc.runtime import BACKENDS, backend
-from polar_hpc.wire.records import Task
 from polar_hpc.wire.resolved import resolve_task
+from polar_hpc.wire.session import Task
 
 SHOW = 5
 

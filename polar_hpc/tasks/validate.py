@@ -15,7 +15,7 @@ import msgspec
 
 from polar_hpc.config import ConfigError, RunConfig, decode
 from polar_hpc.config.run import AgentSpec, BuilderSpec, EvaluatorSpec, RuntimeSpec, ToolParser
-from polar_hpc.wire.records import Task
+from polar_hpc.wire.session import Task
 
 
 def _runtime_problems(spec: RuntimeSpec, where: str) -> list[str]:

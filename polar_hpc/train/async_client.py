@@ -52,8 +52,10 @@ from polar_hpc.log import get_logger
 from polar_hpc.wire.control import SessionState
 from polar_hpc.wire.endpoints import read_endpoints
 from polar_hpc.wire.ids import GroupTag
-from polar_hpc.wire.records import SessionResult, Task, TraceMeta, TraceStatus
+from polar_hpc.wire.results import SessionResult
 from polar_hpc.wire.rundir import RunDir, component_prefix
+from polar_hpc.wire.session import Task
+from polar_hpc.wire.traces import TraceMeta, TraceStatus
 from polar_hpc.wire.versions import engine_name
 
 log = get_logger("train")

@@ -11,15 +11,8 @@ import numpy as np
 
 from polar_hpc.config.base import StrictStruct, decode
 from polar_hpc.config.run import BuilderSpec
-from polar_hpc.wire.records import (
-    CompletionRecord,
-    ReconstructionStats,
-    RetriedAbort,
-    Trace,
-    TraceMeta,
-    TraceStatus,
-    Trajectory,
-)
+from polar_hpc.wire.calls import CompletionRecord
+from polar_hpc.wire.traces import ReconstructionStats, RetriedAbort, Trace, TraceMeta, TraceStatus, Trajectory
 from polar_hpc.wire.versions import UNKNOWN, ordered_names, parse_version
 
 UNPARSED_TOOL_MARKERS = ("<tool_call>", "<function=")

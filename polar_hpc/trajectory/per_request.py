@@ -13,7 +13,8 @@ from polar_hpc.trajectory.base import (
     top_part,
     top_width,
 )
-from polar_hpc.wire.records import CompletionRecord, ReconstructionStats, Trace
+from polar_hpc.wire.calls import CompletionRecord
+from polar_hpc.wire.traces import ReconstructionStats, Trace
 
 
 class PerRequestBuilder(Builder):

@@ -44,7 +44,8 @@ from polar_hpc.trajectory.base import (
     top_part,
     top_width,
 )
-from polar_hpc.wire.records import ChatMessage, CompletionRecord, ReconstructionStats, Trace
+from polar_hpc.wire.calls import ChatMessage, CompletionRecord
+from polar_hpc.wire.traces import ReconstructionStats, Trace
 
 _BASE = np.uint64(0x9E3779B97F4A7C15)
 _RECENT = 4

@@ -17,9 +17,10 @@ from polar_hpc.log import get_logger
 from polar_hpc.report.outcome import failure_reason
 from polar_hpc.report.types import stage_order
 from polar_hpc.util.fs import unique_name
-from polar_hpc.wire.records import SessionResult, Trace, TraceStatus
+from polar_hpc.wire.results import SessionResult
 from polar_hpc.wire.rundir import RunDir
 from polar_hpc.wire.shardmeta import to_shard_metadata
+from polar_hpc.wire.traces import Trace, TraceStatus
 
 log = get_logger("view")
 SegmentKind = Literal["prompt", "sampled", "inserted"]

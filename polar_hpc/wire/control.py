@@ -13,7 +13,8 @@ from typing import Any, Literal
 import msgspec
 
 from polar_hpc.wire.codec import msgpack_decoder, msgpack_encoder
-from polar_hpc.wire.records import Session, SessionResult, Task
+from polar_hpc.wire.results import SessionResult
+from polar_hpc.wire.session import Session, Task
 
 PROTOCOL_VERSION = 3
 """3: ``Task.group``, ``SessionResult.group`` / ``.agent`` / ``.released`` / ``.notes``, ``Trace.meta`` typed (were

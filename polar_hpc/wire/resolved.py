@@ -1,6 +1,6 @@
 """A task whose every spec is concrete: what a gateway rank accepts a session as, and all its stages receive.
 
-A submitted :class:`~polar_hpc.wire.records.Task` may leave ``runtime``, ``agent``, ``builder``, ``evaluator`` and
+A submitted :class:`~polar_hpc.wire.session.Task` may leave ``runtime``, ``agent``, ``builder``, ``evaluator`` and
 ``timeout_s`` unset (the recipe's apply). :func:`resolve_task` is the one place they are filled, so no later code
 can fall back to a different default; the resolved types say so to mypy (their specs are not optional).
 """
@@ -8,7 +8,7 @@ can fall back to a different default; the resolved types say so to mypy (their s
 from __future__ import annotations
 
 from polar_hpc.config.run import AgentSpec, BuilderSpec, EvaluatorSpec, RunConfig, RuntimeSpec
-from polar_hpc.wire.records import Session, Task
+from polar_hpc.wire.session import Session, Task
 
 
 class ResolvedTask(Task, kw_only=True):

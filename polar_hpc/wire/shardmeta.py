@@ -15,7 +15,8 @@ import msgspec
 
 from polar_hpc.wire.codec import to_json
 from polar_hpc.wire.ids import GroupTag
-from polar_hpc.wire.records import AgentOutcome, SessionNotes, SessionResult, TraceMeta
+from polar_hpc.wire.results import AgentOutcome, SessionNotes, SessionResult
+from polar_hpc.wire.traces import TraceMeta
 
 GROUP_KEYS = ("group_id", "base_task_id", "rollout_step", "policy_version")
 """The keys of a :class:`GroupTag` in the session metadata (written by trainers before it was typed)."""

@@ -124,7 +124,7 @@ def test_choices_are_the_owners_values() -> None:
     compared with the owner (the reference server's ``--logprob-mode`` is left out: its owner imports torch)."""
     from polar_hpc.export.sft_files import Format
     from polar_hpc.tasks import HARBOR, Dataset
-    from polar_hpc.wire.records import TraceStatus
+    from polar_hpc.wire.traces import TraceStatus
 
     statuses = {s.name.lower() for s in TraceStatus}
     owners: dict[tuple[str, str], set[str]] = {

@@ -20,7 +20,7 @@ import numpy as np
 
 from polar_hpc.config.run import BuilderSpec
 from polar_hpc.trajectory.registry import get_builder
-from polar_hpc.wire.records import CanonicalRequest, ChatMessage, CompletionRecord, ToolCall, ToolSpec
+from polar_hpc.wire.calls import CanonicalRequest, ChatMessage, CompletionRecord, ToolCall, ToolSpec
 
 EOT = 2
 

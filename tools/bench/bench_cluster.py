@@ -40,8 +40,8 @@ from cluster_sim import RankSim, adoption_compare, run_writers
 from common import cpu_s as _cpu_s
 
 from polar_hpc.coordinator.client import RunClient
-from polar_hpc.wire.records import Task
 from polar_hpc.wire.rundir import RunDir
+from polar_hpc.wire.session import Task
 
 SAMPLES = 16
 """Samples per task (a GRPO group): ``sessions / SAMPLES`` tasks."""

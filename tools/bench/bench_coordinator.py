@@ -149,7 +149,7 @@ async def _wait_committed(run_dir: Path, n: int, timeout_s: float) -> float:
 
 async def _submit(run_dir: Path, n_tasks: int, samples: int) -> None:
     from polar_hpc.coordinator.client import RunClient
-    from polar_hpc.wire.records import Task
+    from polar_hpc.wire.session import Task
 
     async with RunClient(run_dir) as client:
         batch = [Task(task_id=f"t{i}", instruction="x", num_samples=samples) for i in range(n_tasks)]
@@ -183,7 +183,7 @@ def bench_dispatch(quick: bool) -> None:
 
 def _state_only(total: int) -> None:
     from polar_hpc.coordinator.state import DispatchState
-    from polar_hpc.wire.records import Task
+    from polar_hpc.wire.session import Task
 
     st = DispatchState()
     for i in range(total // 100):
@@ -296,7 +296,7 @@ def _make_shards(shards: Path, n_shards: int, per_shard: int) -> None:
     from polar_hpc.config.run import ShardConfig
     from polar_hpc.sim.rank import fake_result
     from polar_hpc.store.writer import ShardWriter
-    from polar_hpc.wire.records import Session, Task
+    from polar_hpc.wire.session import Session, Task
 
     if shards.exists() and len(list(shards.glob("*.h5"))) == n_shards:
         return
@@ -310,7 +310,7 @@ def _make_shards(shards: Path, n_shards: int, per_shard: int) -> None:
 
 def bench_restart(quick: bool, cache: Path | None) -> None:
     from polar_hpc.coordinator.server import Coordinator
-    from polar_hpc.wire.records import Task
+    from polar_hpc.wire.session import Task
 
     n_shards, per = (100, 1000) if quick else (1000, 1000)
     base = cache or Path(tempfile.mkdtemp())

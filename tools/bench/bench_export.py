@@ -28,7 +28,7 @@ from polar_hpc.export.sft import export_sft  # noqa: E402
 from polar_hpc.export.shards import export_jsonl  # noqa: E402
 from polar_hpc.store.reader import ShardReader  # noqa: E402
 from polar_hpc.store.writer import ShardWriter  # noqa: E402
-from polar_hpc.wire.records import SessionResult  # noqa: E402
+from polar_hpc.wire.results import SessionResult
 from polar_hpc.wire.rundir import RunDir
 from tests.fixtures.trajectories import make_session_result  # noqa: E402
 

@@ -18,8 +18,9 @@ from polar_hpc.gateway.pools import StagePools
 from polar_hpc.gateway.stages import SessionJob
 from polar_hpc.sim.clock import run_simulated
 from polar_hpc.sim.executor import SimulatedExecutor
-from polar_hpc.wire.records import Session, SessionResult, Task
 from polar_hpc.wire.resolved import resolve_session
+from polar_hpc.wire.results import SessionResult
+from polar_hpc.wire.session import Session, Task
 
 
 def make_executor(args: argparse.Namespace) -> SimulatedExecutor:

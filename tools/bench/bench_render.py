@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # for tests.fixtur
 
 from polar_hpc.assets import asset_path  # noqa: E402
 from polar_hpc.chat.template import ChatTemplate, to_template_messages  # noqa: E402
-from polar_hpc.wire.records import ChatMessage, ToolCall  # noqa: E402
+from polar_hpc.wire.calls import ChatMessage, ToolCall
 from tests.fixtures.conversations import agent_conversation  # noqa: E402
 
 

@@ -53,8 +53,8 @@ from soak_figures import parent_map
 from polar_hpc.launch.monitor import session_counts
 from polar_hpc.store import ShardReader
 from polar_hpc.util.proc import signal_tree
-from polar_hpc.wire.records import TraceStatus
 from polar_hpc.wire.rundir import RunDir
+from polar_hpc.wire.traces import TraceStatus
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENT = (

@@ -37,7 +37,8 @@ from polar_hpc.store.reader import ShardReader  # noqa: E402
 from polar_hpc.store.resume import resume_index  # noqa: E402
 from polar_hpc.store.schema import TOKEN_COLUMNS  # noqa: E402
 from polar_hpc.store.writer import ShardWriter, shard_name, write_shard  # noqa: E402
-from polar_hpc.wire.records import SessionResult, Trace, TraceStatus, Trajectory  # noqa: E402
+from polar_hpc.wire.results import SessionResult
+from polar_hpc.wire.traces import Trace, TraceStatus, Trajectory
 from tests.fixtures.trajectories import make_session_result  # noqa: E402
 
 

@@ -41,8 +41,8 @@ from soak_figures import ProcFigures, parent_map, proc_figures, slope, windows
 from polar_hpc.launch.monitor import _component_pid, _controller_pid, session_counts
 from polar_hpc.store import ShardReader
 from polar_hpc.util.proc import signal_tree
-from polar_hpc.wire.records import TraceStatus
 from polar_hpc.wire.rundir import RunDir
+from polar_hpc.wire.traces import TraceStatus
 
 STUB = "engine-stub (FAKE)"
 AGENT = (

@@ -285,7 +285,7 @@ async def compare_records(urls: dict[str, str], live_dir: Path, synth_dir: Path)
     import aiohttp
 
     from polar_hpc.wire import codec
-    from polar_hpc.wire.records import CompletionRecord
+    from polar_hpc.wire.calls import CompletionRecord
 
     async with aiohttp.ClientSession() as http:
         for target in ("live_fast", "synth_fast"):

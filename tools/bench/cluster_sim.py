@@ -17,8 +17,8 @@ import zmq
 from polar_hpc.coordinator.state import DispatchState
 from polar_hpc.gateway.stages import Stage
 from polar_hpc.wire import control as c
-from polar_hpc.wire.records import Session, Task
 from polar_hpc.wire.security import configure_client, load_keys
+from polar_hpc.wire.session import Session, Task
 
 OPENING = (Stage.QUEUED, Stage.INIT, Stage.READY, Stage.RUN)
 """The stage changes a gateway reports while a session starts (``SessionStatus`` each); POSTRUN, DONE at its end."""

@@ -12,7 +12,7 @@ from polar_hpc.providers.base import ProviderAPI, Route
 from polar_hpc.providers.errors import ProxyError
 from polar_hpc.providers.reply import KEEPALIVE, sse
 from polar_hpc.providers.request import Normalized
-from polar_hpc.wire.records import Provider
+from polar_hpc.wire.calls import Provider
 
 _ERROR_TYPE = {
     "bad_request": "invalid_request_error",

@@ -22,7 +22,7 @@ from polar_hpc.providers.request import (
     thinking_kwargs,
     type_name,
 )
-from polar_hpc.wire.records import CanonicalRequest, ChatMessage, SamplingParams, ToolCall, ToolSpec
+from polar_hpc.wire.calls import CanonicalRequest, ChatMessage, SamplingParams, ToolCall, ToolSpec
 
 _BILLING = "x-anthropic-billing-header:"
 _IGNORED_BLOCKS = {

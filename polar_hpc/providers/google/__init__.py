@@ -14,7 +14,7 @@ from polar_hpc.providers.google import normalize, respond
 from polar_hpc.providers.google.stream import GoogleWriter
 from polar_hpc.providers.reply import sse
 from polar_hpc.providers.request import Normalized
-from polar_hpc.wire.records import Provider
+from polar_hpc.wire.calls import Provider
 
 _PATH = re.compile(r"/(?:v1beta|v1|v1alpha)/models/([^/:]+):(generateContent|streamGenerateContent|countTokens)$")
 _OPS: dict[str, Op] = {

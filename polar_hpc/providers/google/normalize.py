@@ -21,7 +21,7 @@ from polar_hpc.providers.request import (
     stop_list,
     thinking_kwargs,
 )
-from polar_hpc.wire.records import CanonicalRequest, ChatMessage, SamplingParams, ToolCall, ToolSpec
+from polar_hpc.wire.calls import CanonicalRequest, ChatMessage, SamplingParams, ToolCall, ToolSpec
 
 SIGNATURE_PREFIX = b"polar:"
 

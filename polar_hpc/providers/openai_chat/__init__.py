@@ -14,7 +14,7 @@ from polar_hpc.providers.openai_chat.stream import ChatWriter
 from polar_hpc.providers.reply import KEEPALIVE, sse
 from polar_hpc.providers.request import Normalized
 from polar_hpc.providers.writer import Writer
-from polar_hpc.wire.records import Provider
+from polar_hpc.wire.calls import Provider
 
 _ERROR_TYPE = {
     "bad_request": ("invalid_request_error", None),

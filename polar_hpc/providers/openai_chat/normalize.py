@@ -21,7 +21,7 @@ from polar_hpc.providers.request import (
     stop_list,
     type_name,
 )
-from polar_hpc.wire.records import CanonicalRequest, ChatMessage, Role, SamplingParams, ToolCall, ToolSpec
+from polar_hpc.wire.calls import CanonicalRequest, ChatMessage, Role, SamplingParams, ToolCall, ToolSpec
 
 _ROLES: dict[str, Role] = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant",
                            "tool": "tool"}

@@ -13,7 +13,7 @@ from polar_hpc.providers.openai_chat import OpenAIChat
 from polar_hpc.providers.openai_responses import normalize, respond
 from polar_hpc.providers.openai_responses.stream import ResponsesWriter
 from polar_hpc.providers.request import Normalized
-from polar_hpc.wire.records import Provider
+from polar_hpc.wire.calls import Provider
 
 
 class OpenAIResponses(OpenAIChat):

@@ -24,7 +24,7 @@ from polar_hpc.providers.request import (
     parse_arguments,
     type_name,
 )
-from polar_hpc.wire.records import CanonicalRequest, ChatMessage, Role, SamplingParams, ToolCall, ToolSpec
+from polar_hpc.wire.calls import CanonicalRequest, ChatMessage, Role, SamplingParams, ToolCall, ToolSpec
 
 ENCRYPTED_PREFIX = "polar:"
 SHELL_SCHEMA: dict[str, Any] = {

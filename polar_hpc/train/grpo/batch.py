@@ -27,7 +27,7 @@ from polar_hpc.train.grpo.credit import informative, session_advantages
 from polar_hpc.train.grpo.inflight import StaleBound, bound_session, version_span
 from polar_hpc.train.grpo.mismatch import sampled_versions, token_turns
 from polar_hpc.wire.ids import SessionId
-from polar_hpc.wire.records import TraceStatus
+from polar_hpc.wire.traces import TraceStatus
 
 
 class Completion(msgspec.Struct, kw_only=True):

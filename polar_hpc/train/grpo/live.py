@@ -40,7 +40,7 @@ from polar_hpc.train.grpo.batch import Completion, GroupCounts, StepRollouts, gr
 from polar_hpc.train.grpo.inflight import StaleBound
 from polar_hpc.train.grpo.refill import Built, RefillOrder, fill_step
 from polar_hpc.train.grpo.weights import StagedWeights
-from polar_hpc.wire.records import Task
+from polar_hpc.wire.session import Task
 
 log = get_logger("train")
 T = TypeVar("T")

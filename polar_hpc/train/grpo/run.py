@@ -6,7 +6,7 @@ sandboxes (torch ran 8x slower on 2 shared cores without it).
 
 Reproducible with a fixed seed (``trainer.seed`` and ``inference.random_seed``): the task order and TRL are seeded
 by ``trainer.seed``; every model call samples with a seed derived from ``inference.random_seed`` and the call's
-identity (``wire.records.call_seed``), so the engine draws the same tokens whatever the order or batch the calls
+identity (``wire.session.call_seed``), so the engine draws the same tokens whatever the order or batch the calls
 reach it in; each step's rollouts come from exactly the weights ``trainer.max_off_policy_steps`` steps old
 (``live``); rows reach TRL in task-then-sample order; the trainer scores at the temperature the rollouts were
 sampled at (``trainer_temperature``).
@@ -26,7 +26,7 @@ from polar_hpc.config import ConfigError
 from polar_hpc.config.run import RunConfig, TrainerConfig
 from polar_hpc.evaluate.registry import format_only
 from polar_hpc.log import get_logger
-from polar_hpc.wire.records import Task
+from polar_hpc.wire.session import Task
 
 log = get_logger("train")
 

@@ -24,7 +24,7 @@ from polar_hpc.export.manifest import ExportManifest
 from polar_hpc.log import get_logger
 from polar_hpc.store.reader import EmptySelection
 from polar_hpc.store.select import TraceSelect
-from polar_hpc.wire.records import TraceStatus
+from polar_hpc.wire.traces import TraceStatus
 
 log = get_logger("train")
 SPLIT = "train"

@@ -20,8 +20,8 @@ from polar_hpc.sim.rank import SimulatedRank
 from polar_hpc.wire import control as c
 from polar_hpc.wire.control import SessionState
 from polar_hpc.wire.endpoints import read_endpoint
-from polar_hpc.wire.records import Task
 from polar_hpc.wire.security import configure_client, load_keys
+from polar_hpc.wire.session import Task
 from tests.fixtures.waits import async_wait_for
 from tests.integration.coordinator.helpers import make_config, shard_keys, term_with_deadline
 

@@ -14,7 +14,7 @@ from polar_hpc.engine.engine import SGLangEngine
 from polar_hpc.engine.settings import EngineSettings
 from polar_hpc.reference.options import ReferenceOptions
 from polar_hpc.reference.process import start_reference_server
-from polar_hpc.wire.records import SamplingParams
+from polar_hpc.wire.calls import SamplingParams
 
 pytestmark = pytest.mark.slow
 

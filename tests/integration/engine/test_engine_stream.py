@@ -14,7 +14,7 @@ from polar_hpc.engine.engine import SGLangEngine
 from polar_hpc.engine.settings import EngineSettings
 from polar_hpc.engine.sglang_schema import validate_generate_request
 from polar_hpc.reference.process import ReferenceHandle
-from polar_hpc.wire.records import SamplingParams
+from polar_hpc.wire.calls import SamplingParams
 from tests.fixtures.floats import assert_logprobs_close
 
 PROMPT = [151644, 872, 198, 6023, 151645, 198, 151644, 77091, 198]

@@ -21,7 +21,8 @@ from polar_hpc.evaluate.swegrade import OWN_PARSERS
 from polar_hpc.runtime import Runtime, make_runtime
 from polar_hpc.tasks.offline_set import INSTANCES
 from polar_hpc.tasks.source import task_from_row
-from polar_hpc.wire.records import Session, Task, TraceStatus, Trajectory
+from polar_hpc.wire.session import Session, Task
+from polar_hpc.wire.traces import TraceStatus, Trajectory
 
 pytestmark = [pytest.mark.container, pytest.mark.slow, pytest.mark.usefixtures("podman_image")]
 RECIPE = Path(__file__).parents[3] / "recipes" / "swe-offline-podman.toml"

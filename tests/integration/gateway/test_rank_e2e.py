@@ -20,8 +20,8 @@ import msgspec
 import pytest
 
 from polar_hpc.store.reader import ShardReader
-from polar_hpc.wire.records import TraceStatus
 from polar_hpc.wire.rundir import SESSIONS, RunDir
+from polar_hpc.wire.traces import TraceStatus
 from tests.fixtures.gateway_runs import REPO, make_recipe, run_gateway, server_url
 
 

@@ -12,7 +12,7 @@ from polar_hpc.engine.errors import EngineError
 from polar_hpc.engine.settings import EngineSettings
 from polar_hpc.reference.options import ReferenceOptions
 from polar_hpc.reference.process import start_reference_server
-from polar_hpc.wire.records import SamplingParams
+from polar_hpc.wire.calls import SamplingParams
 
 BODY = {"input_ids": [1, 2, 3], "sampling_params": {"max_new_tokens": 2}}
 

@@ -15,8 +15,8 @@ from polar_hpc.config.run import InferenceConfig
 from polar_hpc.engine.engine import SGLangEngine
 from polar_hpc.engine.settings import EngineSettings
 from polar_hpc.util.readiness import http_status, stop_process
+from polar_hpc.wire.calls import SamplingParams
 from polar_hpc.wire.endpoints import endpoint_path, wait_endpoints
-from polar_hpc.wire.records import SamplingParams
 from polar_hpc.wire.rundir import RunDir
 from tests.fixtures.waits import wait_for
 

@@ -16,7 +16,7 @@ from polar_hpc.report.run import summarize as summarize_report
 from polar_hpc.store import ShardReader
 from polar_hpc.store.summary import summarize as summarize_shards
 from polar_hpc.wire.codec import from_json
-from polar_hpc.wire.records import SessionResult
+from polar_hpc.wire.results import SessionResult
 from polar_hpc.wire.rundir import RunDir
 from polar_hpc.wire.waits import read_waits
 from tests.fixtures.waits import wait_for

@@ -20,8 +20,8 @@ import pytest
 from polar_hpc.launch.monitor import _component_pid, wait_run
 from polar_hpc.store import ShardReader
 from polar_hpc.util.proc import signal_tree
-from polar_hpc.wire.records import TraceStatus
 from polar_hpc.wire.rundir import RunDir
+from polar_hpc.wire.traces import TraceStatus
 from polar_hpc.wire.waits import read_waits
 from tests.integration.launch.fault_checks import (
     LATE_CALL,

@@ -25,7 +25,7 @@ import pytest
 
 from polar_hpc.harness.pins import pin
 from polar_hpc.wire import codec
-from polar_hpc.wire.records import CompletionRecord
+from polar_hpc.wire.calls import CompletionRecord
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
 RUN_TIMEOUT_S = 240

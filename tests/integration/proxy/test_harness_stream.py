@@ -30,7 +30,7 @@ from polar_hpc.harness.toolchain import resolve_harness
 from polar_hpc.proxy.server import ProxyServer
 from polar_hpc.proxy.settings import ProxySettings
 from polar_hpc.sim.sglang_stub import StubServer
-from polar_hpc.wire.records import CompletionRecord
+from polar_hpc.wire.calls import CompletionRecord
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
 FIRST_TOKEN_S = 11.0  # Claude Code clamps its byte-stream idle timeout to >= 10 s

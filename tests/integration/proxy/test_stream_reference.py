@@ -17,7 +17,7 @@ from polar_hpc.engine.engine import SGLangEngine
 from polar_hpc.engine.settings import EngineSettings
 from polar_hpc.proxy.server import ProxyServer
 from polar_hpc.proxy.settings import ProxySettings
-from polar_hpc.wire.records import CompletionRecord
+from polar_hpc.wire.calls import CompletionRecord
 from tests.fixtures.floats import assert_logprobs_close
 from tests.fixtures.sdk_clients import SdkClients
 

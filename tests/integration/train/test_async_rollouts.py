@@ -15,7 +15,7 @@ from polar_hpc.reference.options import ReferenceOptions
 from polar_hpc.reference.process import start_reference_server
 from polar_hpc.train.async_client import AsyncConfig, AsyncRollouts
 from polar_hpc.wire.endpoints import Endpoint, endpoint_path, write_endpoint
-from polar_hpc.wire.records import Task
+from polar_hpc.wire.session import Task
 from tests.fixtures.waits import async_wait_for
 from tests.integration.coordinator.helpers import (
     make_config,

@@ -12,7 +12,7 @@ from polar_hpc.gateway.control import GatewayControl
 from polar_hpc.sim.rank import SimulatedRank
 from polar_hpc.train.async_client import AsyncConfig, AsyncRollouts
 from polar_hpc.wire.endpoints import read_endpoint
-from polar_hpc.wire.records import Task
+from polar_hpc.wire.session import Task
 from tests.fixtures.waits import async_wait_for
 from tests.integration.coordinator.helpers import make_config
 

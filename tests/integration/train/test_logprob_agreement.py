@@ -33,7 +33,7 @@ from polar_hpc.store.reader import ShardReader
 from polar_hpc.store.writer import ShardWriter
 from polar_hpc.train.agreement import AgreementReport
 from polar_hpc.trajectory.registry import get_builder
-from polar_hpc.wire.records import SessionResult
+from polar_hpc.wire.results import SessionResult
 from polar_hpc.wire.rundir import RunDir
 from tests.fixtures.oracle_repo import git_repo, oracle_session
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from polar_hpc.chat.parse import parse_reply
-from polar_hpc.wire.records import ToolSpec
+from polar_hpc.wire.calls import ToolSpec
 
 TOOLS = [ToolSpec(name="edit", parameters={"type": "object", "properties": {
     "path": {"type": "string"}, "line": {"type": "integer"}, "force": {"type": "boolean"},

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from polar_hpc.chat.template import ChatTemplate, TemplateError, to_template_messages, to_template_tools
-from polar_hpc.wire.records import ChatMessage, ToolCall
+from polar_hpc.wire.calls import ChatMessage, ToolCall
 from tests.fixtures.conversations import (
     CANONICAL,
     CANONICAL_TOOLS,

@@ -6,7 +6,7 @@ import msgspec
 
 from polar_hpc.gateway.control import summarize
 from polar_hpc.sim.rank import fake_result
-from polar_hpc.wire.records import Session, Task
+from polar_hpc.wire.session import Session, Task
 
 
 def test_summary_duration_is_the_total_not_total_plus_its_parts() -> None:

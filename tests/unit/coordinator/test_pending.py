@@ -13,7 +13,7 @@ from polar_hpc.coordinator import pending as pending_mod
 from polar_hpc.coordinator.pending import PendingQueue
 from polar_hpc.coordinator.state import DispatchState
 from polar_hpc.wire.control import SessionRef, SessionState
-from polar_hpc.wire.records import Task
+from polar_hpc.wire.session import Task
 
 
 def test_fifo_front_requeue_and_removal() -> None:

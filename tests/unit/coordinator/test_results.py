@@ -1,7 +1,8 @@
 """The coordinator's buffer of recent results: bounded by count and by bytes, oldest dropped first."""
 
 from polar_hpc.coordinator.results import ResultBuffer
-from polar_hpc.wire.records import SessionResult, TraceStatus, Trajectory
+from polar_hpc.wire.results import SessionResult
+from polar_hpc.wire.traces import TraceStatus, Trajectory
 
 
 def result(i: int, payload: str = "") -> SessionResult:

@@ -6,7 +6,7 @@ import pytest
 
 from polar_hpc.coordinator.state import DispatchState, QueueFull
 from polar_hpc.wire.control import SessionRef, SessionState
-from polar_hpc.wire.records import Task
+from polar_hpc.wire.session import Task
 
 
 def _state(**kw: object) -> DispatchState:

@@ -19,7 +19,7 @@ from polar_hpc.engine.errors import ContextOverflow, EngineError, EngineTimeout,
 from polar_hpc.engine.protocol import GenerateRequest
 from polar_hpc.engine.settings import EngineSettings
 from polar_hpc.sim.sglang_stub import StubServer, error_response, instant_response, sleep_then
-from polar_hpc.wire.records import SamplingParams
+from polar_hpc.wire.calls import SamplingParams
 from tests.fixtures.waits import async_wait_for
 
 PARAMS = SamplingParams(max_new_tokens=3)

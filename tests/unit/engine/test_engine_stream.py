@@ -11,7 +11,7 @@ import numpy as np
 from polar_hpc.engine.engine import SGLangEngine
 from polar_hpc.engine.settings import EngineSettings
 from polar_hpc.sim.sglang_stub import StubServer, error_response
-from polar_hpc.wire.records import SamplingParams
+from polar_hpc.wire.calls import SamplingParams
 from tests.fixtures.waits import async_wait_for
 
 PROMPT = [5, 6, 7]

@@ -15,7 +15,7 @@ from polar_hpc.engine.sglang_schema import (
     validate_generate_request,
     validate_generate_response,
 )
-from polar_hpc.wire.records import SamplingParams
+from polar_hpc.wire.calls import SamplingParams
 
 
 @pytest.fixture(scope="module", autouse=True)

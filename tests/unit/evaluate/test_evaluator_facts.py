@@ -10,7 +10,7 @@ from polar_hpc.config import ConfigError
 from polar_hpc.config.run import EvaluatorSpec
 from polar_hpc.evaluate.registry import EVALUATORS, evaluator_class, format_only, get_evaluator
 from polar_hpc.evaluate.swe_spec import SPEC_KEY
-from polar_hpc.wire.records import Task
+from polar_hpc.wire.session import Task
 
 
 def test_every_registered_evaluator_loads_with_default_options() -> None:

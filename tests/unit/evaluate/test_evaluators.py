@@ -14,7 +14,7 @@ from polar_hpc.config.run import EvaluatorSpec, RuntimeSpec
 from polar_hpc.evaluate.base import EvalContext, apply_rewards, evaluate_safely
 from polar_hpc.evaluate.registry import EVALUATORS, get_evaluator
 from polar_hpc.runtime import Runtime, make_runtime
-from polar_hpc.wire.records import EvalResult, Trace, TraceStatus, Trajectory
+from polar_hpc.wire.traces import EvalResult, Trace, TraceStatus, Trajectory
 
 BUGGY = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n"
 TESTS = ("from calc import add, sub\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"

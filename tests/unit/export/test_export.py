@@ -13,7 +13,7 @@ from polar_hpc.export.sft import EmptySelection, export_sft
 from polar_hpc.export.split import split_tasks
 from polar_hpc.store.reader import ShardReader
 from polar_hpc.store.select import TraceSelect
-from polar_hpc.wire.records import SessionResult
+from polar_hpc.wire.results import SessionResult
 from tests.fixtures.runs import write_run
 
 REPOS = ["django/django", "astropy/astropy", "psf/requests", "octo/tiny"]

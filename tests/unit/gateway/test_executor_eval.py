@@ -11,8 +11,9 @@ from polar_hpc.config.run import EvaluatorSpec, RunConfig, RuntimeSpec
 from polar_hpc.evaluate.base import EVALUATION_ERROR, evaluation_failed
 from polar_hpc.gateway.executor import SessionExecutor
 from polar_hpc.gateway.stages import SessionJob
-from polar_hpc.wire.records import Session, Task, Trace, TraceStatus, Trajectory
 from polar_hpc.wire.resolved import resolve_session
+from polar_hpc.wire.session import Session, Task
+from polar_hpc.wire.traces import Trace, TraceStatus, Trajectory
 
 
 def trajectory() -> Trajectory:
@@ -73,7 +74,7 @@ async def test_uploads_and_the_solution_folder_reach_the_sandbox(tmp_path: Path)
     """``runtime.uploads`` are copied in at start; a task's ``solution_dir`` goes to /solution under the oracle
     policy only (a no-op or sampled session never sees it). bwrap: both land in folders of the session's own."""
     from polar_hpc.config.run import AgentSpec
-    from polar_hpc.wire.records import SOLUTION_DIR
+    from polar_hpc.wire.session import SOLUTION_DIR
 
     (tmp_path / "solution").mkdir()
     (tmp_path / "solution" / "helper.py").write_text("print('hi')\n")

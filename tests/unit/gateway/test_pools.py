@@ -14,8 +14,10 @@ from polar_hpc.gateway.pools import DrainingError, StagePools
 from polar_hpc.gateway.stages import AgentOutcome, SessionJob, Stage
 from polar_hpc.sim.clock import run_simulated
 from polar_hpc.sim.executor import SimulatedExecutor
-from polar_hpc.wire.records import EvalResult, Session, SessionResult, Task, Trace, TraceStatus, Trajectory
 from polar_hpc.wire.resolved import resolve_session
+from polar_hpc.wire.results import SessionResult
+from polar_hpc.wire.session import Session, Task
+from polar_hpc.wire.traces import EvalResult, Trace, TraceStatus, Trajectory
 from tests.fixtures.waits import async_wait_for
 
 
@@ -500,7 +502,7 @@ class BadTraceExecutor(SimulatedExecutor):
     async def build(self, job: SessionJob, status: TraceStatus) -> Trajectory:
         import numpy as np
 
-        from polar_hpc.wire.records import Trace
+        from polar_hpc.wire.traces import Trace
 
         ids = np.arange(3, dtype=np.int32)
         good = Trace(prompt_ids=ids, response_ids=ids, loss_mask=np.ones(3, dtype=np.uint8),

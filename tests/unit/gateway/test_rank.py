@@ -12,8 +12,10 @@ from polar_hpc.gateway.stages import Stage
 from polar_hpc.sim.executor import SimulatedExecutor
 from polar_hpc.store.reader import ShardReader
 from polar_hpc.wire.codec import from_json
-from polar_hpc.wire.records import Session, SessionResult, Task, TraceStatus
+from polar_hpc.wire.results import SessionResult
 from polar_hpc.wire.rundir import RunDir
+from polar_hpc.wire.session import Session, Task
+from polar_hpc.wire.traces import TraceStatus
 from tests.fixtures.waits import async_wait_for
 
 

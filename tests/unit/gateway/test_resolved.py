@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from polar_hpc.config.run import AgentSpec, EvaluatorSpec, GatewayConfig, RunConfig
-from polar_hpc.wire.records import Session, Task
 from polar_hpc.wire.resolved import ResolvedSession, resolve_session, resolve_task
+from polar_hpc.wire.session import Session, Task
 
 
 def test_unset_specs_come_from_the_recipe() -> None:

@@ -17,7 +17,8 @@ from polar_hpc.measure.causes import cause_of
 from polar_hpc.measure.eval import summarize
 from polar_hpc.measure.stats import wilson
 from polar_hpc.store.reader import ShardReader
-from polar_hpc.wire.records import SessionResult, TraceStatus
+from polar_hpc.wire.results import SessionResult
+from polar_hpc.wire.traces import TraceStatus
 
 ROOT = Path(__file__).parents[3]
 FIXTURE = ROOT / "tests" / "fixtures" / "shards" / "eval"

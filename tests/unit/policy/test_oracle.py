@@ -13,7 +13,7 @@ from polar_hpc.policy.oracle import OraclePolicy, accepts_parallel
 from polar_hpc.policy.render import tool_calls_text
 from polar_hpc.policy.script import HEREDOC_TAG, OracleError, OracleScript, script_from_task, turns
 from polar_hpc.policy.tools import pick_tool, shell_tool
-from polar_hpc.wire.records import CanonicalRequest, ChatMessage, ToolCall, ToolSpec
+from polar_hpc.wire.calls import CanonicalRequest, ChatMessage, ToolCall, ToolSpec
 from tests.fixtures.shell_tools import SHELLS, S, obj
 
 PATCH = "--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n"

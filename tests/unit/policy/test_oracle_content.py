@@ -31,7 +31,7 @@ from polar_hpc.policy.script import (
     turns,
 )
 from polar_hpc.policy.tools import pick_tool
-from polar_hpc.wire.records import CanonicalRequest, ChatMessage, ToolCall
+from polar_hpc.wire.calls import CanonicalRequest, ChatMessage, ToolCall
 from tests.fixtures.shell_tools import SHELLS
 
 PARSERS = ("qwen", "qwen3_coder")

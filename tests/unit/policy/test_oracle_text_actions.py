@@ -19,7 +19,7 @@ from polar_hpc.policy.oracle import OraclePolicy
 from polar_hpc.policy.script import OracleScript, Turn, turns
 from polar_hpc.policy.text_actions import action_text, checked_action_text, join_commands
 from polar_hpc.wire.actions import ActionFormat
-from polar_hpc.wire.records import CanonicalRequest, ChatMessage
+from polar_hpc.wire.calls import CanonicalRequest, ChatMessage
 
 TEXT = get_adapter("mini_swe_agent").action_format(AgentSpec(harness="mini_swe_agent", settings={"mode": "text"}))
 PATCH = "--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n"

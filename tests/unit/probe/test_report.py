@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from polar_hpc.probe.report import describe_break
-from polar_hpc.wire.records import CanonicalRequest, ChatMessage, CompletionRecord, ToolCall, ToolSpec
+from polar_hpc.wire.calls import CanonicalRequest, ChatMessage, CompletionRecord, ToolCall, ToolSpec
 
 BASH = ToolSpec(name="bash", parameters={"type": "object", "properties": {"command": {"type": "string"}}})
 AGENT = ToolSpec(name="Agent", parameters={"type": "object", "properties": {"prompt": {"type": "string"}}})

@@ -11,7 +11,7 @@ from polar_hpc.providers import provider_api
 from polar_hpc.providers.detect import Route, body_provider, header_provider, request_key, route_by_path
 from polar_hpc.providers.errors import ProxyError
 from polar_hpc.providers.request import Normalized
-from polar_hpc.wire.records import ChatMessage, ToolCall
+from polar_hpc.wire.calls import ChatMessage, ToolCall
 
 
 def normalize(route: Route, body: dict[str, Any]) -> Normalized:

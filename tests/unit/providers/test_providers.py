@@ -8,7 +8,7 @@ import pytest
 
 from polar_hpc.providers import PROVIDERS, provider_api
 from polar_hpc.providers.detect import route_by_path
-from polar_hpc.wire.records import Provider
+from polar_hpc.wire.calls import Provider
 
 
 def test_registry_keys_are_the_literal() -> None:

@@ -8,7 +8,7 @@ from polar_hpc.chat.parse import ParsedReply
 from polar_hpc.providers import provider_api
 from polar_hpc.providers.reply import Reply
 from polar_hpc.providers.request import ReplyOptions
-from polar_hpc.wire.records import ToolCall
+from polar_hpc.wire.calls import ToolCall
 
 
 def reply(**kw) -> Reply:  # type: ignore[no-untyped-def]

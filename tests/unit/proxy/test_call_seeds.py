@@ -1,4 +1,4 @@
-"""Each sampled call gets a seed derived from the run seed and the call's identity (``wire.records.call_seed``), a
+"""Each sampled call gets a seed derived from the run seed and the call's identity (``wire.session.call_seed``), a
 harness's own seed wins, and the record keeps what the engine applied (temperature, top_p, top_k, seed). The
 engine is the scripted stand-in at the engine boundary; the client is the real OpenAI SDK."""
 
@@ -8,7 +8,8 @@ from polar_hpc.chat.template import ChatTemplate
 from polar_hpc.engine.engine import SGLangEngine
 from polar_hpc.proxy.server import ProxyServer
 from polar_hpc.proxy.settings import ProxySettings
-from polar_hpc.wire.records import SEED_BITS, AppliedSampling, call_seed
+from polar_hpc.wire.calls import AppliedSampling
+from polar_hpc.wire.session import SEED_BITS, call_seed
 from tests.fixtures.proxy import ScriptedEngine
 from tests.fixtures.sdk_clients import SdkClients
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from polar_hpc.proxy.capture import SessionLog
 from polar_hpc.wire import codec
-from polar_hpc.wire.records import CanonicalRequest, ChatMessage, CompletionRecord
+from polar_hpc.wire.calls import CanonicalRequest, ChatMessage, CompletionRecord
 
 
 def rec(i: int, n: int = 1000) -> CompletionRecord:

@@ -21,7 +21,7 @@ import pytest
 
 from polar_hpc.chat.live_text import Shaper, remainder
 from polar_hpc.chat.parse import ParsedReply, parse_reply
-from polar_hpc.wire.records import ToolSpec
+from polar_hpc.wire.calls import ToolSpec
 from tests.unit.proxy.conformance import ours, reasoning, sglang_tools, vllm_hermes, vllm_qwen3coder
 from tests.unit.proxy.conformance.tools import TOOLSETS
 

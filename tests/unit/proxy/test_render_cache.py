@@ -14,7 +14,7 @@ from polar_hpc.providers import provider_api
 from polar_hpc.providers.detect import Route
 from polar_hpc.providers.request import Normalized
 from polar_hpc.proxy.prompt import PromptBuilder
-from polar_hpc.wire.records import CanonicalRequest, ChatMessage, ToolSpec
+from polar_hpc.wire.calls import CanonicalRequest, ChatMessage, ToolSpec
 from tests.fixtures.conversations import CORPUS
 
 

@@ -7,7 +7,7 @@ import asyncio
 import aiohttp
 
 from polar_hpc.providers.side import is_side_request
-from polar_hpc.wire.records import CanonicalRequest, ChatMessage, SamplingParams, ToolSpec
+from polar_hpc.wire.calls import CanonicalRequest, ChatMessage, SamplingParams, ToolSpec
 from tests.fixtures.proxy import ProxyHandle
 from tests.fixtures.sdk_clients import SdkClients
 

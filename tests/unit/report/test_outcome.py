@@ -8,7 +8,8 @@ from polar_hpc.evaluate.gold import GOLD_PATCH
 from polar_hpc.evaluate.testlog import grade
 from polar_hpc.report.outcome import failure_reason
 from polar_hpc.util.units import count, duration
-from polar_hpc.wire.records import AgentOutcome, EvalResult, TraceStatus
+from polar_hpc.wire.results import AgentOutcome
+from polar_hpc.wire.traces import EvalResult, TraceStatus
 
 
 def _why(status: TraceStatus = TraceStatus.COMPLETED, *, error: str | None = None, reward: float = 0.0,

@@ -6,8 +6,8 @@ from typing import Any
 
 from polar_hpc.cli.entry import main
 from polar_hpc.report.run import write_report
-from polar_hpc.wire.records import TraceStatus
 from polar_hpc.wire.rundir import RunDir
+from polar_hpc.wire.traces import TraceStatus
 from tests.fixtures.runs import write_run
 
 

@@ -13,7 +13,8 @@ import pytest
 from polar_hpc.cli.entry import main
 from polar_hpc.config.run import ShardConfig
 from polar_hpc.store.writer import ShardWriter
-from polar_hpc.wire.records import SessionResult, TraceStatus
+from polar_hpc.wire.results import SessionResult
+from polar_hpc.wire.traces import TraceStatus
 
 
 @pytest.fixture

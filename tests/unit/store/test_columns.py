@@ -21,8 +21,9 @@ from polar_hpc.store.schema import (
     SessionBlob,
     TraceBlob,
 )
-from polar_hpc.wire.records import SessionResult, Trace
+from polar_hpc.wire.results import SessionResult
 from polar_hpc.wire.shardmeta import SESSION_METADATA_FIELDS, TRACE_METADATA_FIELDS
+from polar_hpc.wire.traces import Trace
 from tests.fixtures.runs import write_run
 
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from polar_hpc.store.encode import check_session, encode_session
-from polar_hpc.wire.records import SessionResult, Trace, TraceStatus, Trajectory
+from polar_hpc.wire.results import SessionResult
+from polar_hpc.wire.traces import Trace, TraceStatus, Trajectory
 
 
 def result(**planted: Any) -> SessionResult:

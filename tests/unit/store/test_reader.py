@@ -16,7 +16,8 @@ from polar_hpc.store.select import TraceSelect
 from polar_hpc.store.summary import format_summary, summarize
 from polar_hpc.store.writer import ShardWriter
 from polar_hpc.wire.codec import to_msgpack
-from polar_hpc.wire.records import SessionResult, TraceStatus
+from polar_hpc.wire.results import SessionResult
+from polar_hpc.wire.traces import TraceStatus
 
 
 def _write(shards: Path, rank: int, results: list[SessionResult]) -> Path:

@@ -15,18 +15,10 @@ from hypothesis.extra import numpy as hnp
 from polar_hpc.config.run import ShardConfig
 from polar_hpc.store.reader import ShardReader
 from polar_hpc.store.writer import ShardWriter
+from polar_hpc.wire.calls import ChatMessage, ToolCall, ToolSpec
 from polar_hpc.wire.codec import to_msgpack
-from polar_hpc.wire.records import (
-    ChatMessage,
-    EvalResult,
-    ReconstructionStats,
-    SessionResult,
-    ToolCall,
-    ToolSpec,
-    Trace,
-    TraceStatus,
-    Trajectory,
-)
+from polar_hpc.wire.results import SessionResult
+from polar_hpc.wire.traces import EvalResult, ReconstructionStats, Trace, TraceStatus, Trajectory
 
 INT64 = st.integers(-(2**63), 2**63 - 1)
 FINITE = st.floats(allow_nan=False, allow_infinity=False)

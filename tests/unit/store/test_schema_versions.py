@@ -24,7 +24,7 @@ from polar_hpc.store.schema import ATTR_SCHEMA_VERSION, SCHEMA_VERSION, dataset_
 from polar_hpc.store.select import TraceSelect
 from polar_hpc.store.validate import validate_paths
 from polar_hpc.store.writer import ShardWriter
-from polar_hpc.wire.records import SessionResult
+from polar_hpc.wire.results import SessionResult
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "shards"
 

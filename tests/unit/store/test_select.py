@@ -12,8 +12,8 @@ from polar_hpc.store.reader import ShardReader
 from polar_hpc.store.select import TraceSelect
 from polar_hpc.store.summary import summarize
 from polar_hpc.store.writer import ShardWriter
-from polar_hpc.wire.records import TraceStatus
 from polar_hpc.wire.rundir import RunDir
+from polar_hpc.wire.traces import TraceStatus
 
 SELECTS = [
     TraceSelect(),

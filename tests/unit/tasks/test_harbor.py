@@ -17,7 +17,7 @@ from polar_hpc.evaluate.harbor import read_reward
 from polar_hpc.images.prepare import apptainer_definition, base_images, jobs_from_rows
 from polar_hpc.tasks.harbor import HARBOR_KEY, HarborError, bwrap_layout, import_harbor, read_task
 from polar_hpc.tasks.source import iter_tasks
-from polar_hpc.wire.records import Task
+from polar_hpc.wire.session import Task
 
 TASKS = Path(__file__).parents[2] / "fixtures" / "harbor"
 RECIPES = Path(__file__).parents[3] / "recipes"

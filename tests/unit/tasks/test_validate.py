@@ -13,7 +13,7 @@ from polar_hpc.evaluate.registry import EVALUATORS
 from polar_hpc.harness import ADAPTERS
 from polar_hpc.runtime import BACKENDS
 from polar_hpc.tasks.validate import task_problems
-from polar_hpc.wire.records import Task
+from polar_hpc.wire.session import Task
 
 
 def _task(**kw: object) -> Task:

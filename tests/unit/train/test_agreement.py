@@ -12,7 +12,7 @@ import torch
 from polar_hpc.store.reader import TraceView
 from polar_hpc.train.agreement import ABOVE_NAT, AgreementStats, agreement_stats, combine, stats_of
 from polar_hpc.train.agreement_shards import chain_agreement
-from polar_hpc.wire.records import TraceStatus
+from polar_hpc.wire.traces import TraceStatus
 
 
 def test_kl_estimators_estimate_the_kl_of_two_distributions() -> None:

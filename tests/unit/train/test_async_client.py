@@ -6,7 +6,9 @@ from typing import Any
 import numpy as np
 
 from polar_hpc.train.async_client import AsyncConfig, AsyncRollouts, Group, group_samples
-from polar_hpc.wire.records import SessionResult, Task, TraceStatus
+from polar_hpc.wire.results import SessionResult
+from polar_hpc.wire.session import Task
+from polar_hpc.wire.traces import TraceStatus
 
 
 def _rollouts(tmp_path: Path, **cfg: Any) -> AsyncRollouts:

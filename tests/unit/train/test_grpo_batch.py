@@ -9,7 +9,9 @@ import pytest
 from polar_hpc.train.async_client import Group
 from polar_hpc.train.grpo.batch import group_completions, rollout_output, session_reward
 from polar_hpc.train.grpo.live import unique_prompts
-from polar_hpc.wire.records import AppliedSampling, SessionResult, TraceStatus
+from polar_hpc.wire.calls import AppliedSampling
+from polar_hpc.wire.results import SessionResult
+from polar_hpc.wire.traces import TraceStatus
 from tests.fixtures.trajectories import make_session_result
 
 FILLER = 7

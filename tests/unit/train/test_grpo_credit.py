@@ -21,7 +21,7 @@ from polar_hpc.train.async_client import Group
 from polar_hpc.train.grpo.batch import Completion, group_completions, rollout_output
 from polar_hpc.train.grpo.credit import check_loss_norm, session_advantages, token_weights
 from polar_hpc.wire.ids import GroupTag
-from polar_hpc.wire.records import SessionResult
+from polar_hpc.wire.results import SessionResult
 
 SESSIONS = Path(__file__).parents[2] / "fixtures" / "sessions"
 GID = "calc-add@step0"

@@ -13,7 +13,8 @@ from polar_hpc.train.async_client import Group
 from polar_hpc.train.grpo.batch import group_completions
 from polar_hpc.train.grpo.inflight import StaleBound, bound_session, oldest, stale_tokens, version_span
 from polar_hpc.train.grpo.run import check_staleness
-from polar_hpc.wire.records import SessionResult, TraceStatus
+from polar_hpc.wire.results import SessionResult
+from polar_hpc.wire.traces import TraceStatus
 from polar_hpc.wire.versions import UNKNOWN, parse_version
 from tests.fixtures.trajectories import make_session_result
 

@@ -16,7 +16,7 @@ from polar_hpc.train.grpo.mismatch import (
     summary_line,
     token_turns,
 )
-from polar_hpc.wire.records import TraceStatus
+from polar_hpc.wire.traces import TraceStatus
 
 # Two rows, trainer version 3. Row 0 (codex): a 2-call chain, call 0 sampled at v3 (2 tokens), an interstitial
 # token, call 1 at v2 (1 token). Row 1 (shell): one call sampled at v1, one token not recorded (-1).

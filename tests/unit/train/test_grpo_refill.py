@@ -10,7 +10,7 @@ import numpy as np
 from polar_hpc.train.async_client import Group
 from polar_hpc.train.grpo.batch import group_completions, group_informative
 from polar_hpc.train.grpo.refill import Built, RefillOrder, fill_step
-from polar_hpc.wire.records import TraceStatus
+from polar_hpc.wire.traces import TraceStatus
 from tests.fixtures.trajectories import make_session_result
 
 G = 4

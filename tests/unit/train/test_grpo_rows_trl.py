@@ -13,7 +13,7 @@ import pytest
 from polar_hpc.train.async_client import Group
 from polar_hpc.train.grpo.batch import group_completions, rollout_output, session_reward
 from polar_hpc.train.grpo.credit import token_weights
-from polar_hpc.wire.records import TraceStatus
+from polar_hpc.wire.traces import TraceStatus
 from tests.fixtures.trajectories import make_session_result
 
 pytestmark = pytest.mark.slow  # 12-24 s on the 2 shared cores (tiny-qwen3's 151k vocabulary head)

@@ -11,7 +11,7 @@ from polar_hpc.store.select import TraceSelect
 from polar_hpc.store.writer import ShardWriter
 from polar_hpc.train.async_client import Group, group_samples
 from polar_hpc.train.reader import ReaderConfig, TraceReader
-from polar_hpc.wire.records import SessionResult
+from polar_hpc.wire.results import SessionResult
 from polar_hpc.wire.rundir import RunDir
 
 

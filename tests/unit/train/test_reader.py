@@ -11,7 +11,8 @@ import pytest
 from polar_hpc.store.index import build_index
 from polar_hpc.store.select import TraceSelect
 from polar_hpc.train.reader import Cursor, CursorMismatch, ReaderConfig, TraceReader
-from polar_hpc.wire.records import SessionResult, TraceStatus
+from polar_hpc.wire.results import SessionResult
+from polar_hpc.wire.traces import TraceStatus
 from tests.fixtures.runs import write_run
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from polar_hpc.cli.entry import main
-from polar_hpc.wire.records import TraceStatus
+from polar_hpc.wire.traces import TraceStatus
 from tests.fixtures.runs import write_run
 
 

@@ -15,7 +15,8 @@ from polar_hpc.config.sft import SftConfig
 from polar_hpc.store.reader import ShardReader
 from polar_hpc.train.sft.data import SftCorpus, SftInputError, fit_length, load_corpus
 from polar_hpc.train.sft.run import SftStep, build_trainer, train_sft
-from polar_hpc.wire.records import SessionResult, TraceStatus
+from polar_hpc.wire.results import SessionResult
+from polar_hpc.wire.traces import TraceStatus
 from tests.fixtures.runs import write_run
 
 TRAINS = pytest.mark.slow

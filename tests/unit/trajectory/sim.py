@@ -16,7 +16,7 @@ import numpy as np
 
 from polar_hpc.config.run import RenderMode
 from polar_hpc.proxy.prompt import PromptBuilder
-from polar_hpc.wire.records import CanonicalRequest, ChatMessage, CompletionRecord, ToolCall, ToolSpec
+from polar_hpc.wire.calls import CanonicalRequest, ChatMessage, CompletionRecord, ToolCall, ToolSpec
 
 TOOLS = [ToolSpec(name="bash", description="Run a shell command",
                   parameters={"type": "object", "properties": {"cmd": {"type": "string"}}, "required": ["cmd"]})]

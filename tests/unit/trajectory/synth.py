@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from polar_hpc.wire.records import CanonicalRequest, ChatMessage, CompletionRecord
+from polar_hpc.wire.calls import CanonicalRequest, ChatMessage, CompletionRecord
 
 EOT = 2
 GEN = [1, 5]

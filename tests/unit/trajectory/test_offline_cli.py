@@ -65,7 +65,7 @@ def test_build_drops_a_session_that_breaks_token_fidelity(tmp_path: Path, qwen3_
     makes the session an ERROR without traces, as in a live run."""
     from polar_hpc.config.run import BuilderSpec
     from polar_hpc.postrun.offline import rebuild
-    from polar_hpc.wire.records import TraceStatus
+    from polar_hpc.wire.traces import TraceStatus
 
     tpl = ChatTemplate.from_model_dir(qwen3_tokenizer_dir)
     good = run_session(tpl, "continuation", "sys", "go", tool_loop(2), session_id="ok/0#0")

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from polar_hpc.config.run import BuilderSpec
 from polar_hpc.trajectory.registry import get_builder
-from polar_hpc.wire.records import CompletionRecord, Trajectory
+from polar_hpc.wire.calls import CompletionRecord
+from polar_hpc.wire.traces import Trajectory
 from tests.unit.trajectory.synth import EOT, SynthSpec, make_records
 
 specs = st.builds(SynthSpec, agents=st.integers(1, 3), turns=st.integers(1, 6), p_cut=st.sampled_from([0.0, 0.3, 1.0]),

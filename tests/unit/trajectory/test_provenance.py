@@ -12,7 +12,7 @@ from polar_hpc.config.base import ConfigError
 from polar_hpc.config.run import BuilderSpec
 from polar_hpc.proxy.prompt import PromptBuilder
 from polar_hpc.trajectory.registry import get_builder
-from polar_hpc.wire.records import TraceStatus
+from polar_hpc.wire.traces import TraceStatus
 from tests.unit.trajectory.sim import run_session, tool_loop
 from tests.unit.trajectory.synth import EOT, SynthSpec, make_records
 
@@ -82,7 +82,7 @@ def test_registry_names_module_paths_and_errors() -> None:
     with pytest.raises(ConfigError, match="known builders are per_request, prefix_merging"):
         get_builder(BuilderSpec(name="prefix_mergin"))
     with pytest.raises(ConfigError, match="not a subclass"):
-        get_builder(BuilderSpec(name="polar_hpc.wire.records:Trace"))
+        get_builder(BuilderSpec(name="polar_hpc.wire.traces:Trace"))
     with pytest.raises(ConfigError, match="unknown key 'eot'"):
         get_builder(BuilderSpec(options={"eot": 3}))
 

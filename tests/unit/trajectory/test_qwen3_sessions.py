@@ -12,7 +12,7 @@ from polar_hpc.chat.template import ChatTemplate
 from polar_hpc.config.run import BuilderSpec
 from polar_hpc.proxy.prompt import PromptBuilder
 from polar_hpc.trajectory.registry import get_builder
-from polar_hpc.wire.records import Trajectory
+from polar_hpc.wire.traces import Trajectory
 from tests.unit.trajectory.sim import Turn, multi_user, run_session, tool_loop
 
 

@@ -8,8 +8,8 @@ import pytest
 
 from polar_hpc.config.run import BuilderSpec
 from polar_hpc.trajectory.registry import get_builder
-from polar_hpc.wire.records import RetriedAbort, TraceMeta, TraceStatus
 from polar_hpc.wire.shardmeta import trace_from_shard, trace_to_shard
+from polar_hpc.wire.traces import RetriedAbort, TraceMeta, TraceStatus
 from tests.unit.trajectory.synth import EOT, SynthSpec, make_records
 
 

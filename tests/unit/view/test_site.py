@@ -9,7 +9,9 @@ import pytest
 from polar_hpc.cli.entry import main
 from polar_hpc.view.model import page_name
 from polar_hpc.view.site import write_site
-from polar_hpc.wire.records import ChatMessage, SessionResult, TraceStatus
+from polar_hpc.wire.calls import ChatMessage
+from polar_hpc.wire.results import SessionResult
+from polar_hpc.wire.traces import TraceStatus
 from tests.fixtures.runs import write_run
 
 

@@ -10,8 +10,10 @@ import pytest
 
 from polar_hpc.wire.codec import from_json, to_json
 from polar_hpc.wire.ids import GroupTag
-from polar_hpc.wire.records import AgentOutcome, SessionResult, Task, TraceStatus, Trajectory
+from polar_hpc.wire.results import AgentOutcome, SessionResult
+from polar_hpc.wire.session import Task
 from polar_hpc.wire.shardmeta import GROUP_KEYS, from_shard_metadata, to_shard_metadata
+from polar_hpc.wire.traces import TraceStatus, Trajectory
 
 
 def _result(**kw: object) -> SessionResult:
@@ -90,7 +92,7 @@ def test_shards_keep_the_keys_and_read_the_typed_fields_back(tmp_path: Path, ses
 
 
 def test_the_http_facade_sends_results_in_their_old_shape(session_result_factory: Any) -> None:
-    from polar_hpc.wire.records import Released
+    from polar_hpc.wire.results import Released
     from polar_hpc.wire.shardmeta import session_json
 
     r = session_result_factory(task_id="add@step3", sample_index=0)
@@ -107,7 +109,7 @@ def test_the_http_facade_sends_results_in_their_old_shape(session_result_factory
 
 
 def test_notes_keep_their_keys() -> None:
-    from polar_hpc.wire.records import SessionNotes
+    from polar_hpc.wire.results import SessionNotes
 
     r = _result(notes=SessionNotes(harness_log_tail="bye", traces_dropped=2), metadata={"repo": "o/r"})
     meta = to_shard_metadata(r)

@@ -6,7 +6,9 @@ import msgspec
 import pytest
 
 from polar_hpc.wire.ids import SessionId, task_of_key
-from polar_hpc.wire.records import Session, SessionResult, Task, TraceStatus, Trajectory
+from polar_hpc.wire.results import SessionResult
+from polar_hpc.wire.session import Session, Task
+from polar_hpc.wire.traces import TraceStatus, Trajectory
 
 
 @pytest.mark.parametrize(("task_id", "sample", "attempt"), [

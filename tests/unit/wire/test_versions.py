@@ -6,7 +6,9 @@ import msgspec
 import pytest
 
 from polar_hpc.wire.codec import from_json, to_json
-from polar_hpc.wire.records import Session, SessionResult, Task, TraceStatus, Trajectory
+from polar_hpc.wire.results import SessionResult
+from polar_hpc.wire.session import Session, Task
+from polar_hpc.wire.traces import TraceStatus, Trajectory
 from polar_hpc.wire.versions import INITIAL, UNKNOWN, engine_name, ordered_names, parse_version
 
 
