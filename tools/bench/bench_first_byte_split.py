@@ -70,6 +70,7 @@ async def split(reps: int, distinct: bool, pause_s: float, n_tools: int = 0) -> 
     from polar_hpc.assets import asset_path
     from polar_hpc.chat.template import ChatTemplate
     from polar_hpc.engine.engine import SGLangEngine
+    from polar_hpc.engine.settings import EngineSettings
     from polar_hpc.engine.stream import EngineStream
     from polar_hpc.proxy.server import ProxyServer
     from polar_hpc.proxy.settings import ProxySettings
@@ -85,7 +86,8 @@ async def split(reps: int, distinct: bool, pause_s: float, n_tools: int = 0) -> 
 
     sent: list[float] = []
     stub = StubServer(n_tokens=50, token_delay_s=0.001, token_base=9707)
-    engine = Recording([await stub.start()], context_length=40000, request_hook=lambda _: sent.append(time.time()))
+    engine = Recording([await stub.start()], EngineSettings(context_length=40000),
+                       request_hook=lambda _: sent.append(time.time()))
     template = ChatTemplate.from_model_dir(asset_path("tiny-qwen3"))
     server = ProxyServer(template, engine, ProxySettings(model_name="policy", context_length=40000, max_new_tokens=50))
     base = await server.start()
