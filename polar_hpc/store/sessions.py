@@ -13,6 +13,7 @@ from polar_hpc.store.shardfile import Shard, read_items
 from polar_hpc.wire.results import SessionResult
 
 _RESULT_FIELDS = {f.name: f for f in msgspec.structs.fields(SessionResult)}
+_ROW = tuple((c.name, c.decode) for c in SESSION_FIELD_COLUMNS)
 
 
 class SessionTable(msgspec.Struct, kw_only=True):
@@ -21,18 +22,19 @@ class SessionTable(msgspec.Struct, kw_only=True):
 
     columns: dict[str, Any]
     trace_offsets: np.ndarray
+    values: dict[str, list[Any]] = msgspec.field(default_factory=dict)
+    """The columns as Python values, made once (``tolist``) by the first ``row``: a row is then list lookups."""
 
     def __len__(self) -> int:
         return len(self.trace_offsets) - 1
 
     def row(self, i: int) -> dict[str, Any]:
         """Session ``i``'s column values by name, as Python values (decoded: ``status`` a ``TraceStatus``)."""
-        out: dict[str, Any] = {}
-        for c in SESSION_FIELD_COLUMNS:
-            v = self.columns[c.name][i]
-            v = v.item() if isinstance(v, np.generic) else v
-            out[c.name] = c.decode(v) if c.decode is not None else v
-        return out
+        values = self.values
+        if not values:
+            values.update((name, col.tolist() if isinstance(col, np.ndarray) else col)
+                          for name, col in self.columns.items())
+        return {name: values[name][i] if decode is None else decode(values[name][i]) for name, decode in _ROW}
 
     @property
     def keys(self) -> list[str]:

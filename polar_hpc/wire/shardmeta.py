@@ -53,16 +53,29 @@ def from_shard_metadata(result: SessionResult) -> SessionResult:
     try:
         if all(k in meta for k in GROUP_KEYS):
             result.group = msgspec.convert({k: meta.pop(k) for k in GROUP_KEYS}, GroupTag)
-        if (agent := agent_of(meta)) is not None:
+        if AGENT_KEY in meta and (agent := agent_of(meta)) is not None:
             result.agent = agent
             del meta[AGENT_KEY]
-        notes = {k: meta.pop(k) for k in NOTE_KEYS & meta.keys() if _is_note(k, meta[k])}
-        if notes:
-            result.notes = msgspec.convert(notes, SessionNotes)
+        if named := NOTE_KEYS & meta.keys():
+            result.notes = _notes(meta, named)
     except msgspec.ValidationError as err:
         raise msgspec.ValidationError(f"session {result.key!r} metadata: {err}") from None
     result.metadata = meta
     return result
+
+
+def _notes(meta: dict[str, Any], named: frozenset[str]) -> SessionNotes:
+    """The notes among the ``named`` keys of ``meta``, taken out of it; a key whose value is not its note's type
+    stays (a task's own field)."""
+    found = {k: meta[k] for k in named}
+    try:
+        notes = msgspec.convert(found, SessionNotes)
+    except msgspec.ValidationError:
+        found = {k: v for k, v in found.items() if _is_note(k, v)}
+        notes = msgspec.convert(found, SessionNotes)
+    for k in found:
+        del meta[k]
+    return notes
 
 
 def _is_note(key: str, value: Any) -> bool:
@@ -107,5 +120,10 @@ def trace_to_shard(meta: TraceMeta, extra: dict[str, Any]) -> dict[str, Any]:
 
 def trace_from_shard(metadata: dict[str, Any]) -> tuple[TraceMeta, dict[str, Any]]:
     """(the builder's fields, the other keys) of a trace's metadata JSON object."""
-    meta = msgspec.convert({k: v for k, v in metadata.items() if k in TRACE_META_KEYS}, TraceMeta)
-    return meta, {k: v for k, v in metadata.items() if k not in TRACE_META_KEYS}
+    if metadata.keys() <= TRACE_META_KEYS:  # the usual case: no caller's own keys
+        return msgspec.convert(metadata, TraceMeta), {}
+    known: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    for k, v in metadata.items():
+        (known if k in TRACE_META_KEYS else extra)[k] = v
+    return msgspec.convert(known, TraceMeta), extra
