@@ -43,6 +43,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--harness-setting", action="append", default=[], metavar="KEY=VALUE",
                    help="agent.settings of the harness, e.g. mode=text for mini_swe_agent's text actions; repeatable")
     p.add_argument("--timeout", type=float, default=300.0, help="the harness's budget in seconds")
+    p.add_argument("--max-turns", type=int, help="agent.max_turns: the harness's model calls (its own flag, or "
+                                                  "enforced by the proxy for a harness without one)")
     p.add_argument("--out", default=None, metavar="DIR", help="where the run goes (default: ./probe-HARNESS-TIME)")
     p.add_argument("--json", action="store_true", help="print the row as JSON")
     p.set_defaults(func=run)
@@ -62,12 +64,15 @@ def run(args: argparse.Namespace) -> int:
         bad = next(kv for kv in args.harness_setting if "=" not in kv or kv.startswith("="))
         sys.stderr.write(f"polar-hpc probe: --harness-setting: expected KEY=VALUE, got {bad!r}\n")
         return 2
+    if args.max_turns is not None and args.max_turns < 1:
+        sys.stderr.write(f"polar-hpc probe: --max-turns: expected a whole number >= 1, got {args.max_turns}\n")
+        return 2
     out = Path(args.out or f"probe-{args.harness}-{time.strftime('%Y%m%d-%H%M%S')}")
     spec = ProbeSpec(harness=args.harness, out=out.resolve(),
                      recipe=Path(args.recipe).resolve() if args.recipe else None, overrides=tuple(args.overrides),
                      tasks=Path(args.task).resolve() if args.task else None,
                      task_id=args.task_id, command=args.command, engine=args.engine, model=args.model,
-                     runtime=args.runtime, policy=args.policy, agent_timeout_s=args.timeout,
+                     runtime=args.runtime, policy=args.policy, agent_timeout_s=args.timeout, max_turns=args.max_turns,
                      harness_args=tuple(args.harness_arg),
                      harness_settings=tuple((k, v) for k, v in settings))
     try:

@@ -142,7 +142,9 @@ class SessionExecutor:
     async def start(self, job: SessionJob) -> None:
         st = self._state(job)
         st.session_dir.mkdir(parents=True, exist_ok=True)
-        st.api_key = self.proxy.open_session(job.session_id, oracle=self._oracle_script(job))
+        agent = job.session.task.agent
+        proxy_turns = None if get_adapter(agent.harness).own_turn_limit else agent.max_turns
+        st.api_key = self.proxy.open_session(job.session_id, oracle=self._oracle_script(job), max_turns=proxy_turns)
         await self._new_runtime(job, None)
 
     def _oracle_script(self, job: SessionJob) -> OracleScript | None:
@@ -199,16 +201,21 @@ class SessionExecutor:
         harness = asyncio.create_task(rt.exec(argv, env=cmd.env, cwd=cmd.cwd, timeout_s=budget_s,
                                               log_path=st.harness_log))
         lost = asyncio.create_task(self.proxy.wait_engine_lost(st.api_key))
+        turns = asyncio.create_task(self.proxy.wait_turn_limit(st.api_key))
         try:
-            await asyncio.wait([harness, lost], return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait([harness, lost, turns], return_when=asyncio.FIRST_COMPLETED)
         finally:
-            for t in (harness, lost):
+            for t in (harness, lost, turns):
                 t.cancel()
-            await asyncio.gather(harness, lost, return_exceptions=True)
+            await asyncio.gather(harness, lost, turns, return_exceptions=True)
         why = self.proxy.engine_lost(st.api_key)
         if why is not None:  # the harness saw no model server: a cut by the system, not the harness's outcome
             job.released = f"its engine went away: {why}"
             return AgentOutcome(status="error", detail=job.released)
+        limit = self.proxy.turn_limited(st.api_key)
+        if limit is not None:  # a harness without a turn limit of its own, stopped here
+            return AgentOutcome(status="timeout", detail=f"agent.max_turns={limit} reached: the proxy refused the "
+                                "next model call and the harness was stopped")
         res = harness.result()
         if res.timed_out:
             return AgentOutcome(status="timeout", returncode=res.returncode,

@@ -12,18 +12,10 @@ import json
 import shlex
 
 from polar_hpc.harness.base import BaseAdapter, HarnessContext, HarnessError, write_file, write_json
-from polar_hpc.log import get_logger
-
-log = get_logger("harness")
 
 
 def _toml_str(value: str) -> str:
     return json.dumps(value)  # a JSON string literal is a valid TOML basic string
-
-
-def _no_max_turns(name: str, ctx: HarnessContext) -> None:
-    if ctx.agent.max_turns is not None:
-        log.warning("harness %s has no turn limit; agent.max_turns=%d is ignored", name, ctx.agent.max_turns)
 
 
 class ShellAdapter(BaseAdapter):
@@ -49,9 +41,9 @@ class CodexAdapter(BaseAdapter):
 
     name = "codex"
     binary = "codex"
+    own_turn_limit = False
 
     def build(self, ctx: HarnessContext, files: list[str]) -> tuple[list[str], dict[str, str]]:
-        _no_max_turns(self.name, ctx)
         config = "\n".join([
             f"model = {_toml_str(ctx.model)}",
             'model_provider = "polar"',
@@ -161,9 +153,9 @@ class OpencodeAdapter(BaseAdapter):
 
     name = "opencode"
     binary = "opencode"
+    own_turn_limit = False
 
     def build(self, ctx: HarnessContext, files: list[str]) -> tuple[list[str], dict[str, str]]:
-        _no_max_turns(self.name, ctx)
         config = {
             "$schema": "https://opencode.ai/config.json",
             "autoupdate": False,
@@ -202,10 +194,10 @@ class PiAdapter(BaseAdapter):
 
     name = "pi"
     binary = "pi"
+    own_turn_limit = False
     settings_keys = frozenset({"api"})
 
     def build(self, ctx: HarnessContext, files: list[str]) -> tuple[list[str], dict[str, str]]:
-        _no_max_turns(self.name, ctx)
         api = ctx.agent.settings.get("api", "openai-completions")
         if api not in PI_APIS:
             raise HarnessError(f"agent.settings.api for pi: expected one of {', '.join(PI_APIS)}, got {api!r}")

@@ -65,6 +65,11 @@ class HarnessAdapter(Protocol):
         """The executable (``<binary> --version`` is its smoke test)."""
         ...
 
+    @property
+    def own_turn_limit(self) -> bool:
+        """Whether the CLI takes ``agent.max_turns`` itself (else the proxy enforces it)."""
+        ...
+
     def prepare(self, ctx: HarnessContext) -> HarnessCommand: ...
 
     def action_format(self, agent: AgentSpec) -> ActionFormat:
@@ -104,6 +109,9 @@ class BaseAdapter:
     name: ClassVar[str] = ""
     binary: ClassVar[str] = ""
     settings_keys: ClassVar[frozenset[str]] = frozenset()
+    own_turn_limit: ClassVar[bool] = True
+    """Whether the CLI takes ``agent.max_turns`` itself; where it does not, the rank's proxy refuses the call past
+    it and the harness is stopped (the session ends as a timeout)."""
     version_args: ClassVar[tuple[str, ...]] = ("--version",)
     """What makes the CLI print its version (``version_of`` reads it from stdout, else stderr)."""
 

@@ -9,9 +9,7 @@ stops its background self-update.
 from __future__ import annotations
 
 from polar_hpc.harness.base import BaseAdapter, HarnessContext, write_json
-from polar_hpc.log import get_logger
 
-log = get_logger("harness")
 PROVIDER = "openai-compatible"
 UPDATED_AT = "2026-01-01T00:00:00.000Z"
 """A provider entry without ``updatedAt`` is ignored without a word (cline then calls api.openai.com)."""
@@ -20,10 +18,9 @@ UPDATED_AT = "2026-01-01T00:00:00.000Z"
 class ClineAdapter(BaseAdapter):
     name = "cline"
     binary = "cline"
+    own_turn_limit = False
 
     def build(self, ctx: HarnessContext, files: list[str]) -> tuple[list[str], dict[str, str]]:
-        if ctx.agent.max_turns is not None:
-            log.warning("harness cline has no turn limit; agent.max_turns=%d is ignored", ctx.agent.max_turns)
         providers = {
             "version": 1,
             "lastUsedProvider": PROVIDER,

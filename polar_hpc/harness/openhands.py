@@ -18,9 +18,7 @@ from __future__ import annotations
 import re
 
 from polar_hpc.harness.base import BaseAdapter, HarnessContext
-from polar_hpc.log import get_logger
 
-log = get_logger("harness")
 PERSISTENCE = ".openhands"
 """Its settings and conversations, under the session's ``$HOME``."""
 _VERSION = re.compile(r"OpenHands CLI (\d[\w.+-]*\w)")
@@ -29,15 +27,13 @@ _VERSION = re.compile(r"OpenHands CLI (\d[\w.+-]*\w)")
 class OpenHandsAdapter(BaseAdapter):
     name = "openhands"
     binary = "openhands"
+    own_turn_limit = False
 
     def version_of(self, output: str) -> str:
         found = _VERSION.search(output)
         return found.group(1) if found else ""
 
     def build(self, ctx: HarnessContext, files: list[str]) -> tuple[list[str], dict[str, str]]:
-        if ctx.agent.max_turns is not None:
-            log.warning("harness openhands has no turn limit in its CLI; agent.max_turns=%d is ignored",
-                        ctx.agent.max_turns)
         persistence = f"{ctx.home}/{PERSISTENCE}"
         (ctx.host_home / PERSISTENCE).mkdir(parents=True, exist_ok=True)
         argv = ["openhands", "--headless", "--json", "--override-with-envs", *self.extra_args(ctx),

@@ -67,6 +67,8 @@ class ProbeSpec(msgspec.Struct, kw_only=True, frozen=True):
     """Default: the recipe's ``runtime.backend``, else bwrap."""
     policy: Policy = "oracle"
     agent_timeout_s: float = 300.0
+    max_turns: int | None = None
+    """``agent.max_turns`` (default: none, as the recipe's is not taken)."""
     context_length: int = 32768
     harness_args: tuple[str, ...] = ()
     harness_settings: tuple[tuple[str, str], ...] = ()
@@ -122,7 +124,7 @@ def probe_config(spec: ProbeSpec, url: str) -> RunConfig:
                               agent_timeout_s=spec.agent_timeout_s, session_timeout_s=spec.agent_timeout_s + 120,
                               drain_grace_s=20, render="continuation", keep_records=True, measure_divergence=True),
         runtime=runtime,
-        agent=AgentSpec(harness=spec.harness, command=command, policy=spec.policy,
+        agent=AgentSpec(harness=spec.harness, command=command, policy=spec.policy, max_turns=spec.max_turns,
                         settings=_settings(spec, base.agent)),
         builder=BuilderSpec(name="prefix_merging"),
         tasks=msgspec.structs.replace(base.tasks, path=str(path), num_samples=1, limit=None),

@@ -32,6 +32,7 @@ from polar_hpc.providers.detect import UNDETECTED, Route, body_provider, header_
 from polar_hpc.providers.errors import Failed, ProxyError, bad_request
 from polar_hpc.providers.reply import SSE_HEADERS, Reply
 from polar_hpc.providers.request import Normalized
+from polar_hpc.providers.side import is_side_request
 from polar_hpc.proxy.capture import SessionLog
 from polar_hpc.proxy.generate import Engine, Generator
 from polar_hpc.proxy.live import (
@@ -105,11 +106,14 @@ class ProxyServer:
         return cls(template, engine, ProxySettings.from_config(inference, proxy, gateway), records_dir=records_dir)
 
     # -- sessions ----------------------------------------------------------------------------------
-    def open_session(self, session_id: str, api_key: str | None = None, oracle: OracleScript | None = None) -> str:
+    def open_session(self, session_id: str, api_key: str | None = None, oracle: OracleScript | None = None,
+                     max_turns: int | None = None) -> str:
         """Register a session; returns the API key its harness must send (unguessable unless given).
 
         ``oracle``: the session's agent calls are answered by the oracle policy with this script (forced and
-        scored by the engine) instead of being sampled."""
+        scored by the engine) instead of being sampled. ``max_turns``: the agent calls it may make (side requests
+        not counted); a call past them is refused and ``wait_turn_limit`` returns (for harnesses without a turn
+        limit of their own)."""
         key = api_key or f"sk-polar-{secrets.token_urlsafe(24)}"
         if key in self._sessions:
             raise ValueError(f"API key already names session {self._sessions[key].session_id!r}")
@@ -121,7 +125,7 @@ class ProxyServer:
         )
         builder = PromptBuilder(self.template, self.render_mode, measure_divergence=self.measure_divergence)
         policy = OraclePolicy(oracle, self.template, self.gen.tool_parser) if oracle is not None else None
-        self._sessions[key] = ProxySession(session_id, slog, builder, policy)
+        self._sessions[key] = ProxySession(session_id, slog, builder, policy, max_turns)
         return key
 
     def close_session(self, api_key: str) -> list[CompletionRecord]:
@@ -142,6 +146,15 @@ class ProxyServer:
         s = self._sessions[api_key]
         await s.lost.wait()
         return s.engine_lost or ""
+
+    def turn_limited(self, api_key: str) -> int | None:
+        """The ``max_turns`` this open session made a call past (refused); None: it did not."""
+        s = self._sessions.get(api_key)
+        return s.max_turns if s is not None and s.turn_limit.is_set() else None
+
+    async def wait_turn_limit(self, api_key: str) -> None:
+        """Returns when this open session makes an agent call past its ``max_turns`` (refused)."""
+        await self._sessions[api_key].turn_limit.wait()
 
     def session_ids(self) -> list[str]:
         return [s.session_id for s in self._sessions.values()]
@@ -227,6 +240,9 @@ class ProxyServer:
         self.gen.prepare(norm)
         if route.op == "count_tokens":
             return self._count(route.provider, session, norm)
+        if not session.take_turn(is_side_request(norm.canonical)):
+            msg = f"agent.max_turns={session.max_turns} reached: this session takes no more model calls"
+            return error_response(route.provider, bad_request(msg))
         index = session.log.reserve()
         if norm.canonical.stream and self.stream_upstream and session.oracle is None:  # forced replies: one SSE body
             return await self._stream_live(request, route.provider, session, index, norm, raw, received)

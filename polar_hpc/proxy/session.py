@@ -21,10 +21,11 @@ _ENC = msgspec.json.Encoder()
 
 
 class ProxySession:
-    __slots__ = ("session_id", "log", "builder", "oracle", "engine_lost", "lost")
+    __slots__ = ("session_id", "log", "builder", "oracle", "engine_lost", "lost", "max_turns", "agent_calls",
+                 "turn_limit")
 
     def __init__(self, session_id: str, log: SessionLog, builder: PromptBuilder,
-                 oracle: OraclePolicy | None = None) -> None:
+                 oracle: OraclePolicy | None = None, max_turns: int | None = None) -> None:
         self.session_id = session_id
         self.log = log
         self.builder = builder
@@ -32,6 +33,21 @@ class ProxySession:
         self.engine_lost: str | None = None
         """Why a call found no model server (the first such call): the session was cut by the system."""
         self.lost = asyncio.Event()
+        self.max_turns = max_turns
+        """The agent calls this session may make (side requests not counted); None: no limit here."""
+        self.agent_calls = 0
+        self.turn_limit = asyncio.Event()
+        """Set when a call past ``max_turns`` came (and was refused)."""
+
+    def take_turn(self, side: bool) -> bool:
+        """Count an agent call; False (and ``turn_limit`` set) for one past ``max_turns``."""
+        if self.max_turns is None or side:
+            return True
+        if self.agent_calls >= self.max_turns:
+            self.turn_limit.set()
+            return False
+        self.agent_calls += 1
+        return True
 
     def note(self, err: BaseException) -> None:
         perr = err.error if isinstance(err, Failed) else err

@@ -63,6 +63,19 @@ def test_harness_solves_the_task_under_the_oracle(harness: str, reference_server
     agree(tmp_path / "probe", reference_server.model_dir, row)
 
 
+@pytest.mark.harness
+def test_pi_past_max_turns_is_stopped_by_the_proxy(reference_server: Any, tmp_path: Path,
+                                                   no_leaked_children: None) -> None:
+    """pi has no turn limit of its own: with ``agent.max_turns = 2`` the rank's proxy refuses its third agent call
+    and the rank stops it. The session ends as a timeout after two calls (the oracle takes four), graded as the
+    workspace stands: the fix was applied at the second call, the tests ran at the third, refused."""
+    row = probe("pi", reference_server.url, tmp_path / "probe", "--max-turns", "2")
+    why = msgspec.json.encode(row).decode()
+    assert row.status == "timeout" and row.calls == 2, why
+    assert "agent.max_turns=2 reached" in row.detail, why
+    validate(tmp_path / "probe")
+
+
 def test_noop_oracle_is_graded_zero(reference_server: Any, tmp_path: Path, no_leaked_children: None) -> None:
     row = probe("shell", reference_server.url, tmp_path / "probe", "--policy", "oracle_noop")
     why = msgspec.json.encode(row).decode()
