@@ -14,21 +14,11 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-import msgspec
-
 from polar_hpc.config import RunConfig
 from polar_hpc.launch.rundir import runs_root
-from polar_hpc.runtime.backend import run_quiet
+from polar_hpc.runtime.backend import Finding, run_quiet
 
 MIN_FREE_GB = 5.0
-
-
-class Finding(msgspec.Struct, kw_only=True):
-    name: str
-    ok: bool
-    detail: str
-    fix: str = ""
-    required: bool = False
 
 
 def check_sandboxes(cfg: RunConfig | None) -> list[Finding]:
@@ -36,8 +26,7 @@ def check_sandboxes(cfg: RunConfig | None) -> list[Finding]:
     from polar_hpc.runtime import BACKENDS, all_backends
 
     chosen = cfg.runtime.backend if cfg else None
-    out = [Finding(name=p.name, ok=p.ok, detail=p.detail, fix=p.fix, required=p.required)
-           for b in all_backends() for p in b.doctor(b.name == chosen)]
+    out = [f for b in all_backends() for f in b.doctor(b.name == chosen)]
     if chosen is not None and chosen not in BACKENDS:
         out.append(Finding(name="runtime", ok=False, required=True, detail=f"runtime.backend = {chosen!r}: unknown",
                            fix=f"one of {', '.join(BACKENDS)}"))

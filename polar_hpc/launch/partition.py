@@ -17,7 +17,7 @@ from pathlib import Path
 import msgspec
 
 from polar_hpc.config import RunConfig, SlurmResources
-from polar_hpc.launch.doctor import Finding, run_quiet
+from polar_hpc.runtime.backend import Finding, run_quiet
 from polar_hpc.wire.rundir import Component
 
 USABLE_NODE_STATES = frozenset({"idle", "mixed", "allocated", "completing", "planned"})

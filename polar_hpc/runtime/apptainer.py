@@ -20,7 +20,7 @@ import msgspec
 
 from polar_hpc.config.run import RuntimeSpec
 from polar_hpc.log import get_logger
-from polar_hpc.runtime.backend import Backend, Probe
+from polar_hpc.runtime.backend import Backend, Finding
 from polar_hpc.runtime.base import (
     SANDBOX_FORWARDER,
     SANDBOX_PROXY_SOCKET,
@@ -241,9 +241,9 @@ class ApptainerBackend(Backend):
         return None if find_binary() else ("runtime.backend = 'apptainer' but neither apptainer nor singularity is "
                                            "on PATH")
 
-    def doctor(self, chosen: bool) -> list[Probe]:
+    def doctor(self, chosen: bool) -> list[Finding]:
         app = find_binary()
-        return [Probe(name="apptainer", ok=app is not None, required=chosen,
+        return [Finding(name="apptainer", ok=app is not None, required=chosen,
                       detail=app or "neither apptainer nor singularity is on PATH",
                       fix="" if app else "module load apptainer (most clusters), or install Apptainer")]
 

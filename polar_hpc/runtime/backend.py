@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from polar_hpc.runtime.handoff import ServeListener
 
 
-class Probe(msgspec.Struct, kw_only=True):
-    """One ``polar-hpc doctor`` line about a backend."""
+class Finding(msgspec.Struct, kw_only=True):
+    """One ``polar-hpc doctor`` line (a backend's, or any other check's)."""
 
     name: str
     ok: bool
@@ -60,7 +60,7 @@ class Backend:
         """Why this node cannot run the backend (a binary not on PATH), for preflight; None when it can."""
         return None
 
-    def doctor(self, chosen: bool) -> list[Probe]:
+    def doctor(self, chosen: bool) -> list[Finding]:
         """``polar-hpc doctor``'s lines (``chosen``: the recipe's backend)."""
         return []
 

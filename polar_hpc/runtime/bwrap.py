@@ -19,7 +19,7 @@ from pathlib import Path
 
 from polar_hpc.config.run import RuntimeSpec
 from polar_hpc.log import get_logger
-from polar_hpc.runtime.backend import Backend, Probe, run_quiet
+from polar_hpc.runtime.backend import Backend, Finding, run_quiet
 from polar_hpc.runtime.base import (
     FORWARD_PORT,
     SANDBOX_FORWARDER,
@@ -223,13 +223,13 @@ class BwrapBackend(Backend):
     def missing(self) -> str | None:
         return None if shutil.which("bwrap") else "runtime.backend = 'bwrap' but bubblewrap (bwrap) is not installed"
 
-    def doctor(self, chosen: bool) -> list[Probe]:
+    def doctor(self, chosen: bool) -> list[Finding]:
         bwrap = shutil.which("bwrap")
         if bwrap is None:
-            return [Probe(name="bwrap", ok=False, detail="bubblewrap is not installed", required=chosen,
+            return [Finding(name="bwrap", ok=False, detail="bubblewrap is not installed", required=chosen,
                           fix="install bubblewrap (Debian/Ubuntu: apt install bubblewrap; or ask your admins)")]
         code, text = run_quiet([bwrap, "--unshare-user", "--ro-bind", "/", "/", "--", "/bin/true"])
-        return [Probe(
+        return [Finding(
             name="bwrap", ok=code == 0, required=chosen,
             detail="user namespaces work" if code == 0 else f"bwrap cannot make a user namespace: {text[:200]}",
             fix="" if code == 0 else "enable unprivileged user namespaces (sysctl user.max_user_namespaces > 0, "

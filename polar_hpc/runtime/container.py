@@ -31,7 +31,7 @@ from typing import IO
 
 from polar_hpc.config.run import RuntimeSpec
 from polar_hpc.log import get_logger
-from polar_hpc.runtime.backend import Backend, Probe
+from polar_hpc.runtime.backend import Backend, Finding
 from polar_hpc.runtime.base import (
     SANDBOX_FORWARDER,
     SANDBOX_PROXY_SOCKET,
@@ -328,11 +328,11 @@ class ContainerBackend(Backend):
     def missing(self) -> str | None:
         return None if find_engine(self.name) else f"runtime.backend = {self.name!r} but {self.name} is not on PATH"
 
-    def doctor(self, chosen: bool) -> list[Probe]:
+    def doctor(self, chosen: bool) -> list[Finding]:
         if self.doctor_fix is None:
             return []
         found = find_engine(self.name)
-        return [Probe(name=self.name, ok=found is not None, detail=found or "not installed (optional)",
+        return [Finding(name=self.name, ok=found is not None, detail=found or "not installed (optional)",
                       fix="" if found else self.doctor_fix)]
 
     def images_here(self) -> set[str] | None:
