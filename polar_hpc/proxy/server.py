@@ -240,7 +240,7 @@ class ProxyServer:
         self.gen.prepare(norm)
         if route.op == "count_tokens":
             return self._count(route.provider, session, norm)
-        if not session.take_turn(is_side_request(norm.canonical)):
+        if session.max_turns is not None and not session.take_turn(is_side_request(norm.canonical)):
             msg = f"agent.max_turns={session.max_turns} reached: this session takes no more model calls"
             return error_response(route.provider, bad_request(msg))
         index = session.log.reserve()
