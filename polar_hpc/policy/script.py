@@ -1,7 +1,8 @@
 """An oracle script: what the oracle does in a session, from the task's reference solution.
 
-Turns: *look* (``git status``, the first file the patch touches or ``solution_files`` names), *apply* (the patch
-through ``git apply`` from a heredoc, or the solution commands), *verify* (the task's test command) and a plain
+Turns: *look* (``git status``, the first file the patch touches or ``solution_files`` names; or the task's
+``solution_look`` commands), *apply* (the patch through ``git apply`` from a heredoc, or the solution commands),
+*verify* (the task's test command) and a plain
 final *answer* that ends the session. Where the harness accepts parallel tool calls, the look turn makes two
 calls at once.
 
@@ -27,7 +28,7 @@ import msgspec
 from polar_hpc.config.run import Policy
 from polar_hpc.errors import PolarError
 from polar_hpc.wire.actions import TOOL_CALLS, ActionFormat
-from polar_hpc.wire.session import SOLUTION_COMMANDS, SOLUTION_FILES, SOLUTION_PATCH
+from polar_hpc.wire.session import SOLUTION_COMMANDS, SOLUTION_FILES, SOLUTION_LOOK, SOLUTION_PATCH
 
 HEREDOC_TAG = "POLAR_ORACLE_PATCH"
 LITERAL_MAX = 60_000
@@ -52,6 +53,8 @@ class OracleScript(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     solution_commands: list[str] = msgspec.field(default_factory=list)
     solution_files: list[str] = msgspec.field(default_factory=list)
     """The files the solution commands edit; the look turn reads the first (a patch names its own)."""
+    look: list[str] = msgspec.field(default_factory=list)
+    """The look turn's commands (default: ``git status --short`` and ``cat`` of the first file it edits)."""
     verify: str | None = None
     """The test command run after applying (default: none, the verify turn is left out)."""
     answer: str = DEFAULT_ANSWER
@@ -121,7 +124,7 @@ def apply_commands(script: OracleScript, *, encoded: bool = False) -> list[str]:
 
 def turns(script: OracleScript, *, parallel: bool, encoded: bool = False) -> list[Turn]:
     files = script.patch_files()
-    look = ["git status --short", f"cat {shlex.quote(files[0])}" if files else "ls -la"]
+    look = script.look or ["git status --short", f"cat {shlex.quote(files[0])}" if files else "ls -la"]
     out = [Turn(label="look", commands=tuple(look) if parallel else (" && ".join(look),))]
     if not script.noop:
         out += [Turn(label="apply", commands=(c,)) for c in apply_commands(script, encoded=encoded)]
@@ -180,10 +183,13 @@ def script_from_task(metadata: dict[str, Any], *, policy: Policy, verify: str | 
     files = metadata.get(SOLUTION_FILES, [])
     if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
         raise OracleError(f"task metadata {SOLUTION_FILES}: expected a list of file paths, got {files!r:.200}")
+    look = metadata.get(SOLUTION_LOOK, [])
+    if not isinstance(look, list) or not all(isinstance(c, str) and c for c in look):
+        raise OracleError(f"task metadata {SOLUTION_LOOK}: expected a list of shell commands, got {look!r:.200}")
     if not isinstance(commands, list) or not all(isinstance(c, str) for c in commands):
         raise OracleError(f"task metadata {SOLUTION_COMMANDS}: expected a list of shell commands, "
                           f"got {commands!r:.200}")
     return OracleScript(solution_patch=patch or None, solution_commands=list(commands), solution_files=files,
-                        verify=verify,
+                        look=look, verify=verify,
                         noop=policy == "oracle_noop", delegate=policy == "oracle_subagent", task=task,
                         actions=actions)

@@ -46,6 +46,9 @@ class Shape(msgspec.Struct, kw_only=True):
     """Which arguments are lists of numbers (the others are numbers)."""
     exported: tuple[str, ...] = ()
     """Every function the tests import (default: ``name``)."""
+    spec: str = ""
+    """What the function should return, in words and the shape's own names and constants (the instruction's
+    second sentence, as a bug report states the intended behaviour)."""
 
 
 class Names(msgspec.Struct, kw_only=True):
@@ -70,7 +73,8 @@ def _linear(n: Names, k: int, k2: int) -> Shape:
             Bug(2, f"    return {n.acc} - {n.b}", "operator"),
             Bug(1, f"    {n.acc} = {n.a} * {k2}", "constant"),
             Bug(2, f"    return {n.acc} + {n.a}", "wrong_name")]
-    return Shape(name=n.func, lines=lines, bugs=bugs, arity=2)
+    return Shape(name=n.func, lines=lines, bugs=bugs, arity=2,
+                 spec=f"{n.func}({n.a}, {n.b}) should return {n.a} * {k} + {n.b}.")
 
 
 def _accumulate(n: Names, k: int, k2: int) -> Shape:
@@ -83,7 +87,8 @@ def _accumulate(n: Names, k: int, k2: int) -> Shape:
             Bug(3, f"        {n.acc} -= {n.loop} * {k}", "operator"),
             Bug(3, f"        {n.acc} += {n.loop} * {k2}", "constant"),
             Bug(3, f"        {n.acc} += {n.a} * {k}", "wrong_name")]
-    return Shape(name=n.func, lines=lines, bugs=bugs, arity=1)
+    return Shape(name=n.func, lines=lines, bugs=bugs, arity=1,
+                 spec=f"{n.func}({n.a}) should return the sum of {n.loop} * {k} for {n.loop} from 1 to {n.a}.")
 
 
 def _clamp(n: Names, k: int, k2: int) -> Shape:
@@ -96,7 +101,9 @@ def _clamp(n: Names, k: int, k2: int) -> Shape:
     bugs = [Bug(1, f"    if {n.a} > {n.b}:", "operator"),
             Bug(4, f"        return {n.b}", "wrong_name"),
             Bug(2, f"        return {n.c}", "wrong_name")]
-    return Shape(name=n.func, lines=lines, bugs=bugs, arity=3)
+    return Shape(name=n.func, lines=lines, bugs=bugs, arity=3,
+                 spec=(f"{n.func}({n.a}, {n.b}, {n.c}) should return {n.b} if {n.a} < {n.b}, {n.c} if {n.a} > {n.c}, "
+                       f"else {n.a}."))
 
 
 def _helper(n: Names, k: int, k2: int) -> Shape:
@@ -109,7 +116,9 @@ def _helper(n: Names, k: int, k2: int) -> Shape:
     bugs = [Bug(5, f"    return {n.helper}({n.b}, {n.a}) + {k2}", "swapped_args"),
             Bug(5, f"    return {n.helper}({n.a}, {n.b}) - {k2}", "operator"),
             Bug(5, f"    return {n.helper}({n.a}, {n.a}) + {k2}", "wrong_name")]
-    return Shape(name=n.func, lines=lines, bugs=bugs, arity=2, exported=(n.func, n.helper))
+    return Shape(name=n.func, lines=lines, bugs=bugs, arity=2, exported=(n.func, n.helper),
+                 spec=(f"{n.func}({n.a}, {n.b}) should return {n.helper}({n.a}, {n.b}) + {k2}, where "
+                       f"{n.helper}({n.a}, {n.b}) returns {n.a} * {k} - {n.b}."))
 
 
 def _count(n: Names, k: int, k2: int) -> Shape:
@@ -123,7 +132,9 @@ def _count(n: Names, k: int, k2: int) -> Shape:
             Bug(3, f"        if {n.elem} <= {n.a}:", "operator"),
             Bug(3, f"        if {n.a} >= {n.elem}:", "swapped_args"),
             Bug(1, f"    {n.acc} = 1", "off_by_one")]
-    return Shape(name=n.func, lines=lines, bugs=bugs, arity=2, lists=(0,))
+    return Shape(name=n.func, lines=lines, bugs=bugs, arity=2, lists=(0,),
+                 spec=(f"{n.func}({n.seq}, {n.a}) should return how many {n.elem} in {n.seq} are >= {n.a}, "
+                       "counting from 0."))
 
 
 def _largest(n: Names, k: int, k2: int) -> Shape:
@@ -136,7 +147,8 @@ def _largest(n: Names, k: int, k2: int) -> Shape:
     bugs = [Bug(3, f"        if {n.elem} < {n.acc}:", "operator"),
             Bug(5, f"    return {n.elem}", "wrong_name"),
             Bug(1, f"    {n.acc} = {n.seq}[1]", "off_by_one")]
-    return Shape(name=n.func, lines=lines, bugs=bugs, arity=1, lists=(0,))
+    return Shape(name=n.func, lines=lines, bugs=bugs, arity=1, lists=(0,),
+                 spec=f"{n.func}({n.seq}) should return the largest {n.elem} in {n.seq}, starting from {n.seq}[0].")
 
 
 def _threshold(n: Names, k: int, k2: int) -> Shape:
@@ -148,7 +160,8 @@ def _threshold(n: Names, k: int, k2: int) -> Shape:
             Bug(2, f"        return {n.b} - {n.a}", "swapped_args"),
             Bug(3, f"    return {k2}", "constant"),
             Bug(2, f"        return {n.a} + {n.b}", "operator")]
-    return Shape(name=n.func, lines=lines, bugs=bugs, arity=2)
+    return Shape(name=n.func, lines=lines, bugs=bugs, arity=2,
+                 spec=f"{n.func}({n.a}, {n.b}) should return {n.a} - {n.b} if {n.a} >= {n.b}, else {k}.")
 
 
 SHAPES: dict[str, Callable[[Names, int, int], Shape]] = {

@@ -2,8 +2,11 @@
 
 Each task is a repository of two files: ``<module>.py`` (two short functions, ~10 lines; one has a bug, see
 :mod:`.family`) and ``test_<module>.py`` (one test per function). The instruction names the file, a call, what it
-returns and what the test expects, but not the line; the reference solution is one ``sed -i`` substitution of
-that line (``solution_commands``), with the file it edits in ``solution_files`` (the oracle reads it first).
+returns and what the test expects, and what the function should return (as a bug report states the intended
+behaviour), but not the line. The reference solution: the oracle's look turn prints the function with line
+numbers (``solution_look``: ``grep -n -A5 'def NAME(' FILE``), then one ``sed -i 'Ns/.*/LINE/'`` rewrites the
+broken line N whole (``solution_commands``; the file in ``solution_files``): a line number and a line to write,
+no pattern to escape.
 
 The held-out split is written from name and value pools no train task draws from (function, helper, parameter
 and module names; the numbers in the code and in the tests' calls), so a model that passes held-out tasks learnt
@@ -36,7 +39,7 @@ from polar_hpc.tasks.family import (
     Split,
     draw_args,
 )
-from polar_hpc.wire.session import SOLUTION_COMMANDS, SOLUTION_FILES
+from polar_hpc.wire.session import SOLUTION_COMMANDS, SOLUTION_FILES, SOLUTION_LOOK
 
 REPOS = "repos"
 """The repositories' folder inside the output folder (a recipe's workspace: ``{tasks_dir}/repos/{repo}``)."""
@@ -117,13 +120,19 @@ def _call(fn: str, args: Args) -> str:
     return f"{fn}({', '.join(repr(a) for a in args)})"
 
 
-SED_PATTERN = str.maketrans({c: "\\" + c for c in "\\/.*[]^$"})
 SED_REPLACEMENT = str.maketrans({c: "\\" + c for c in "\\/&"})
+LOOK_AFTER = 5
+"""Lines ``grep -A`` prints after a ``def`` line: the longest shape's body (:mod:`.family`)."""
 
 
-def sed_command(old: str, new: str, path: str) -> str:
-    """One ``sed -i`` that replaces the line holding ``old`` (stripped) by ``new``'s text."""
-    return f"sed -i 's/{old.strip().translate(SED_PATTERN)}/{new.strip().translate(SED_REPLACEMENT)}/' {path}"
+def sed_command(line: int, new: str, path: str) -> str:
+    """One ``sed -i`` that replaces line ``line`` (1-based) of ``path`` whole by ``new``, indentation kept."""
+    return f"sed -i '{line}s/.*/{new.translate(SED_REPLACEMENT)}/' {path}"
+
+
+def look_command(func: str, path: str) -> str:
+    """The look turn: ``func``'s definition and body in ``path``, with line numbers."""
+    return f"grep -n -A{LOOK_AFTER} 'def {func}(' {path}"
 
 
 def _instance(rng: random.Random, pools: Pools, split: Split, index: int) -> Instance | None:
@@ -162,9 +171,10 @@ def _instance(rng: random.Random, pools: Pools, split: Split, index: int) -> Ins
     row = {
         "task_id": task_id, "repo": task_id,
         "problem": (f"In {mod_file}, {_call(shape.name, calls[0])} returns {got!r} but the test expects {want!r}. "
-                    f"Fix {mod_file} so that {test_file} passes."),
+                    f"{shape.spec} Fix {mod_file} so that {test_file} passes."),
         "FAIL_TO_PASS": [f"{test_file}::test_{shape.name}"], "PASS_TO_PASS": [f"{test_file}::test_{sibling.name}"],
-        SOLUTION_COMMANDS: [sed_command(bug.text, shape.lines[bug.line], mod_file)], SOLUTION_FILES: [mod_file],
+        SOLUTION_COMMANDS: [sed_command(offset + bug.line + 1, shape.lines[bug.line], mod_file)],
+        SOLUTION_FILES: [mod_file], SOLUTION_LOOK: [look_command(shape.name, mod_file)],
         "bug": kind, "split": split,
     }
     return Instance(row=row, files={mod_file: buggy, test_file: "\n".join(tests) + "\n"}, fixed=fixed)

@@ -13,9 +13,16 @@ import msgspec
 from polar_hpc.config import ConfigError, RunConfig
 from polar_hpc.tasks.harbor import HARBOR_KEY, harbor_task
 from polar_hpc.util.jsonl import json_objects
-from polar_hpc.wire.session import SOLUTION_COMMANDS, SOLUTION_DIR, SOLUTION_FILES, SOLUTION_PATCH, Task
+from polar_hpc.wire.session import (
+    SOLUTION_COMMANDS,
+    SOLUTION_DIR,
+    SOLUTION_FILES,
+    SOLUTION_LOOK,
+    SOLUTION_PATCH,
+    Task,
+)
 
-ORACLE_FIELDS = (SOLUTION_PATCH, SOLUTION_COMMANDS, SOLUTION_FILES, SOLUTION_DIR)
+ORACLE_FIELDS = (SOLUTION_PATCH, SOLUTION_COMMANDS, SOLUTION_FILES, SOLUTION_LOOK, SOLUTION_DIR)
 """Row keys always kept in the task metadata: the reference solution the oracle policy writes."""
 
 

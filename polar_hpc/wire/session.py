@@ -30,6 +30,11 @@ SOLUTION_FILES = "solution_files"
 names its own)."""
 
 
+SOLUTION_LOOK = "solution_look"
+"""Task metadata key: the commands of the oracle's look turn (default: ``git status --short`` and ``cat`` of the
+first file the solution edits)."""
+
+
 SOLUTION_DIR = "solution_dir"
 """Task metadata key: a host folder the solution commands need (a Harbor task's ``solution/``), copied to
 :data:`SANDBOX_SOLUTION_DIR` in the session's sandbox before the harness starts, under the ``oracle`` policy only."""

@@ -98,6 +98,11 @@ def test_turns_from_patch_and_commands() -> None:
         ("git status --short && cat calc.py",), ("sed -i s/-/+/ calc.py",), ("pytest -q",)]
     with pytest.raises(OracleError, match="solution_files: expected a list of file paths"):
         script_from_task({"solution_commands": ["true"], "solution_files": "calc.py"}, policy="oracle", verify=None)
+    looked = script_from_task({"solution_commands": ["sed -i '3s/.*/x/' calc.py"], "solution_files": ["calc.py"],
+                               "solution_look": ["grep -n -A5 'def f(' calc.py"]}, policy="oracle", verify=None)
+    assert turns(looked, parallel=True)[0].commands == ("grep -n -A5 'def f(' calc.py",)  # the task's own look
+    with pytest.raises(OracleError, match="solution_look: expected a list of shell commands"):
+        script_from_task({"solution_commands": ["true"], "solution_look": "cat calc.py"}, policy="oracle", verify=None)
     noop = script_from_task({}, policy="oracle_noop", verify="pytest")
     assert [t.label for t in turns(noop, parallel=True)] == ["look", "verify", "answer"]
 
