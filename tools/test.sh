@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Run the test suite: lint, type check, then every tier (unit, integration, harness CLIs, real Slurm).
+# Run the test suite: lint, type check (the package, then tools/), then every tier (unit, integration, harness
+# CLIs, real Slurm).
 # Brings up the single-node Slurm cluster for the slurm tier and stops it by pid at the end.
 #   bash tools/test.sh                  # everything: the fast tier first, then the slow one; the slurm tier runs
 #                                       # beside them (it mostly waits)
@@ -17,6 +18,7 @@ fi
 
 ruff check polar_hpc tests tools
 mypy
+mypy tools   # the benchmarks and scripts: not a package, checked on their own
 
 bash .ci/slurm.sh up
 slurm_pid=""

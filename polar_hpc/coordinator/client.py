@@ -22,7 +22,7 @@ import asyncio
 import itertools
 import os
 import time
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncGenerator, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -222,7 +222,7 @@ class RunClient:
         reply: c.CancelReply = await self._request(c.CancelTask(task_id=task_id))
         return reply
 
-    async def results(self, *, catch_up: bool = True, keepalive_s: float = 5.0) -> AsyncIterator[SessionResult]:
+    async def results(self, *, catch_up: bool = True, keepalive_s: float = 5.0) -> AsyncGenerator[SessionResult, None]:
         """Results as sessions finish (first result per key only), until the caller stops iterating or the
         coordinator shuts down (then, with ``catch_up``, the committed results not streamed yet come first)."""
         await self._send(c.Subscribe(credits=self.window))

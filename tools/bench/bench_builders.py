@@ -91,7 +91,7 @@ def bench_prompts(tokenizer_dir: str, turns: int, repeat: int) -> None:
     checkpoints = sorted({1, turns // 4, turns // 2, turns})
     results: dict[str, dict[int, tuple[float, int]]] = {}
     for mode in ("continuation", "canonical"):
-        pb = PromptBuilder(tpl, mode)  # type: ignore[arg-type]
+        pb = PromptBuilder(tpl, mode)
         msgs = [ChatMessage(role="system", content="You are a coding agent. " + text(150)),
                 ChatMessage(role="user", content="Fix the failing tests. " + text(50))]
         results[mode] = {}

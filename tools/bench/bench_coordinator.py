@@ -70,8 +70,8 @@ class CoordinatorProc:
             self.proc.wait(5)
 
 
-def _dealer(ctx: zmq.Context, run_dir: Path, address: str) -> zmq.Socket:  # type: ignore[type-arg]
-    s = ctx.socket(zmq.DEALER)
+def _dealer(ctx: zmq.Context[zmq.Socket[bytes]], run_dir: Path, address: str) -> zmq.Socket[bytes]:
+    s: zmq.Socket[bytes] = ctx.socket(zmq.DEALER)
     s.linger = 0
     configure_client(s, load_keys(run_dir))
     s.connect(address)

@@ -75,7 +75,7 @@ def main() -> int:
 
     first = sorted(RunDir(root / "run").shards.glob("*.h5"))[0]
     for fmt in args.formats.split(","):  # warm-up: imports and first-call costs out of the timings
-        export_sft([first], root / "warm", fmt=fmt)  # type: ignore[arg-type]
+        export_sft([first], root / "warm", fmt=fmt)
         shutil.rmtree(root / "warm")
     rows: list[tuple[str, int, float, int]] = []
     t0 = time.perf_counter()
@@ -85,7 +85,7 @@ def main() -> int:
     for fmt in args.formats.split(","):
         out = root / f"sft-{fmt}"
         t0 = time.perf_counter()
-        m = export_sft([root / "run"], out, fmt=fmt, test_fraction=0.1)  # type: ignore[arg-type]
+        m = export_sft([root / "run"], out, fmt=fmt, test_fraction=0.1)
         rows.append((f"export sft --format {fmt}", sum(m.traces.values()), time.perf_counter() - t0, du(out)))
         shutil.rmtree(out)
     base = rows[0][1] / rows[0][2]

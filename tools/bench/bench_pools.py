@@ -73,7 +73,8 @@ async def pooled(args: argparse.Namespace, ex: SimulatedExecutor) -> None:
 
 
 async def sequential(args: argparse.Namespace, ex: SimulatedExecutor) -> None:
-    queue = sessions(args.sessions)
+    config = RunConfig()
+    queue = [resolve_session(s, config) for s in sessions(args.sessions)]
     loop = asyncio.get_running_loop()
 
     async def slot() -> None:

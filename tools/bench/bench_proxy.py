@@ -51,15 +51,17 @@ def serve_stub(port: int) -> None:
             await state["release"].wait()
             state["pending"] -= 1
         n = len(body["input_ids"])
-        out = {"text": "Hello! How can I help?", "output_ids": OUT_TEXT_IDS,
-               "meta_info": {"id": body.get("rid") or "x", "finish_reason": {"type": "stop", "matched": 151645},
-                             "prompt_tokens": n, "completion_tokens": len(OUT_TEXT_IDS), "cached_tokens": 0,
-                             "weight_version": "0", "output_token_logprobs": [[-0.1, i, None] for i in OUT_TEXT_IDS]}}
+        finish = {"type": "stop", "matched": 151645}
+        meta_info: dict[str, Any] = {
+            "id": body.get("rid") or "x", "finish_reason": finish, "prompt_tokens": n,
+            "completion_tokens": len(OUT_TEXT_IDS), "cached_tokens": 0, "weight_version": "0",
+            "output_token_logprobs": [[-0.1, i, None] for i in OUT_TEXT_IDS]}
+        out = {"text": "Hello! How can I help?", "output_ids": OUT_TEXT_IDS, "meta_info": meta_info}
         if body.get("stream"):  # SGLang's deltas (``--incremental-streaming-output``), one token a chunk
             frames = []
             for k, i in enumerate(OUT_TEXT_IDS, 1):
-                meta = {**out["meta_info"], "completion_tokens": k, "output_token_logprobs": [[-0.1, i, None]],
-                        "finish_reason": out["meta_info"]["finish_reason"] if k == len(OUT_TEXT_IDS) else None}
+                meta = {**meta_info, "completion_tokens": k, "output_token_logprobs": [[-0.1, i, None]],
+                        "finish_reason": finish if k == len(OUT_TEXT_IDS) else None}
                 frames.append(b"data: " + enc.encode({"text": "", "output_ids": [i], "meta_info": meta}) + b"\n\n")
             return web.Response(body=b"".join(frames) + b"data: [DONE]\n\n", content_type="text/event-stream")
         return web.Response(body=enc.encode(out), content_type="application/json")

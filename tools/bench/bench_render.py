@@ -74,7 +74,7 @@ def bench_model(name: str, args: argparse.Namespace) -> None:
 
         hf = AutoTokenizer.from_pretrained(str(model_dir))
         fns["transformers apply_chat_template"] = lambda: hf.apply_chat_template(
-            messages, tools=tools, add_generation_prompt=True, tokenize=True)
+            messages, tools=list[Any](tools), add_generation_prompt=True, tokenize=True)
     rows = timed(fns, args.repeats)
     print(f"\n{name}: {len(messages)} messages, {len(text):,} chars, {n_tokens:,} tokens; "
           f"from_model_dir {load_ms:.0f} ms (first load)")

@@ -10,7 +10,7 @@ import sys
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import zmq
 
@@ -94,7 +94,7 @@ def sim_ranks(run_dir: str, address: str, n: int, capacity: int, heartbeat_s: fl
         if finishing:
             finishing = sum(r.finish_some(commit_every) for r in ranks) > 0
         timeout = 0 if finishing else max(0.0, start + tick * slice_s - time.monotonic()) * 1000
-        for sock, _ in poller.poll(timeout):
+        for sock, _ in poller.poll(int(timeout)):
             if sock == sys.stdin.fileno():
                 cmd = sys.stdin.readline().strip()
                 if cmd in ("quit", ""):
@@ -106,7 +106,7 @@ def sim_ranks(run_dir: str, address: str, n: int, capacity: int, heartbeat_s: fl
                     finishing = True
                 reply({"dispatched": dispatched, "held": sum(len(r.held) for r in ranks)})
                 continue
-            r = by_sock[sock]  # type: ignore[index]
+            r = by_sock[sock]
             while True:
                 try:
                     msg = dec.decode(r.sock.recv(zmq.NOBLOCK))
@@ -126,9 +126,10 @@ def sim_ranks(run_dir: str, address: str, n: int, capacity: int, heartbeat_s: fl
                         raise RuntimeError(f"rank {r.rank} refused: {msg.reason}")
                     case c.CancelSessions():
                         for k in msg.keys:
-                            s = r.held.pop(k, None)
-                            if s is not None:
-                                r.send(c.Released(key=k, attempt=s.attempt, cause="cancelled"))
+                            gone = r.held.get(k)
+                            if gone is not None:
+                                del r.held[k]
+                                r.send(c.Released(key=k, attempt=gone.attempt, cause="cancelled"))
 
 
 class RankSim:
@@ -234,11 +235,11 @@ class _DequeQueue(DispatchState):
 
     def __init__(self) -> None:
         super().__init__()
-        self.pending = deque()  # type: ignore[assignment]
+        self.pending = cast(Any, deque())
 
     def _remove_pending(self, key: str) -> None:
         try:
-            self.pending.remove(key)
+            cast(deque[str], self.pending).remove(key)
         except ValueError:
             pass
 

@@ -89,6 +89,11 @@ _LOGS: dict[int, str] = {}
 """Spawned process's pid -> the file its stderr goes to."""
 
 
+def _pin_child(cpu: int) -> None:
+    os.sched_setaffinity(0, {cpu})
+    raise_nofile()
+
+
 def spawn(script: str, role: str, *args: str, cpu: int) -> subprocess.Popen[bytes]:
     """``python script _role args...`` pinned to ``cpu``, stdout discarded, stderr to a log file (:func:`log_of`).
 
@@ -96,7 +101,7 @@ def spawn(script: str, role: str, *args: str, cpu: int) -> subprocess.Popen[byte
     in its next write and stops answering, a hang with every other process idle."""
     with tempfile.NamedTemporaryFile(prefix=f"bench-{role}-", suffix=".log", delete=False) as log:
         proc = subprocess.Popen([sys.executable, script, f"_{role}", *args], stdout=subprocess.DEVNULL, stderr=log,
-                                preexec_fn=lambda: (os.sched_setaffinity(0, {cpu}), raise_nofile()))
+                                preexec_fn=lambda: _pin_child(cpu))
     _LOGS[proc.pid] = log.name
     return proc
 
