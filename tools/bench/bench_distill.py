@@ -7,8 +7,8 @@ Every phase is the CLI a user runs, in order, timed:
   2. export   `export sft` of both runs (the token-level variant: the ids the harnesses' requests rendered to and
               our loss mask)
   3. sft      `train sft` on that export → a model dir
-  4. grpo     `train grpo recipes/distill-pi.toml` from the SFT model on the train split (weights pushed every
-              step, TIS against the recorded logprobs, env_mask from our chains)
+  4. grpo     `train grpo recipes/distill-pi.toml` from the SFT model on the train tasks the corpus left out
+              (weights pushed every step, TIS against the recorded logprobs, env_mask from our chains)
   5. evals    `eval` of base, SFT and SFT+GRPO on the held-out split through each harness
 
     python tools/bench/bench_distill.py                    # SmolLM2-135M-Instruct (hours on 2 cores)
@@ -90,16 +90,26 @@ class Phase:
         return proc.stdout
 
 
-def subset(work: Path, split: str, n: int) -> Path:
-    """The first ``n`` rows of a split, beside a link to the split's repositories (the recipes' ``{tasks_dir}``)."""
+def subset(work: Path, split: str, n: int, *, start: int = 0, name: str | None = None) -> Path:
+    """Rows ``start .. start + n`` of a split as ``NAME.jsonl`` (default: the split's name), beside a link to the
+    split's repositories (the recipes' ``{tasks_dir}``)."""
     folder = work / "tasks"
     folder.mkdir(exist_ok=True)
     if not (folder / "repos").exists():
         (folder / "repos").symlink_to(TASKS / "repos")
-    rows = (TASKS / f"{split}.jsonl").read_text().splitlines()[:n]
-    path = folder / f"{split}.jsonl"
+    rows = (TASKS / f"{split}.jsonl").read_text().splitlines()[start:start + n]
+    path = folder / f"{name or split}.jsonl"
     path.write_text("\n".join(rows) + "\n")
     return path
+
+
+def rl_tasks(work: Path, corpus_tasks: int) -> Path:
+    """GRPO's tasks: the train rows the corpus did not use (a model fitted to its demonstrations solves those
+    and gives all-1 groups), or the corpus's own when it used them all."""
+    total = len((TASKS / "train.jsonl").read_text().splitlines())
+    if corpus_tasks < total:
+        return subset(work, "train", total - corpus_tasks, start=corpus_tasks, name="train-rl")
+    return subset(work, "train", total, name="train-rl")
 
 
 def evaluate(phase: Phase, name: str, model: str, heldout: Path, harnesses: tuple[str, ...], seed: int,
@@ -136,6 +146,8 @@ def main() -> int:
     ap.add_argument("--skip-base", action="store_true", help="leave out the base model's evaluation")
     ap.add_argument("--harnesses", default=None, help="comma-separated, of: " + ", ".join(RECIPES))
     ap.add_argument("--sft-args", default=None, help="train sft's flags, one string (default: the plan's)")
+    ap.add_argument("--grpo-set", action="append", default=[], metavar="K=V",
+                    help="a recipe setting for train grpo (repeatable), e.g. trainer.learning_rate=2e-5")
     args = ap.parse_args()
     plan = QUICK if args.quick else FULL
     plan.train = args.train or plan.train
@@ -178,11 +190,11 @@ def main() -> int:
              evaluate(phase, "eval-sft", str(sft_model), heldout, plan.harnesses, args.seed, quick_sets)]
     if plan.grpo_steps > 0 and "pi" in plan.harnesses:
         grpo_run = work / "grpo"
-        phase("grpo", "train", "grpo", str(RECIPES["pi"]), "--set", f"tasks.path={train}",
+        phase("grpo", "train", "grpo", str(RECIPES["pi"]), "--set", f"tasks.path={rl_tasks(work, plan.train)}",
               "--set", f"trainer.model={sft_model}", "--set", f"inference.model={sft_model}",
               "--set", f"trainer.steps={plan.grpo_steps}", "--set", f"trainer.groups_per_step={plan.grpo_groups}",
               "--set", f"tasks.num_samples={plan.grpo_samples}", "--set", f"trainer.seed={args.seed}", *seed,
-              *quick_sets, "--run-dir", str(grpo_run))
+              *quick_sets, *[a for s in args.grpo_set for a in ("--set", s)], "--run-dir", str(grpo_run))
         grpo_model = grpo_run / "checkpoints" / f"step-{plan.grpo_steps}"
         rows += [r | {"phase": "sft+grpo"} for r in
                  evaluate(phase, "eval-grpo", str(grpo_model), heldout, ("pi",), args.seed, quick_sets)]
