@@ -1,12 +1,13 @@
-"""``polar-hpc tasks generate``: a seeded family of small bug-fix tasks with a held-out split, sized for a CPU.
+r"""``polar-hpc tasks generate``: a seeded family of small bug-fix tasks with a held-out split, sized for a CPU.
 
 Each task is a repository of two files: ``<module>.py`` (two short functions, ~10 lines; one has a bug, see
 :mod:`.family`) and ``test_<module>.py`` (one test per function). The instruction names the file, a call, what it
 returns and what the test expects, and what the function should return (as a bug report states the intended
-behaviour), but not the line. The reference solution: the oracle's look turn prints the function with line
-numbers (``solution_look``: ``grep -n -A5 'def NAME(' FILE``), then one ``sed -i 'Ns/.*/LINE/'`` rewrites the
-broken line N whole (``solution_commands``; the file in ``solution_files``): a line number and a line to write,
-no pattern to escape.
+behaviour), but not the line. The reference solution: the oracle's look turn prints the function
+(``solution_look``: ``grep -A5 'def NAME(' FILE``), then one ``perl -pi -e 's/\QOLD\E/NEW/' FILE`` replaces the
+broken expression (the stripped line, unique in the file) by the right one (``solution_commands``; the file in
+``solution_files``): both copied as written, nothing to escape (``\Q..\E`` quotes the pattern) and no line
+number to pick.
 
 The held-out split is written from name and value pools no train task draws from (function, helper, parameter
 and module names; the numbers in the code and in the tests' calls), so a model that passes held-out tasks learnt
@@ -120,19 +121,25 @@ def _call(fn: str, args: Args) -> str:
     return f"{fn}({', '.join(repr(a) for a in args)})"
 
 
-SED_REPLACEMENT = str.maketrans({c: "\\" + c for c in "\\/&"})
 LOOK_AFTER = 5
 """Lines ``grep -A`` prints after a ``def`` line: the longest shape's body (:mod:`.family`)."""
+UNQUOTABLE = set("/\\$@'")
+"""Characters the gold command cannot carry literally (the ``s///`` delimiter, perl's interpolation, the shell's
+quotes); no shape writes them."""
 
 
-def sed_command(line: int, new: str, path: str) -> str:
-    """One ``sed -i`` that replaces line ``line`` (1-based) of ``path`` whole by ``new``, indentation kept."""
-    return f"sed -i '{line}s/.*/{new.translate(SED_REPLACEMENT)}/' {path}"
+def fix_command(old: str, new: str, path: str) -> str:
+    """One in-place substitution of the text ``old`` (stripped; taken literally) by ``new`` (stripped) in ``path``."""
+    bad = sorted(UNQUOTABLE & set(old + new))
+    if bad:
+        raise GenerateError(f"tasks generate: a line holds {''.join(bad)!r}, which the gold command cannot carry: "
+                            f"{old.strip()!r} -> {new.strip()!r}")
+    return f"perl -pi -e 's/\\Q{old.strip()}\\E/{new.strip()}/' {path}"
 
 
 def look_command(func: str, path: str) -> str:
-    """The look turn: ``func``'s definition and body in ``path``, with line numbers."""
-    return f"grep -n -A{LOOK_AFTER} 'def {func}(' {path}"
+    """The look turn: ``func``'s definition and body in ``path``."""
+    return f"grep -A{LOOK_AFTER} 'def {func}(' {path}"
 
 
 def _instance(rng: random.Random, pools: Pools, split: Split, index: int) -> Instance | None:
@@ -173,7 +180,7 @@ def _instance(rng: random.Random, pools: Pools, split: Split, index: int) -> Ins
         "problem": (f"In {mod_file}, {_call(shape.name, calls[0])} returns {got!r} but the test expects {want!r}. "
                     f"{shape.spec} Fix {mod_file} so that {test_file} passes."),
         "FAIL_TO_PASS": [f"{test_file}::test_{shape.name}"], "PASS_TO_PASS": [f"{test_file}::test_{sibling.name}"],
-        SOLUTION_COMMANDS: [sed_command(offset + bug.line + 1, shape.lines[bug.line], mod_file)],
+        SOLUTION_COMMANDS: [fix_command(bug.text, shape.lines[bug.line], mod_file)],
         SOLUTION_FILES: [mod_file], SOLUTION_LOOK: [look_command(shape.name, mod_file)],
         "bug": kind, "split": split,
     }

@@ -1,5 +1,5 @@
 """``polar-hpc tasks generate``: seeded and deterministic, the counts asked for, held-out names and values no
-train task has (read back from the written files), every gold ``sed`` fixes its repository and every unmodified
+train task has (read back from the written files), every gold command fixes its repository and every unmodified
 repository fails exactly its FAIL_TO_PASS test; the committed ``recipes/tasks/distill`` is what the generator
 writes with its defaults."""
 
@@ -147,7 +147,7 @@ def test_gold_fixes_every_repo_and_the_unmodified_repo_fails_f2p(generated: Path
         changed = [a for a, b in zip((generated / REPOS / r["repo"] / mod).read_text().splitlines(),
                                      (work / r["repo"] / mod).read_text().splitlines(), strict=True) if a != b]
         assert len(changed) == 1 and changed[0].strip() not in r["problem"], r["task_id"]  # the line is not given
-        assert mod in r["problem"] and len(r["solution_commands"]) == 1 and len(r["solution_commands"][0]) < 120
+        assert mod in r["problem"] and len(r["solution_commands"]) == 1 and len(r["solution_commands"][0]) < 140
 
 
 def test_pytest_reads_the_ids_the_rows_name(generated: Path) -> None:
