@@ -2,9 +2,8 @@
 
 Turns: *look* (``git status``, the first file the patch touches or ``solution_files`` names; or the task's
 ``solution_look`` commands), *apply* (the patch through ``git apply`` from a heredoc, or the solution commands),
-*verify* (the task's test command) and a plain
-final *answer* that ends the session. Where the harness accepts parallel tool calls, the look turn makes two
-calls at once.
+*verify* (the task's test command) and a plain final *answer* that ends the session. Where the harness accepts
+parallel tool calls, the look turn makes two calls at once.
 
 A solution goes literally (a patch in a heredoc) only when it is plain text a harness's shell tool takes as it is:
 no control characters but newlines and tabs (Claude Code refuses a command holding a carriage return, "control
