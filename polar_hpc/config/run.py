@@ -267,6 +267,8 @@ TisLevel = Literal["token", "sequence"]
 LossNorm = Literal["token", "session", "group"]
 Staleness = Literal["exact", "in_flight"]
 StaleSessions = Literal["drop", "mask"]
+Timeouts = Literal["fail", "drop"]
+DEFAULT_TIMEOUTS: Timeouts = "fail"
 """What one unit of loss weight is (``train.grpo.credit``): a sampled token, a session (its chains together), or a
 group."""
 
@@ -287,7 +289,15 @@ class TrainerConfig(StrictStruct):
     stale_sessions: StaleSessions = "drop"
     """``in_flight``: a session with a trainable token sampled more than ``max_off_policy_steps`` versions before
     the trainer's is ``drop``ped (a placeholder, out of the baseline) or has those tokens ``mask``ed (counted)."""
+    timeouts: Timeouts = DEFAULT_TIMEOUTS
+    """A session that ran out of turns (``agent.max_turns``) or time (status TIMEOUT): ``fail`` scores it 0, as
+    ``eval`` counts it, in its group's baseline with its sampled chains trained (a policy that loops until it is
+    cut off is taught not to); ``drop`` leaves it out (a placeholder, out of the baseline; counted against
+    ``min_group_fraction``), so nothing in training tells a looping session from a finished one. A TIMEOUT session
+    without a sampled chain (it timed out waiting for a slot) is left out either way."""
     min_group_fraction: Annotated[float, Meta(ge=0, le=1)] = 1.0
+    """A group with fewer sessions that finished (COMPLETED, or TIMEOUT under ``timeouts = "fail"``) is not
+    trained on."""
     model: str | None = None
     """The policy the trainer loads (a dir or ``asset:NAME``); default: ``inference.model``."""
     steps: AtLeast1 = 20

@@ -146,12 +146,14 @@ class AsyncStats(msgspec.Struct, kw_only=True):
     update_seconds: float = 0.0
 
 
-def group_samples(group: Group, *, include_oracle: bool = False) -> list[TrainSample]:
-    """Every trace of every session of ``group``; TIMEOUT / ERROR sessions are kept with an all-zero mask.
+def group_samples(group: Group, *, include_oracle: bool = False, keep_timeouts: bool = False) -> list[TrainSample]:
+    """Every trace of every session of ``group``; TIMEOUT / ERROR sessions are kept with an all-zero mask (TIMEOUT
+    ones with their loss mask where ``keep_timeouts``: their chains are whole calls the policy sampled).
     Oracle traces (forced tokens, not the behaviour policy's samples) are left out unless ``include_oracle``."""
     out = []
+    kept = {TraceStatus.COMPLETED, TraceStatus.TIMEOUT} if keep_timeouts else {TraceStatus.COMPLETED}
     for r in sorted(group.results, key=lambda r: r.sample_index):
-        masked = r.trajectory.status != TraceStatus.COMPLETED
+        masked = r.trajectory.status not in kept
         for j, tr in enumerate(r.trajectory.traces):
             if tr.policy == "oracle" and not include_oracle:
                 continue

@@ -7,10 +7,13 @@ Each session gives:
   with several chains (compaction, sub-agents, ``per_request`` traces) trains on all of them; every row carries
   the session's outcome reward and its **advantage** against the group, computed over sessions (each counted
   once, ``credit.session_advantages``); ``trainer.loss_norm`` then decides how the rows weigh (``credit``);
-- a **placeholder** when the session has no such chain: it sent no result (ERROR, CANCELLED), it ended TIMEOUT or
-  ERROR (its mask is all 0), or every chain is marked untrainable. A placeholder has ``env_mask`` all 0, reward
-  ``None`` and advantage 0: it adds no gradient and is not in the baseline. A group with fewer completed sessions
-  than ``min_group_fraction`` becomes all placeholders (counted in ``rejected_groups``).
+- a **placeholder** when the session has no such chain: it sent no result (ERROR, CANCELLED), it ended ERROR (its
+  mask is all 0), or every chain is marked untrainable. A placeholder has ``env_mask`` all 0, reward ``None`` and
+  advantage 0: it adds no gradient and is not in the baseline. A group with fewer finished sessions than
+  ``min_group_fraction`` becomes all placeholders (counted in ``rejected_groups``).
+
+A session that ended TIMEOUT (out of turns or time) is a failure, reward 0, its sampled chains trained, as ``eval``
+counts it (``trainer.timeouts = "fail"``, the default); with ``"drop"`` it is a placeholder.
 
 A step's row count therefore varies; ``TisGRPOTrainer`` trains on the rows with their own advantages.
 """
@@ -22,6 +25,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from polar_hpc.config.run import DEFAULT_TIMEOUTS, Timeouts
 from polar_hpc.train.async_client import Group, TrainSample, group_samples
 from polar_hpc.train.grpo.credit import informative, session_advantages
 from polar_hpc.train.grpo.inflight import StaleBound, bound_session, version_span
@@ -65,7 +69,10 @@ class GroupCounts(msgspec.Struct, kw_only=True):
     no_result: int = 0
     """Sessions that sent no result (ERROR, CANCELLED)."""
     not_completed: int = 0
-    """Sessions that ended TIMEOUT / ERROR with a result (mask all 0)."""
+    """Sessions that ended TIMEOUT / ERROR with a result (mask all 0), TIMEOUT ones only under ``timeouts = "drop"``
+    or without a sampled chain."""
+    timed_out: int = 0
+    """TIMEOUT sessions trained as failures, reward 0 (``trainer.timeouts = "fail"``)."""
     untrainable: int = 0
     """Completed sessions without a trainable sampled chain (marked untrainable, oracle only, no masked token)."""
     rows: int = 0
@@ -159,30 +166,39 @@ def _placeholder(group_id: str, index: int, prompt_ids: list[int], filler_id: in
 
 
 def group_completions(group: Group, *, filler_id: int, min_group_fraction: float = 0.0,
-                      bound: StaleBound | None = None) -> tuple[list[Completion], GroupCounts]:
+                      bound: StaleBound | None = None,
+                      timeouts: Timeouts = DEFAULT_TIMEOUTS) -> tuple[list[Completion], GroupCounts]:
     """The group's rows, session by session in sample order (see the module docstring), and what was counted.
-    ``bound`` (in-flight updates): sessions with tokens too old for the trainer are dropped or masked first."""
+    ``bound`` (in-flight updates): sessions with tokens too old for the trainer are dropped or masked first.
+    ``timeouts`` (``TrainerConfig.timeouts``): ``fail`` trains a TIMEOUT session's sampled chains with reward 0."""
     n = group.num_samples
     counts = GroupCounts(groups=1, sessions=n)
+    fail_timeouts = timeouts == "fail"
     by_session: dict[int, list[TrainSample]] = {}
-    for s in group_samples(group):
+    for s in group_samples(group, keep_timeouts=fail_timeouts):
         by_session.setdefault(s.sample_index, []).append(s)
     statuses = {r.sample_index: r.trajectory.status for r in group.results}
     rewards = {r.sample_index: r.reward for r in group.results}
     chains_of = {r.sample_index: len(r.trajectory.traces) for r in group.results}
-    rejected = group.completed_fraction < min_group_fraction
+    usable_of = {i: sorted((s for s in ch if _usable(s)), key=lambda s: s.trace_index)
+                 for i, ch in by_session.items()}
+    failed = {i for i, st in statuses.items() if fail_timeouts and st == TraceStatus.TIMEOUT and usable_of.get(i)}
+    finished = sum(1 for st in statuses.values() if st == TraceStatus.COMPLETED) + len(failed)
+    rejected = (finished / n if n else 0.0) < min_group_fraction
     counts.rejected_groups = int(rejected)
     chosen: dict[int, list[Completion]] = {}
     for i in range(n):
-        usable = sorted((s for s in by_session.get(i, []) if _usable(s)), key=lambda s: s.trace_index)
+        usable = usable_of.get(i, [])
         if i not in statuses:
             counts.no_result += 1
+        elif i in failed:
+            counts.timed_out += 1
         elif statuses[i] != TraceStatus.COMPLETED:
             counts.not_completed += 1
         elif not usable:
             counts.untrainable += 1
         if usable and not rejected:
-            rows_i: list[Completion] | None = [_row(s, rewards[i]) for s in usable]
+            rows_i: list[Completion] | None = [_row(s, 0.0 if i in failed else rewards[i]) for s in usable]
             if bound is not None and rows_i:
                 rows_i = _bounded(rows_i, bound, counts)
             if rows_i:

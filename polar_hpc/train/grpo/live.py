@@ -212,7 +212,7 @@ class LiveRollouts:
 
     def _built(self, gid: str, bound: StaleBound | None = None) -> Built:
         return group_completions(self._ready.pop(gid), filler_id=self.filler_id,
-                                 min_group_fraction=self.min_group_fraction, bound=bound)
+                                 min_group_fraction=self.min_group_fraction, bound=bound, timeouts=self.cfg.timeouts)
 
     def _collect_in_flight(self, step: int) -> StepRollouts:
         """The first ``groups_per_step`` groups back as TRL rows, after pushing the staged checkpoint without

@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from polar_hpc.config.run import TrainerConfig
+from polar_hpc.config.run import DEFAULT_TIMEOUTS, Timeouts, TrainerConfig
 from polar_hpc.log import get_logger
 from polar_hpc.train.async_client import Group
 from polar_hpc.train.grpo.batch import Completion, GroupCounts, StepRollouts, group_completions, rollout_output
@@ -51,10 +51,11 @@ class ShardRollouts:
     """A TRL ``rollout_func`` (``__call__(prompts, trainer)``) over recorded groups; prompts are group ids."""
 
     def __init__(self, paths: list[str | Path], *, num_generations: int, filler_id: int,
-                 min_group_fraction: float = 0.0) -> None:
+                 min_group_fraction: float = 0.0, timeouts: Timeouts = DEFAULT_TIMEOUTS) -> None:
         self.num_generations = num_generations
         self.filler_id = filler_id
         self.min_group_fraction = min_group_fraction
+        self.timeouts = timeouts
         self.groups = recorded_groups(paths, num_generations=num_generations)
         if not self.groups:
             raise ValueError(f"no recorded sessions in {[str(p) for p in paths]}")
@@ -76,7 +77,7 @@ class ShardRollouts:
         counts = GroupCounts()
         for gid in unique_prompts(prompts, self.num_generations):
             r, c = group_completions(self.groups[gid], filler_id=self.filler_id,
-                                     min_group_fraction=self.min_group_fraction)
+                                     min_group_fraction=self.min_group_fraction, timeouts=self.timeouts)
             rows += r
             counts.add(c)
         self.last = StepRollouts(rows=rows, counts=counts, wait_s=0.0)

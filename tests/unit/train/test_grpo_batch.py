@@ -56,12 +56,33 @@ def test_failed_timed_out_and_untrainable_sessions_are_placeholders_so_the_group
     # sample 3 never sent a result (ERROR / CANCELLED)
     group = _group([ok, timed_out, untrainable], 4)
     group.failed = 1
-    rows, counts = group_completions(group, filler_id=FILLER)
+    rows, counts = group_completions(group, filler_id=FILLER, timeouts="drop")
     assert len(rows) == 4 and [r.placeholder for r in rows] == [False, True, True, True]
     assert (counts.trained, counts.not_completed, counts.untrainable, counts.no_result) == (1, 1, 1, 1)
     for r in rows[1:]:
         assert r.reward is None and r.env_mask == [0] and r.completion_ids == [FILLER] and r.logprobs == [0.0]
         assert r.prompt_ids == rows[0].prompt_ids
+
+
+def test_a_timed_out_session_is_a_failure_trained_with_reward_0_and_counts_as_finished() -> None:
+    """``timeouts = "fail"`` (the default): a session cut at the turn limit scores 0 as ``eval`` counts it, whatever
+    its repository's tests said, and is in the baseline, so a policy that loops after fixing is pushed away."""
+    rng = np.random.default_rng(5)
+    ok = _session(rng, 0, reward=1.0)
+    looped = _session(rng, 1, status=TraceStatus.TIMEOUT, reward=1.0)  # fixed the repo, then ran out of turns
+    rows, counts = group_completions(_group([ok, looped], 2), filler_id=FILLER, min_group_fraction=1.0)
+    assert [r.placeholder for r in rows] == [False, False] and counts.rejected_groups == 0
+    assert [r.reward for r in rows] == [1.0, 0.0] and counts.timed_out == 1 and counts.not_completed == 0
+    assert rows[0].advantage > 0 > rows[1].advantage
+    tr = looped.trajectory.traces[0]
+    assert rows[1].env_mask == tr.loss_mask.tolist() and sum(rows[1].env_mask) > 0
+    # without a sampled chain (timed out waiting for a slot) it is left out either way
+    slotless = _session(rng, 1, status=TraceStatus.TIMEOUT)
+    slotless.trajectory.traces = []
+    rows, counts = group_completions(_group([ok, slotless], 2), filler_id=FILLER, min_group_fraction=1.0)
+    assert counts.rejected_groups == 1 and counts.not_completed == 1 and counts.timed_out == 0
+    rows, counts = group_completions(_group([ok, looped], 2), filler_id=FILLER, timeouts="drop")
+    assert [r.placeholder for r in rows] == [False, True] and counts.timed_out == 0 and counts.not_completed == 1
 
 
 def test_a_session_with_several_chains_trains_on_each_trainable_one() -> None:
