@@ -103,6 +103,7 @@ def step_line(m: StepMetrics) -> str:
             + (f"  rows {m.counts.rows} of {m.counts.trained} sessions "
                f"({m.counts.rows / m.counts.trained:.1f} chains/session)" if m.counts.rows > m.counts.trained else "")
             + (f"  placeholders {placeholders}" if placeholders else "")
+            + (f"  timed out {m.counts.timed_out} (scored 0)" if m.counts.timed_out else "")
             + (f"  in flight: {m.counts.spanned} sessions spanned versions, {m.counts.stale} stale "
                f"({m.counts.stale_tokens} tokens)" if m.counts.spanned or m.counts.stale else "")
             + (f"  refill: {m.refill.set_aside} set aside, {m.refill.submitted} submitted"
