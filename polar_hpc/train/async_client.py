@@ -55,7 +55,7 @@ from polar_hpc.wire.ids import GroupTag
 from polar_hpc.wire.results import SessionResult
 from polar_hpc.wire.rundir import RunDir, component_prefix
 from polar_hpc.wire.session import Task
-from polar_hpc.wire.traces import TraceMeta, TraceStatus
+from polar_hpc.wire.traces import TraceMeta, TraceStatus, unfinished_filter
 from polar_hpc.wire.versions import engine_name
 
 log = get_logger("train")
@@ -148,10 +148,12 @@ class AsyncStats(msgspec.Struct, kw_only=True):
 
 def group_samples(group: Group, *, include_oracle: bool = False, keep_timeouts: bool = False) -> list[TrainSample]:
     """Every trace of every session of ``group``; TIMEOUT / ERROR sessions are kept with an all-zero mask (TIMEOUT
-    ones with their loss mask where ``keep_timeouts``: their chains are whole calls the policy sampled).
+    ones with their loss mask where ``keep_timeouts``: their chains are whole calls the policy sampled, trainable
+    unless marked for another reason than the timeout's ``session_timeout``).
     Oracle traces (forced tokens, not the behaviour policy's samples) are left out unless ``include_oracle``."""
     out = []
     kept = {TraceStatus.COMPLETED, TraceStatus.TIMEOUT} if keep_timeouts else {TraceStatus.COMPLETED}
+    timed_out = [unfinished_filter(TraceStatus.TIMEOUT)]
     for r in sorted(group.results, key=lambda r: r.sample_index):
         masked = r.trajectory.status not in kept
         for j, tr in enumerate(r.trajectory.traces):
@@ -169,7 +171,8 @@ def group_samples(group: Group, *, include_oracle: bool = False, keep_timeouts: 
                 prompt_length=pl, response_length=rl, reward=float(tr.reward), status=r.trajectory.status,
                 masked=masked, policy_version=group.policy_version,
                 weight_versions=meta.weight_versions, temperatures=meta.temperatures(),
-                metadata={**r.metadata, **tr.extra}, meta=meta, trainable=tr.trainable, filter=list(tr.filter),
+                metadata={**r.metadata, **tr.extra}, meta=meta, filter=list(tr.filter),
+                trainable=tr.trainable or (keep_timeouts and tr.filter == timed_out),
                 harness=r.harness, response_versions=tr.response_versions,
             ))
     return out

@@ -12,7 +12,15 @@ import numpy as np
 from polar_hpc.config.base import StrictStruct, decode
 from polar_hpc.config.run import BuilderSpec
 from polar_hpc.wire.calls import CompletionRecord
-from polar_hpc.wire.traces import ReconstructionStats, RetriedAbort, Trace, TraceMeta, TraceStatus, Trajectory
+from polar_hpc.wire.traces import (
+    ReconstructionStats,
+    RetriedAbort,
+    Trace,
+    TraceMeta,
+    TraceStatus,
+    Trajectory,
+    unfinished_filter,
+)
 from polar_hpc.wire.versions import UNKNOWN, ordered_names, parse_version
 
 UNPARSED_TOOL_MARKERS = ("<tool_call>", "<function=")
@@ -106,7 +114,7 @@ def mark_training_filter(trace: Trace, status: TraceStatus) -> None:
     """Mark (never drop) what a trainer should mask: unfinished sessions, unparsed tool calls."""
     reasons: list[str] = []
     if status != TraceStatus.COMPLETED:
-        reasons.append(f"session_{status.name.lower()}")
+        reasons.append(unfinished_filter(status))
     if trace.meta.unparsed_tool_calls:
         reasons.append("unparsed_tool_call")
     trace.filter = reasons

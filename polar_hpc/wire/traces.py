@@ -86,6 +86,11 @@ class TraceMeta(msgspec.Struct, kw_only=True):
         return sorted({s.temperature for s in self.sampling if s is not None})
 
 
+def unfinished_filter(status: TraceStatus) -> str:
+    """The ``Trace.filter`` reason of a trace whose session ended ``status`` (not COMPLETED): ``session_timeout``..."""
+    return f"session_{status.name.lower()}"
+
+
 class Trace(msgspec.Struct, kw_only=True):
     prompt_ids: np.ndarray
     response_ids: np.ndarray

@@ -9,6 +9,7 @@ import pytest
 from polar_hpc.train.async_client import Group
 from polar_hpc.train.grpo.batch import group_completions, rollout_output, session_reward
 from polar_hpc.train.grpo.live import unique_prompts
+from polar_hpc.trajectory.base import mark_training_filter
 from polar_hpc.wire.calls import AppliedSampling
 from polar_hpc.wire.results import SessionResult
 from polar_hpc.wire.traces import TraceStatus
@@ -70,6 +71,9 @@ def test_a_timed_out_session_is_a_failure_trained_with_reward_0_and_counts_as_fi
     rng = np.random.default_rng(5)
     ok = _session(rng, 0, reward=1.0)
     looped = _session(rng, 1, status=TraceStatus.TIMEOUT, reward=1.0)  # fixed the repo, then ran out of turns
+    for tr in looped.trajectory.traces:
+        mark_training_filter(tr, TraceStatus.TIMEOUT)  # as the builder marks it
+    assert not looped.trajectory.traces[0].trainable
     rows, counts = group_completions(_group([ok, looped], 2), filler_id=FILLER, min_group_fraction=1.0)
     assert [r.placeholder for r in rows] == [False, False] and counts.rejected_groups == 0
     assert [r.reward for r in rows] == [1.0, 0.0] and counts.timed_out == 1 and counts.not_completed == 0
@@ -83,6 +87,10 @@ def test_a_timed_out_session_is_a_failure_trained_with_reward_0_and_counts_as_fi
     assert counts.rejected_groups == 1 and counts.not_completed == 1 and counts.timed_out == 0
     rows, counts = group_completions(_group([ok, looped], 2), filler_id=FILLER, timeouts="drop")
     assert [r.placeholder for r in rows] == [False, True] and counts.timed_out == 0 and counts.not_completed == 1
+    # marked for another reason too (an unparsed tool call): not trained either way
+    looped.trajectory.traces[0].mark_not_trainable("unparsed_tool_call")
+    rows, counts = group_completions(_group([ok, looped], 2), filler_id=FILLER)
+    assert [r.placeholder for r in rows] == [False, True] and counts.timed_out == 0
 
 
 def test_a_session_with_several_chains_trains_on_each_trainable_one() -> None:
