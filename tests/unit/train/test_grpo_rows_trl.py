@@ -88,3 +88,55 @@ def test_a_step_of_chain_rows_trains_with_session_credit(tmp_path: Path, tiny_qw
     trainer.train()
     assert any(not torch.equal(v, before[k]) for k, v in model.state_dict().items())
     assert trainer.state.log_history and np.isfinite(trainer.state.log_history[0]["loss"])
+
+
+class ThenNoAdvantage:
+    """Step 1: the group's rows; step 2: the same sessions all rewarded 1, so no row carries an advantage."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.first, _ = group_completions(_group(), filler_id=0)
+        same = _group()
+        for r in same.results:
+            assert r.evaluation is not None
+            r.evaluation.outcome_reward = 1.0
+        self.second, _ = group_completions(same, filler_id=0)
+        assert all(r.advantage == 0 for r in self.second)
+
+    def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, Any]:
+        self.calls += 1
+        return rollout_output(self.first if self.calls == 1 else self.second)
+
+
+def test_a_step_without_advantage_leaves_the_weights_alone(tmp_path: Path, tiny_qwen3_dir: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """AdamW with a zero gradient still moves every weight by its momentum; a step that has nothing to learn from
+    (every group set aside or a placeholder) must not, bit for bit."""
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
+    from trl import GRPOConfig
+
+    from polar_hpc.train.grpo.tis import TisGRPOTrainer
+
+    monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_pretrained(str(tiny_qwen3_dir), dtype=torch.float32)
+    tok = AutoTokenizer.from_pretrained(str(tiny_qwen3_dir))
+    snaps: list[dict[str, Any]] = []
+
+    class Snapshot(TrainerCallback):
+        def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            snaps.append({k: v.detach().clone() for k, v in model.state_dict().items()})
+
+    args = GRPOConfig(output_dir=str(tmp_path), per_device_train_batch_size=3, num_generations=3, max_steps=2,
+                      learning_rate=1e-3, loss_type="dapo", logging_steps=1, save_strategy="no", report_to="none",
+                      disable_tqdm=True, use_cpu=True, shuffle_dataset=False, dataloader_pin_memory=False, bf16=False)
+    trainer = TisGRPOTrainer(model=model, reward_funcs=[session_reward], args=args, processing_class=tok,
+                             train_dataset=Dataset.from_dict({"prompt": [GID] * 6}), rollout_func=ThenNoAdvantage(),
+                             tis_clip=2.0, callbacks=[Snapshot()])
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    trainer.train()
+    assert len(snaps) == 2 and not trainer.signal
+    assert any(not torch.equal(v, before[k]) for k, v in snaps[0].items())  # step 1 learnt
+    changed = [k for k, v in snaps[1].items() if not torch.equal(v, snaps[0][k])]
+    assert not changed, f"a step without advantage moved {len(changed)} tensors, e.g. {changed[:3]}"
