@@ -265,12 +265,13 @@ class ShardConfig(StrictStruct):
 
 TisLevel = Literal["token", "sequence"]
 LossNorm = Literal["token", "session", "group"]
+"""What one unit of loss weight is (``train.grpo.credit``): a sampled token, a session (its chains together), or a
+group."""
 Staleness = Literal["exact", "in_flight"]
 StaleSessions = Literal["drop", "mask"]
 Timeouts = Literal["fail", "drop"]
 DEFAULT_TIMEOUTS: Timeouts = "fail"
-"""What one unit of loss weight is (``train.grpo.credit``): a sampled token, a session (its chains together), or a
-group."""
+"""``TrainerConfig.timeouts``: how a trainer counts a session that ran out of turns or time."""
 
 
 class TrainerConfig(StrictStruct):
