@@ -46,6 +46,13 @@ log = get_logger("train")
 T = TypeVar("T")
 
 
+def scheduled_groups(cfg: TrainerConfig) -> int:
+    """How many groups of the schedule are submitted: each step's own (exact staleness), or ``k`` steps more, which
+    keep the in-flight pool full through the last step."""
+    extra = cfg.max_off_policy_steps if cfg.staleness == "in_flight" else 0
+    return (cfg.steps + extra) * cfg.groups_per_step
+
+
 def unique_prompts(prompts: list[Any], num_generations: int) -> list[str]:
     """The task ids of a TRL batch: ``prompts`` is each id repeated ``num_generations`` times in a row."""
     ids = [str(p) for p in prompts[::num_generations]]
@@ -118,6 +125,8 @@ class LiveRollouts:
     def close(self) -> None:
         if not self._thread.is_alive():
             return
+        if self._pool:
+            log.info("%d groups still in flight at the end of training, not trained on", len(self._pool))
         self._run(self._stop(), timeout=30)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)

@@ -158,7 +158,7 @@ def train_grpo(cfg: RunConfig, run_dir: Path, tasks: list[Task], *, model: Any, 
 
     from polar_hpc.inference.server import SGLANG_DETERMINISTIC, seeds_honoured
     from polar_hpc.train.grpo.batch import row_temperatures, session_reward
-    from polar_hpc.train.grpo.live import LiveRollouts
+    from polar_hpc.train.grpo.live import LiveRollouts, scheduled_groups
     from polar_hpc.train.grpo.metrics import TRAINER_DIR
     from polar_hpc.train.grpo.ranks import RankedRollouts, Ranks, agree_stop, check_in_sync
     from polar_hpc.train.grpo.stop import StopAtStep, Stopped, Stopper
@@ -174,7 +174,7 @@ def train_grpo(cfg: RunConfig, run_dir: Path, tasks: list[Task], *, model: Any, 
         log.warning("SGLang ignores each call's sampling seed without %s (inference.extra_args): the run is not "
                     "reproducible", SGLANG_DETERMINISTIC)
     started = time.monotonic()
-    order = schedule([x.task_id for x in tasks], t.steps * t.groups_per_step, t.seed)
+    order = schedule([x.task_id for x in tasks], scheduled_groups(t), t.seed)
     filler = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     ranks = ranks or Ranks()
     stopper = stopper or Stopper(rank=ranks.rank)
@@ -204,7 +204,8 @@ def train_grpo(cfg: RunConfig, run_dir: Path, tasks: list[Task], *, model: Any, 
         trainer = TisGRPOTrainer(
             model=model, reward_funcs=[session_reward],
             args=grpo_args(cfg, run_dir / TRAINER_DIR, temperature, ranks.world),
-            train_dataset=Dataset.from_dict({"prompt": order}), processing_class=tokenizer,
+            train_dataset=Dataset.from_dict({"prompt": order[:t.steps * t.groups_per_step]}),
+            processing_class=tokenizer,
             rollout_func=rollouts if ranks.world == 1 else RankedRollouts(rollouts, ranks),
             tis_clip=t.tis_clip, tis_level=t.tis_level, tis_mask=t.tis_mask, loss_norm=t.loss_norm,
         )

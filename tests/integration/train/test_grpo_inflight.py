@@ -2,7 +2,9 @@
 bubblewrap sandboxes, real TRL): two GRPO steps with ``trainer.staleness = "in_flight"``.
 
 Both groups are submitted at once (the pool is ``groups_per_step * (k + 1)`` = 2 groups). The step-0 group's
-sessions answer at once; the step-1 group's sessions think ``THINK_S`` between their two calls. Step 1 trains on
+sessions answer at once; the step-1 group's sessions think ``THINK_S`` between their two calls. The second call
+tops the pool up with a step-2 group (the schedule runs ``k`` steps past the last, to keep the pool full); its
+sessions think ``LATE_S``, so they are still out when training ends and are cancelled with the run. Step 1 trains on
 the first group back (step 0's); its checkpoint is pushed while the slow sessions think, so their second call is
 sampled by version 1 and their first by ``default``: step 2 trains on sessions that spanned a push, every
 trainable token with the version that sampled it (as the run's records say), counted; lag 1 is within the bound.
@@ -25,6 +27,8 @@ ROOT = Path(__file__).parents[3]
 RECIPE = ROOT / "recipes" / "local-grpo-stragglers.toml"
 THINK_S = 12
 """Longer than step 1's training and checkpoint save on tiny-qwen3 (a few seconds on 2 busy cores)."""
+LATE_S = 120
+"""Longer than the whole test: the step-2 group stays in flight."""
 TINY = ["inference.model=asset:tiny-qwen3", "trainer.steps=2", "trainer.groups_per_step=1", "tasks.num_samples=2",
         "trainer.max_off_policy_steps=1", "trainer.staleness=in_flight", "trainer.threads=1",
         "trainer.learning_rate=1e-3"]
@@ -39,7 +43,8 @@ for follow in ("Now give only the number.", None):
     msgs.append({{"role": "assistant", "content": reply["choices"][0]["message"]["content"] or ""}})
     if follow:
         msgs.append({{"role": "user", "content": follow}})
-        time.sleep({THINK_S} if "@step1/" in os.environ["POLAR_SESSION_ID"] else 0)
+        sid = os.environ["POLAR_SESSION_ID"]
+        time.sleep({THINK_S} if "@step1/" in sid else {LATE_S} if "@step2/" in sid else 0)
 json.dump(reply, open("reply.json", "w"))
 ' '''
 EVEN_REPLY = ("python3 -c 'import json, sys; r = json.load(open(\"reply.json\")); "

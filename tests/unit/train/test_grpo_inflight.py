@@ -105,3 +105,16 @@ def test_contradicting_staleness_settings_are_one_line(settings: dict[str, objec
     assert why is not None and words in why and "\n" not in why
     assert check_staleness(TrainerConfig(staleness="in_flight", stale_sessions="mask")) is None
     assert check_staleness(TrainerConfig()) is None
+
+
+def test_in_flight_schedules_k_steps_past_the_last_and_the_trainer_reads_the_same_prefix() -> None:
+    from polar_hpc.train.grpo.live import scheduled_groups
+    from polar_hpc.train.grpo.run import schedule
+
+    exact = TrainerConfig(steps=5, groups_per_step=2, max_off_policy_steps=3)
+    in_flight = msgspec.structs.replace(exact, staleness="in_flight")
+    assert scheduled_groups(exact) == 10
+    assert scheduled_groups(in_flight) == 16  # the pool of (k + 1) * 2 groups stays full at the last step
+    ids = [f"t{i}" for i in range(7)]
+    long, short = schedule(ids, scheduled_groups(in_flight), 3), schedule(ids, scheduled_groups(exact), 3)
+    assert long[:10] == short and len(long) == 16
