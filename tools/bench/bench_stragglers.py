@@ -17,7 +17,10 @@ time of all steps, the mean reward of the first and last 5 steps, and what in-fl
 spanning versions, stale sessions dropped / masked).
 
     python tools/bench/bench_stragglers.py [--steps 10] [--seed 0] [--modes exact,in_flight] [--work DIR]
-        [--json PATH] [--set K=V ...] [--summarize]       (--summarize: the figures of the runs under --work)
+        [--json PATH] [--set K=V ...] [--recipe PATH] [--summarize]  (--summarize: the figures of the runs under --work)
+
+``--recipe recipes/local-grpo.toml --steps 60`` compares the two modes' reward curves on the task the CPU curve
+learns (one call a session: no tail, so in-flight updates should learn as exact staleness does).
 """
 
 from __future__ import annotations
@@ -69,9 +72,9 @@ def summarize(mode: str, rows: list[StepMetrics], wall_s: float) -> dict[str, An
     }
 
 
-def run_mode(mode: str, work: Path, steps: int, seed: int, extra: list[str]) -> dict[str, Any]:
+def run_mode(mode: str, work: Path, steps: int, seed: int, extra: list[str], recipe: Path) -> dict[str, Any]:
     sets = [*MODES[mode], f"trainer.steps={steps}", f"trainer.seed={seed}", f"inference.random_seed={seed}", *extra]
-    run, wall = train_grpo("bench_stragglers", mode, RECIPE, work, sets, ROOT)
+    run, wall = train_grpo("bench_stragglers", mode, recipe, work, sets, ROOT)
     return summarize(mode, read_steps(run), wall)
 
 
@@ -83,6 +86,7 @@ def main() -> int:
     ap.add_argument("--work", type=Path, default=None)
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--set", action="append", default=[], metavar="K=V", help="a recipe override for every mode")
+    ap.add_argument("--recipe", type=Path, default=RECIPE, help=f"default: {RECIPE.relative_to(ROOT)}")
     ap.add_argument("--summarize", action="store_true", help="only read the modes' runs already under --work")
     args = ap.parse_args()
     modes = args.modes.split(",")
@@ -97,7 +101,7 @@ def main() -> int:
     if args.summarize:
         results = [summarize(m, read_steps(work / m), float("nan")) for m in modes]
     else:
-        results = [run_mode(m, work, args.steps, args.seed, args.set) for m in modes]
+        results = [run_mode(m, work, args.steps, args.seed, args.set, args.recipe.resolve()) for m in modes]
     base = results[0]
     print(f"\n{'mode':<11}{'steps':>6}{'idle':>7}{'idle 2..':>9}{'median step':>12}{'(train)':>8}{'x step':>8}"
           f"{'steps wall':>11}{'x wall':>8}{'reward first5 -> last5':>24}{'spanned':>9}{'stale':>7}")
