@@ -17,7 +17,9 @@ time of all steps, the mean reward of the first and last 5 steps, and what in-fl
 spanning versions, stale sessions dropped / masked).
 
     python tools/bench/bench_stragglers.py [--steps 10] [--seed 0] [--modes exact,in_flight] [--work DIR]
-        [--json PATH] [--set K=V ...] [--recipe PATH] [--summarize]  (--summarize: the figures of the runs under --work)
+        [--json PATH] [--set K=V ...] [--mode-set MODE:K=V ...] [--recipe PATH] [--summarize]
+    (--mode-set: an override for one mode only, e.g. in_flight's bound and pool; --summarize: the figures of the
+    runs under --work)
 
 ``--recipe recipes/local-grpo.toml --steps 60`` compares the two modes' reward curves on the task the CPU curve
 learns (one call a session: no tail, so in-flight updates should learn as exact staleness does).
@@ -86,6 +88,8 @@ def main() -> int:
     ap.add_argument("--work", type=Path, default=None)
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--set", action="append", default=[], metavar="K=V", help="a recipe override for every mode")
+    ap.add_argument("--mode-set", action="append", default=[], metavar="MODE:K=V",
+                    help="a recipe override for one mode (after --set)")
     ap.add_argument("--recipe", type=Path, default=RECIPE, help=f"default: {RECIPE.relative_to(ROOT)}")
     ap.add_argument("--summarize", action="store_true", help="only read the modes' runs already under --work")
     args = ap.parse_args()
@@ -93,6 +97,12 @@ def main() -> int:
     unknown = sorted(set(modes) - set(MODES))
     if unknown:
         ap.error(f"--modes: {', '.join(unknown)} is not one of {', '.join(MODES)}")
+    per_mode: dict[str, list[str]] = {}
+    for item in args.mode_set:
+        mode, _, kv = item.partition(":")
+        if mode not in MODES or "=" not in kv:
+            ap.error(f"--mode-set: expected MODE:K=V with MODE one of {', '.join(MODES)}, got {item!r}")
+        per_mode.setdefault(mode, []).append(kv)
     if args.steps < 1:
         ap.error(f"--steps: at least 1, got {args.steps}")
     work = (args.work or ROOT / "runs" / f"bench-stragglers-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
@@ -101,7 +111,8 @@ def main() -> int:
     if args.summarize:
         results = [summarize(m, read_steps(work / m), float("nan")) for m in modes]
     else:
-        results = [run_mode(m, work, args.steps, args.seed, args.set, args.recipe.resolve()) for m in modes]
+        results = [run_mode(m, work, args.steps, args.seed, [*args.set, *per_mode.get(m, [])], args.recipe.resolve())
+                   for m in modes]
     base = results[0]
     print(f"\n{'mode':<11}{'steps':>6}{'idle':>7}{'idle 2..':>9}{'median step':>12}{'(train)':>8}{'x step':>8}"
           f"{'steps wall':>11}{'x wall':>8}{'reward first5 -> last5':>24}{'spanned':>9}{'stale':>7}")
