@@ -13,12 +13,15 @@ While ``results()`` is open a background task keeps the subscription alive (an e
 ``keepalive_s``), also while the caller is busy between two results (a long training step). If the coordinator
 forgot the subscription anyway (it restarted, or the loop was blocked past its heartbeat timeout) it answers with
 an error and the stream subscribes again; results published in between are not streamed again, but with
-``catch_up=True`` the committed ones are read from the shards.
+``catch_up=True`` the committed ones are read from the shards. A coordinator that stops without the run ending (its
+job requeued for a time limit or a preemption: ``Shutdown.final`` False) is followed: the client waits up to
+``restart_wait_s`` for the next one's endpoint, connects to it and subscribes again (requests wait meanwhile).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import os
 import time
@@ -33,13 +36,16 @@ import zmq.asyncio
 from polar_hpc.errors import PolarError
 from polar_hpc.log import get_logger
 from polar_hpc.wire import control as c
-from polar_hpc.wire.endpoints import read_endpoint
+from polar_hpc.wire.endpoints import Endpoint, read_endpoint
 from polar_hpc.wire.results import SessionResult
 from polar_hpc.wire.rundir import RunDir, component_name
 from polar_hpc.wire.security import configure_client, load_keys
 from polar_hpc.wire.session import Task
 
 log = get_logger("client")
+
+RESTART_WAIT_S = 600.0
+"""How long a client waits for the next coordinator after one stopped without the run ending (a requeue)."""
 
 
 class ClientError(PolarError, RuntimeError):
@@ -62,10 +68,14 @@ class RunClient:
     shut down raise ``ClientError`` too.
     """
 
-    def __init__(self, run_dir: str | Path, *, timeout_s: float = 30.0, credits: int = 64) -> None:
+    def __init__(self, run_dir: str | Path, *, timeout_s: float = 30.0, credits: int = 64,
+                 restart_wait_s: float = RESTART_WAIT_S) -> None:
         self.run_dir = Path(run_dir)
         self.run = RunDir(run_dir)
         self.timeout_s = timeout_s
+        self.restart_wait_s = restart_wait_s
+        self._endpoint: Endpoint | None = None
+        self._connected = asyncio.Event()
         self.window = max(1, credits)
         self._ctx: zmq.asyncio.Context | None = None
         self._sock: zmq.asyncio.Socket | None = None
@@ -98,14 +108,40 @@ class RunClient:
         configure_client(sock, keys)
         sock.connect(ep.url)
         self._sock = sock
+        self._endpoint = ep
         self._welcome = asyncio.get_running_loop().create_future()
         self._reader = asyncio.create_task(self._read_loop())
         await sock.send(c.encode(c.Hello(protocol=c.PROTOCOL_VERSION, role="client", pid=os.getpid())))
         try:
-            return await asyncio.wait_for(self._welcome, self.timeout_s)
+            welcome = await asyncio.wait_for(self._welcome, self.timeout_s)
         except TimeoutError:
             await self.close()
             raise ClientError(self._no_answer(ep.url)) from None
+        self.shutdown = None
+        self._connected.set()
+        return welcome
+
+    async def _follow_restart(self) -> bool:
+        """After a ``Shutdown`` that did not end the run: connect to the next coordinator once its endpoint is
+        written; False when none answered within ``restart_wait_s``."""
+        old = self._endpoint
+        await self.close()
+        deadline = time.monotonic() + self.restart_wait_s
+        log.info("the coordinator stopped without the run ending; waiting up to %.0fs for the next one",
+                 self.restart_wait_s)
+        while time.monotonic() < deadline:
+            ep = read_endpoint(self.run_dir, component_name("coordinator"))
+            if ep is not None and (old is None or (ep.url, ep.pid, ep.started_at) != (old.url, old.pid,
+                                                                                       old.started_at)):
+                try:
+                    await self.connect()
+                except ClientError as err:
+                    log.warning("the next coordinator at %s: %s; trying again", ep.url, err)
+                else:
+                    log.info("connected to the next coordinator at %s", ep.url)
+                    return True
+            await asyncio.sleep(0.5)
+        return False
 
     def _no_answer(self, url: str) -> str:
         st = self.run.read_status()
@@ -159,6 +195,8 @@ class RunClient:
                         self._stream.put_nowait(msg)
                 case c.Shutdown():
                     self.shutdown = msg
+                    if not msg.final:
+                        self._connected.clear()
                     gone = ClientError(f"the coordinator shut down: {msg.reason or 'no reason given'}")
                     for fut in self._pending.values():
                         if not fut.done():
@@ -177,6 +215,9 @@ class RunClient:
         await self._sock.send(c.encode(msg))
 
     async def _request(self, msg: Any) -> Any:
+        if self.shutdown is not None and not self.shutdown.final and self._subscribed:  # the stream follows it
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._connected.wait(), self.restart_wait_s)
         if self.shutdown is not None:
             raise ClientError(f"the coordinator shut down: {self.shutdown.reason or 'no reason given'}")
         req = next(self._req)
@@ -234,10 +275,14 @@ class RunClient:
             while True:
                 msg = await self._stream.get()
                 if isinstance(msg, c.Shutdown):
-                    log.info("the coordinator shut down (%s); the result stream ends", msg.reason)
                     if catch_up:
                         for r in self._from_shards(self._shards_dir()):
                             yield r
+                    if not msg.final and await self._follow_restart():
+                        await self._send(c.Subscribe(credits=self.window))
+                        owed, last_sent = 0, time.monotonic()
+                        continue
+                    log.info("the coordinator shut down (%s); the result stream ends", msg.reason)
                     return
                 if isinstance(msg, c.ErrorReply):  # the read loop subscribed again: a fresh credit window
                     owed, last_sent = 0, time.monotonic()
@@ -272,8 +317,8 @@ class RunClient:
         """An empty ``Credit`` now and then, so the subscription outlives a caller busy between results."""
         while True:
             await asyncio.sleep(every_s)
-            if self._sock is None:
-                return
+            if self._sock is None:  # closed, or between two coordinators
+                continue
             try:
                 await self._send(c.Credit(credits=0))
             except (ClientError, zmq.ZMQError) as err:

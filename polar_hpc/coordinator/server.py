@@ -117,10 +117,9 @@ class Coordinator:
             ticker = asyncio.create_task(self._tick_loop())
             receiver = asyncio.create_task(self._recv_loop())
             await self._stop.wait()
-            if self.subs.subs:  # trainers' result streams end here, not at their next timeout
-                why = "run finished" if self.state.finished else "coordinator stopped"
+            if self.subs.subs:  # trainers' result streams end (or wait for the next coordinator) here
                 for peer in list(self.subs.subs):
-                    self._send(peer, c.Shutdown(reason=why))
+                    self._send(peer, self._shutdown())
                 await asyncio.sleep(0.1)  # let ZeroMQ hand the frames over before the socket closes
             ticker.cancel()
             receiver.cancel()
@@ -137,6 +136,16 @@ class Coordinator:
 
     def stop(self) -> None:
         self._stop.set()
+
+    def _shutdown(self) -> c.Shutdown:
+        """What subscribers hear when this coordinator stops: the run is over (it finished, or was cancelled), or a
+        requeued coordinator takes over from the shards (its job stopped it, for a time limit or a preemption)."""
+        if self.exit_when_done and self.state.finished:
+            return c.Shutdown(reason="run finished")
+        if self.paths.cancelled() is not None:
+            return c.Shutdown(reason="run cancelled")
+        return c.Shutdown(reason="coordinator stopped without the run ending (a requeue: the next one goes on)",
+                          final=False)
 
     # ---- loops ------------------------------------------------------------------------------------------
 

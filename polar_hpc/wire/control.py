@@ -166,6 +166,9 @@ class Drain(Msg):
 
 class Shutdown(Msg):
     reason: str = ""
+    final: bool = True
+    """False: the coordinator stopped without the run ending (its job stopped for a requeue, or killed): a client
+    waits for the next coordinator and connects to it (``RunClient``)."""
 
 
 class HeartbeatAck(Msg):

@@ -115,3 +115,43 @@ def test_sigterm_rank_drains_and_commits(run: Run) -> None:
     run.rank(1, duration=0.05)
     run.finish(coord)
     run.check_exactly_once()
+
+
+def test_a_result_stream_follows_a_requeued_coordinator(run: Run) -> None:
+    """A job stops its coordinator with SIGTERM for a time limit or a preemption (no cancel marker) and the requeued
+    job starts the next one: a subscribed client (a trainer's) follows it and streams every session once. Found on
+    2026-12-06: a GRPO run's stream ended at the local backend's 60-minute limit and the trainer stopped."""
+    import asyncio
+    import threading
+
+    from polar_hpc.coordinator.client import RunClient
+
+    coord = run.coordinator()
+    run.rank(0, duration=0.3)
+    got: list[str] = []
+    errors: list[BaseException] = []
+    done = threading.Event()
+
+    async def follow() -> None:
+        async with RunClient(run.run_dir, restart_wait_s=60) as client:
+            async for r in client.results():
+                got.append(r.key)
+
+    def body() -> None:
+        try:
+            asyncio.run(follow())
+        except BaseException as err:  # noqa: BLE001  # reported by the assertions below
+            errors.append(err)
+        done.set()
+
+    thread = threading.Thread(target=body, daemon=True)
+    thread.start()
+    wait_for(lambda: len(got) >= 3, 30, "some results streamed")
+    stop(coord)
+    assert not done.wait(2), f"the stream ended with the stopped coordinator ({errors})"
+    coord = run.coordinator()
+    run.finish(coord)
+    assert done.wait(30), "the stream did not end when the run finished"
+    assert not errors, errors
+    assert len(got) == len(set(got)) and sorted(got) == EXPECTED, f"missing {sorted(set(EXPECTED) - set(got))}"
+    run.check_exactly_once()
