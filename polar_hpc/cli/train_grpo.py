@@ -89,7 +89,7 @@ def _run(args: argparse.Namespace, stopper: Any) -> int:
               f"{cfg.tasks.num_samples} sessions  steps {t.steps}  off-policy <= {t.max_off_policy_steps}"
               f"{f'  trainer processes {ranks.world}' if ranks.world > 1 else ''}\n")
     out.flush()
-    from polar_hpc.train.grpo.metrics import mean_reward, read_steps, step_line, steps_path
+    from polar_hpc.train.grpo.metrics import mean_reward, pool_hint, read_steps, step_line, steps_path
     from polar_hpc.train.grpo.weights import WeightPushError
 
     def report(m: Any) -> None:
@@ -128,6 +128,9 @@ def _run(args: argparse.Namespace, stopper: Any) -> int:
         out.write(f"{len(steps)} steps in {time.monotonic() - t0:.0f}s: reward {first:.3f} (first {k}) -> "
                   f"{last:.3f} (last {k}); metrics {steps_path(run_dir.root)}; plots: polar-hpc report "
                   f"{run_dir.root}\n")
+        hint = pool_hint(steps, cfg.trainer, cfg.tasks.num_samples)
+        if hint:
+            out.write(f"hint: {hint}\n")
     return rc
 
 

@@ -121,6 +121,8 @@ class StepRollouts(msgspec.Struct, kw_only=True):
     """Loading the newest checkpoint on every engine during this call (0: none was new)."""
     refill: RefillCounts | None = None
     """What dynamic sampling did (None: ``trainer.dynamic_sampling`` off)."""
+    group_s: float = 0.0
+    """Mean time from submitting one of the step's groups to its last session back (0: not measured)."""
 
 
 def _usable(s: TrainSample) -> bool:

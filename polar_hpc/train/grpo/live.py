@@ -206,6 +206,7 @@ class LiveRollouts:
             self._run(self._wait(self._outstanding(), self.cfg.group_timeout_s))  # k >= 2 only
             push_s += self.weights.push()
         self._submit_ahead(step)
+        group_s = self._group_s(gids)
         built = [self._built(g) for g in gids]
         refill = None
         if self.cfg.dynamic_sampling:
@@ -217,7 +218,12 @@ class LiveRollouts:
             rows += r
             counts.add(c)
         return StepRollouts(rows=rows, counts=counts, wait_s=time.monotonic() - t0 - push_s, push_s=push_s,
-                            refill=refill)
+                            refill=refill, group_s=group_s)
+
+    def _group_s(self, gids: list[str]) -> float:
+        """Mean time from submission to the last session back of these groups (back, not yet built)."""
+        spans = [self._ready[g].finished_at - self._ready[g].submitted_at for g in gids]
+        return sum(spans) / len(spans) if spans else 0.0
 
     def _built(self, gid: str, bound: StaleBound | None = None) -> Built:
         return group_completions(self._ready.pop(gid), filler_id=self.filler_id,
@@ -237,6 +243,7 @@ class LiveRollouts:
             self._next += n
         gids = self._run(self._first_back(self.per_step, self.cfg.group_timeout_s))
         bound = StaleBound(now=step, max_lag=self.cfg.max_off_policy_steps, policy=self.cfg.stale_sessions)
+        group_s = self._group_s(gids)
         rows: list[Completion] = []
         counts = GroupCounts()
         for g in gids:
@@ -245,7 +252,8 @@ class LiveRollouts:
             rows += r
             counts.add(c)
         log.debug("step %d: trains on %s", step, gids)
-        return StepRollouts(rows=rows, counts=counts, wait_s=time.monotonic() - t0 - push_s, push_s=push_s)
+        return StepRollouts(rows=rows, counts=counts, wait_s=time.monotonic() - t0 - push_s, push_s=push_s,
+                            group_s=group_s)
 
     async def _first_back(self, n: int, timeout_s: float) -> list[str]:
         """The first ``n`` groups of the pool back (in the order they came back), or all the pool has left."""

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
 
 import msgspec
 
+from polar_hpc.config.run import TrainerConfig
 from polar_hpc.train.grpo.batch import GroupCounts, RefillCounts
 from polar_hpc.train.grpo.mismatch import Mismatch, summary_line
 from polar_hpc.wire.versions import engine_name
@@ -58,6 +60,8 @@ class StepMetrics(msgspec.Struct, kw_only=True):
     """Groups, sessions, rows (one per trained chain; ``rows / trained`` chains per trained session)."""
     refill: RefillCounts | None = None
     """Dynamic sampling: groups set aside, fresh ones submitted, informative groups short (None: off)."""
+    group_s: float = 0.0
+    """Mean time from submitting one of the step's groups to its last session back (0: not measured)."""
     time: float
 
 
@@ -85,6 +89,36 @@ def mean_reward(steps: Sequence[StepMetrics]) -> float:
     """The mean of the steps' rewards, steps without one left out (nan when no step has one)."""
     rewards = [m.reward for m in steps if m.reward is not None]
     return sum(rewards) / len(rewards) if rewards else float("nan")
+
+
+IDLE_HINT = 0.10
+"""Above this share of its time waiting for rollouts (after the first step), a run ends with ``pool_hint``."""
+
+
+def pool_hint(steps: Sequence[StepMetrics], cfg: TrainerConfig, num_samples: int) -> str | None:
+    """How many groups in flight would keep the trainer fed, when it waited more than ``IDLE_HINT`` of its steps
+    (after the first: every run waits for its first groups). Little's law: a step takes ``groups_per_step`` groups
+    in the time it trains, a group is back ``group_s`` after submission, so ``groups_per_step * group_s / train``
+    groups must be generating. None when the trainer was fed or nothing was measured."""
+    later = [m for m in steps[1:] if m.group_s > 0]
+    total = sum(m.step_s for m in later)
+    if not later or total <= 0:
+        return None
+    idle = sum(m.wait_s + m.push_s for m in later) / total
+    train_s = max(sum(m.step_s - m.wait_s - m.push_s for m in later) / len(later), 1e-3)
+    group_s = sum(m.group_s for m in later) / len(later)
+    need = math.ceil(cfg.groups_per_step * group_s / train_s)
+    k = max(1, math.ceil(need / cfg.groups_per_step) - 1)
+    if idle <= IDLE_HINT or (cfg.staleness == "in_flight" and k <= cfg.max_off_policy_steps):
+        return None
+    why = (f"the trainer waited {100 * idle:.0f}% of steps 2..{steps[-1].step}: a group was back {group_s:.1f}s "
+           f"after submission, a step trained in {train_s:.1f}s, so about {need} groups must be generating")
+    pool = f"gateway.run_pool >= {(k + 1) * cfg.groups_per_step * num_samples}"
+    if cfg.staleness == "in_flight":
+        return (f"{why} (now {(cfg.max_off_policy_steps + 1) * cfg.groups_per_step}): "
+                f"trainer.max_off_policy_steps = {k} and {pool}")
+    return (f"{why}, and each step waits for its own: trainer.staleness = \"in_flight\" with "
+            f"trainer.max_off_policy_steps = {k} and {pool} (docs/train.md, Stragglers)")
 
 
 def reward_text(m: StepMetrics) -> str:

@@ -151,7 +151,7 @@ class PushWeights(TrainerCallback):
             grad_norm=float(logs["grad_norm"]) if logs.get("grad_norm") is not None else None,
             rollout_versions=ordered_names(v for r in trained for v in r.weight_versions),
             pushed_version=self.rollouts.weights.served, wait_s=last.wait_s, step_s=self._step_s, push_s=last.push_s,
-            save_s=self._save_s, temperatures=temps, counts=last.counts, refill=last.refill,
+            save_s=self._save_s, temperatures=temps, counts=last.counts, refill=last.refill, group_s=last.group_s,
             time=time.time(),
         )
         append_step(self.run_dir, m)
