@@ -229,6 +229,7 @@ class ServerJob:
                 url = f"http://{self.host}:{port}"
                 wait_healthy(url, proc=self.proc, timeout_s=self.cfg.startup_timeout_s, log_path=log_path)
                 if not self._stopping:
+                    self._load_policy(url)
                     write_endpoint(self.run_dir, self.endpoint(url, port, log_path))
                     log.info("%s ready at %s", self.name, url)
             code = self.proc.wait()
@@ -249,6 +250,31 @@ class ServerJob:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             shutil.rmtree(scratch, ignore_errors=True)
+
+    def _load_policy(self, url: str) -> None:
+        """A server restarted under a trainer (its job requeued, or restarted in place) serves the weights the
+        trainer last loaded (``policy.json``), as that weight version, before any gateway sees its endpoint."""
+        policy = RunDir(self.run_dir).policy()
+        if policy is None:
+            return
+        import asyncio
+
+        from polar_hpc.engine.engine import SGLangEngine
+
+        async def load() -> None:
+            engine = SGLangEngine([url], api_key=self.api_key)
+            try:
+                await engine.update_weights_from_disk(policy.path, policy.version)
+            finally:
+                await engine.close()
+
+        try:
+            asyncio.run(load())
+        except Exception as err:
+            raise ServerStartError(f"{self.name} cannot load the trainer's newest weights (version {policy.version}, "
+                                   f"{policy.path}): {err}") from err
+        log.info("%s serves the trainer's newest weights: version %s from %s", self.name, policy.version,
+                 policy.path)
 
     def env(self, scratch: Path) -> dict[str, str]:
         env = server_env(scratch)

@@ -53,7 +53,7 @@ from polar_hpc.wire.control import SessionState
 from polar_hpc.wire.endpoints import read_endpoints
 from polar_hpc.wire.ids import GroupTag
 from polar_hpc.wire.results import SessionResult
-from polar_hpc.wire.rundir import RunDir, component_prefix
+from polar_hpc.wire.rundir import PolicyRecord, RunDir, component_prefix
 from polar_hpc.wire.session import Task
 from polar_hpc.wire.traces import TraceMeta, TraceStatus, unfinished_filter
 from polar_hpc.wire.versions import engine_name
@@ -356,6 +356,7 @@ class AsyncRollouts:
                     await engine.continue_generation()
         finally:
             await engine.close()
+        RunDir(self.run_dir).write_policy(PolicyRecord(path=str(checkpoint_dir), version=engine_name(version)))
         self.policy_version = version
         self.stats.weight_updates += 1
         self.stats.update_seconds += time.monotonic() - t0

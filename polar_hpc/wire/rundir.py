@@ -10,6 +10,8 @@
     <run>/shards/                       committed HDF5 shards
     <run>/status.json                   progress written by the coordinator
     <run>/jobs.json                     what the launcher submitted (job ids or pids)
+    <run>/policy.json                   the newest weights a trainer loaded on the engines (a restarted
+                                        inference server loads them before it serves)
     <run>/cancelled.json                written by `polar-hpc cancel`, or with a reason by a job that stops the
                                         run (an inference server that kept dying); removed by `resume`
     <run>/code/                         frozen copy of the polar_hpc package used by queued jobs
@@ -55,6 +57,7 @@ SHARDS = "shards"
 STATUS = "status.json"
 JOBS = "jobs.json"
 CANCELLED = "cancelled.json"
+POLICY = "policy.json"
 CODE = "code"
 JOURNAL = "coordinator/journal.jsonl"
 RECORDS = "records"
@@ -136,6 +139,14 @@ class CancelRecord(msgspec.Struct, kw_only=True):
     """Why the run was stopped, when a fault stopped it (an inference server that kept dying); empty: a cancel."""
 
 
+class PolicyRecord(msgspec.Struct, kw_only=True):
+    """``policy.json``: the checkpoint a trainer last loaded on every engine, and its weight version."""
+
+    path: str
+    version: str
+    """The engines' name of it (``wire.versions.engine_name``)."""
+
+
 class _Rooted(Protocol):
     root: Path
 
@@ -166,6 +177,7 @@ class RunDir:
     jobs_path = Below(JOBS)
     code = Below(CODE)
     cancelled_path = Below(CANCELLED)
+    policy_path = Below(POLICY)
     journal_path = Below(JOURNAL)
     records = Below(RECORDS)
     logprobs_path = Below(ANALYSIS, LOGPROBS)
@@ -226,6 +238,16 @@ class RunDir:
     def cancelled(self) -> CancelRecord | None:
         try:
             return msgspec.json.decode(self.cancelled_path.read_bytes(), type=CancelRecord)
+        except (OSError, msgspec.DecodeError):
+            return None
+
+    def write_policy(self, record: PolicyRecord) -> None:
+        write_atomic(self.policy_path, msgspec.json.encode(record))
+
+    def policy(self) -> PolicyRecord | None:
+        """The newest weights a trainer loaded (None: none yet, or the file is unreadable)."""
+        try:
+            return msgspec.json.decode(self.policy_path.read_bytes(), type=PolicyRecord)
         except (OSError, msgspec.DecodeError):
             return None
 

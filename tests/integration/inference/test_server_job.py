@@ -69,3 +69,38 @@ def test_failed_start_names_what_it_waited_for(tmp_path: Path) -> None:
     assert "/health_generate" in text and "exited with status" in text and "inference-0-node0.log" in text
     assert "config.json" in text  # the server's own error, from the log tail
     assert not endpoint_path(tmp_path, "inference-0").exists()
+
+
+async def test_a_restarted_server_serves_the_trainers_newest_weights(tmp_path: Path) -> None:
+    """A server whose job was requeued (or restarted in place) under a trainer loads ``policy.json`` before it
+    publishes its endpoint: found on 2026-12-06, when a GRPO run's server came back at its time limit with the
+    recipe's weights. A policy it cannot load fails the start, naming it."""
+    import json
+    import urllib.request
+
+    from polar_hpc.assets import resolve_model
+    from polar_hpc.wire.rundir import PolicyRecord
+
+    run = RunDir(tmp_path)
+    run.secrets.mkdir()
+    run.run_token_path.write_text("the-run-token")
+    run.write_policy(PolicyRecord(path=str(resolve_model("asset:tiny-qwen3")), version="7"))
+    inference = InferenceConfig(engine="reference", model="asset:tiny-qwen3", context_length=2048,
+                                startup_timeout_s=120, extra_args=["--threads", "1"])
+    job = start_job(tmp_path, inference)
+    try:
+        (ep,) = wait_endpoints(tmp_path, ["inference-0"], timeout_s=120)
+        ask = urllib.request.Request(ep.url + "/get_weight_version",
+                                     headers={"Authorization": "Bearer the-run-token"})
+        with urllib.request.urlopen(ask, timeout=10) as reply:
+            assert json.load(reply)["weight_version"] == "7"
+    finally:
+        stop_process(job)
+    run.write_policy(PolicyRecord(path=str(tmp_path / "no-such-checkpoint"), version="8"))
+    job = start_job(tmp_path, inference)
+    try:
+        out, _ = job.communicate(timeout=120)
+    finally:
+        stop_process(job)
+    assert job.returncode != 0 and "newest weights (version 8" in out.decode() and "no-such-checkpoint" in out.decode()
+    assert not endpoint_path(tmp_path, "inference-0").exists()

@@ -78,6 +78,8 @@ def test_sessions_that_span_a_push_train_with_each_tokens_own_version(tmp_path: 
         stop_run(run.root)
 
     s1, s2 = read_steps(run.root)
+    policy = run.policy()  # what a restarted inference server would load
+    assert policy is not None and Path(policy.path).parent == run.root / "checkpoints", policy
     assert s1.rollout_versions == ["default"] and s1.counts.spanned == 0 and s1.counts.trained == 2
     # step 2: the slow group, pushed v1 between its calls: both sessions span two versions, within the bound
     assert s2.pushed_version == 1 and s2.rollout_versions == ["default", "1"], s2
