@@ -33,7 +33,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "engine": BASE | {"assets"},
     "chat": BASE,
     "reference": BASE | {"engine"},
-    "inference": BASE | {"assets", "runtime", "reference"},
+    "inference": BASE | {"assets", "runtime", "reference", "engine"},  # engine: a restarted server loads policy.json
     "providers": BASE | {"chat"},
     "policy": BASE | {"engine", "chat", "providers"},
     "proxy": BASE | {"engine", "chat", "providers", "policy"},
