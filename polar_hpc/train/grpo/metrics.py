@@ -117,8 +117,10 @@ def pool_hint(steps: Sequence[StepMetrics], cfg: TrainerConfig, num_samples: int
     if cfg.staleness == "in_flight":
         return (f"{why} (now {(cfg.max_off_policy_steps + 1) * cfg.groups_per_step}): "
                 f"trainer.max_off_policy_steps = {k} and {pool}")
+    instead = ", without trainer.dynamic_sampling (in-flight steps have no groups of their own to refill)"
     return (f"{why}, and each step waits for its own: trainer.staleness = \"in_flight\" with "
-            f"trainer.max_off_policy_steps = {k} and {pool} (docs/train.md, Stragglers)")
+            f"trainer.max_off_policy_steps = {k} and {pool}{instead if cfg.dynamic_sampling else ''} "
+            "(docs/train.md, Stragglers)")
 
 
 def reward_text(m: StepMetrics) -> str:

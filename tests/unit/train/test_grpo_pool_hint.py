@@ -26,6 +26,9 @@ def test_a_fed_trainer_gets_no_hint_and_a_starved_one_the_pool_littles_law_asks(
     assert "(now 14)" in hint and "trainer.max_off_policy_steps = 10" in hint and "gateway.run_pool >= 88" in hint
     hint = pool_hint(starved, exact, num_samples=4)
     assert hint is not None and 'trainer.staleness = "in_flight"' in hint and "max_off_policy_steps = 10" in hint
+    assert "dynamic_sampling" not in hint  # in-flight updates refuse it: said when the run used it
+    assert "without trainer.dynamic_sampling" in (pool_hint(starved, msgspec.structs.replace(
+        exact, dynamic_sampling=True), num_samples=4) or "")
     # enough in flight already, or fed after the first step (its wait for the first groups does not count)
     assert pool_hint(starved, msgspec.structs.replace(in_flight, max_off_policy_steps=10), 4) is None
     fed = [_timed(1, 25.0, 3.0, 27.0)] + [_timed(i, 0.1, 3.0, 33.0) for i in range(2, 11)]
