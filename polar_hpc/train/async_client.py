@@ -50,10 +50,9 @@ import numpy as np
 from polar_hpc.coordinator.client import RunClient
 from polar_hpc.log import get_logger
 from polar_hpc.wire.control import SessionState
-from polar_hpc.wire.endpoints import read_endpoints
 from polar_hpc.wire.ids import GroupTag
 from polar_hpc.wire.results import SessionResult
-from polar_hpc.wire.rundir import PolicyRecord, RunDir, component_prefix
+from polar_hpc.wire.rundir import PolicyRecord, RunDir
 from polar_hpc.wire.session import Task
 from polar_hpc.wire.traces import TraceMeta, TraceStatus, unfinished_filter
 from polar_hpc.wire.versions import engine_name
@@ -325,38 +324,22 @@ class AsyncRollouts:
         async for result in self.client.results():
             queue.put_nowait(result)
 
-    def inference_urls(self) -> list[str]:
-        """Base URLs of the run's inference servers (``endpoints/inference-*.json``)."""
-        eps = read_endpoints(self.run_dir, component_prefix("inference"))
-        if not eps:
-            raise FileNotFoundError(f"no inference endpoints (endpoints/inference-*.json) in {self.run_dir}")
-        return [e.url for e in eps]
-
     async def update_policy(self, checkpoint_dir: str | Path, version: int, *, pause: bool = True) -> None:
-        """Pause every inference server, load ``checkpoint_dir`` as weight version ``version``, continue.
+        """Pause every inference server, load ``checkpoint_dir`` as weight version ``version``, continue; a server
+        restarting meanwhile gets it too (``policy_push``).
 
         Groups submitted afterwards carry ``version``; groups older than ``max_off_policy_steps`` are dropped.
         ``pause=False`` (in-flight updates): no pause; each engine loads once the calls it is running have
         finished, holding new ones meanwhile (SGLang's and the reference server's rule), so every call is sampled by
         one version and the sessions in flight go on under the new one.
         """
-        from polar_hpc.engine.engine import SGLangEngine
+        from polar_hpc.train.policy_push import push_policy
         from polar_hpc.wire.security import run_api_key
 
         t0 = time.monotonic()
-        engine = SGLangEngine(self.inference_urls(), api_key=run_api_key(self.run_dir))
-        try:
-            if not pause:
-                await engine.update_weights_from_disk(str(checkpoint_dir), engine_name(version))
-            else:
-                await engine.pause_generation(self.config.pause_mode)
-                try:
-                    await engine.update_weights_from_disk(str(checkpoint_dir), engine_name(version))
-                finally:
-                    await engine.continue_generation()
-        finally:
-            await engine.close()
-        RunDir(self.run_dir).write_policy(PolicyRecord(path=str(checkpoint_dir), version=engine_name(version)))
+        await push_policy(self.run_dir, PolicyRecord(path=str(checkpoint_dir), version=engine_name(version)),
+                          pause_mode=self.config.pause_mode if pause else None,
+                          restart_wait_s=self.client.restart_wait_s, api_key=run_api_key(self.run_dir))
         self.policy_version = version
         self.stats.weight_updates += 1
         self.stats.update_seconds += time.monotonic() - t0

@@ -77,3 +77,41 @@ async def test_update_policy_reaches_the_reference_server(tmp_path: Path) -> Non
         with pytest.raises(Exception, match="update_weights_from_disk"):
             await ro.update_policy(tmp_path / "missing", 2)
         assert ro.policy_version == 1
+
+
+@pytest.mark.slow  # ~20 s: two reference servers, one after the other
+async def test_a_push_waits_for_a_server_restarting_under_it(tmp_path: Path) -> None:
+    """A weight push that finds a server gone (its job requeued at a time limit; here killed, its endpoint left
+    behind) waits for the server's next endpoint and loads the version there; a checkpoint a live server cannot
+    load fails at once and leaves ``policy.json`` as it was. Found on 2026-12-06: the push failed the step."""
+    from polar_hpc.wire.rundir import PolicyRecord, RunDir
+
+    ckpt = tmp_path / "ckpt-1"
+    shutil.copytree(asset_path("tiny-qwen3"), ckpt)
+    run_dir = tmp_path / "run"
+    opts = ReferenceOptions(seed=0, threads=1)
+    with start_reference_server(asset_path("tiny-qwen3"), opts, log_path=tmp_path / "a.log") as gone:
+        stale = Endpoint(name="inference-0", url=gone.url, pid=gone.pid, host="127.0.0.1", started_at=time.time(),
+                         kind="reference")
+        write_endpoint(run_dir, stale)
+    ro = AsyncRollouts(run_dir)
+    ro.client.restart_wait_s = 120
+    push = asyncio.create_task(ro.update_policy(ckpt, 1))
+    await asyncio.sleep(1.0)
+    assert not push.done() and RunDir(run_dir).policy() == PolicyRecord(path=str(ckpt), version="1")
+    with start_reference_server(asset_path("tiny-qwen3"), opts, log_path=tmp_path / "b.log") as back:
+        write_endpoint(run_dir, Endpoint(name="inference-0", url=back.url, pid=back.pid, host="127.0.0.1",
+                                         started_at=time.time(), kind="reference"))
+        await asyncio.wait_for(push, 60)
+        async with aiohttp.ClientSession() as http, http.get(f"{back.url}/get_weight_version") as resp:
+            assert (await resp.json())["weight_version"] == "1"
+        assert ro.policy_version == 1
+        t0 = time.monotonic()
+        with pytest.raises(Exception, match="update_weights_from_disk"):
+            await ro.update_policy(tmp_path / "missing", 2)
+        assert time.monotonic() - t0 < 30  # a live server's refusal is not waited out
+        assert RunDir(run_dir).policy() == PolicyRecord(path=str(ckpt), version="1") and ro.policy_version == 1
+    ro.client.restart_wait_s = 2
+    with pytest.raises(TimeoutError, match="inference-0 .* published no new endpoint within 2s"):
+        await ro.update_policy(ckpt, 2)
+    assert RunDir(run_dir).policy() == PolicyRecord(path=str(ckpt), version="1")
