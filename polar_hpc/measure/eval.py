@@ -33,6 +33,7 @@ from polar_hpc.measure.checks import EvalInputError, eval_config
 from polar_hpc.measure.stats import mean_pass_at_k, wilson
 from polar_hpc.store.reader import ShardReader
 from polar_hpc.tasks.source import iter_tasks
+from polar_hpc.wire.control import RunStatus
 from polar_hpc.wire.results import SessionResult
 from polar_hpc.wire.rundir import RunDir
 
@@ -73,6 +74,8 @@ class EvalRow(msgspec.Struct, kw_only=True):
     run_dir: str
     expected: int | None = None
     """Sessions the run was asked for (tasks x samples): more than ``n`` when it was cut before the end."""
+    task_passes: dict[str, list[bool]] = msgspec.field(default_factory=dict)
+    """Task id → whether each of its sessions passed (what ``eval --paired`` compares task by task)."""
 
 
 class EvalReport(msgspec.Struct, kw_only=True):
@@ -104,7 +107,7 @@ def summarize(results: Iterable[SessionResult], cfg: RunConfig, *, tasks: Path, 
             task_count=len(per_task), samples=samples, pass_at_1=mean_pass_at_k(counts, 1) or 0.0, ci_low=low,
             ci_high=high, pass_at_k=mean_pass_at_k(counts, samples) if samples > 1 else None, k=samples,
             causes=causes, wall_s=wall_s, session_s=statistics.median(d for _, _, d in sessions), seed=seed,
-            run_dir=run_dir, expected=expected))
+            run_dir=run_dir, expected=expected, task_passes=dict(sorted(per_task.items()))))
     return rows
 
 
@@ -164,9 +167,17 @@ def from_runs(run_dirs: Sequence[str | Path]) -> EvalReport:
         report.rows += summarize(
             results, cfg, tasks=Path(cfg.tasks.path or "tasks"), model=cfg.inference.model or "?",
             samples=cfg.tasks.num_samples, seed=cfg.inference.random_seed or 0,
-            wall_s=(status.updated - status.started) if status is not None else 0.0, run_dir=str(run.root),
+            wall_s=_wall(status), run_dir=str(run.root),
             recipe=str(run.config_path), expected=expected)
     return report
+
+
+def _wall(status: RunStatus | None) -> float:
+    """The run's wall time by its last status; 0.0 when unknown (no status, or one written before 2026-12-06,
+    whose ``updated`` was a monotonic clock)."""
+    if status is None or status.updated < status.started:
+        return 0.0
+    return status.updated - status.started
 
 
 def _committed(run: RunDir) -> list[SessionResult]:

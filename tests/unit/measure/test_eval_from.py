@@ -47,6 +47,7 @@ def test_a_cut_run_is_measured_over_what_it_committed(tmp_path: Path) -> None:
     assert (pi.ci_low, pi.ci_high) == pytest.approx(wilson(1, 4), abs=1e-12)
     assert {c: n for c, n in pi.causes.items() if n} == {"wrong_edit": 1, "timeout": 1, "no_tool_call": 1}
     assert pi.wall_s == pytest.approx(90.0, abs=1.0)
+    assert len(pi.task_passes) == 4 and sum(sum(v) for v in pi.task_passes.values()) == 1
     (cut,) = report.cut
     assert "the run did not finish: the figures are over the 7 of 10 sessions committed" in cut
 
