@@ -211,7 +211,7 @@ class Coordinator:
         self.paths.write_status(self.run_status())
 
     def run_status(self, req: int = 0) -> c.RunStatus:
-        return build_status(self.state, self.progress, time.monotonic(), run_name=self.config.name,
+        return build_status(self.state, self.progress, time.time(), run_name=self.config.name,
                             subscribers=len(self.subs), req=req, ends_when_done=self.exit_when_done)
 
     # ---- sending ----------------------------------------------------------------------------------------

@@ -252,7 +252,9 @@ class RunStatus(Msg):
     req: int = 0
     run_name: str = ""
     updated: float = 0.0
+    """Wall clock (``time.time()``) when this status was made."""
     started: float = 0.0
+    """Wall clock when the coordinator started (a requeued one: when the new one started)."""
     tasks: int = 0
     tasks_completed: int = 0
     sessions: dict[str, int] = msgspec.field(default_factory=dict)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -62,5 +63,6 @@ def test_coordinator_with_two_gateway_ranks(tmp_path: Path, reference_server: An
     assert sorted(keys) == [f"calc-add/{i}" for i in range(samples)] and dups == 0
     status = RunDir(run_dir).read_status()
     assert status is not None and status.finished and status.sessions["committed"] == samples
+    assert status.started <= status.updated <= time.time()  # both wall clock (eval --from reads the difference)
     ranks = {r.rank for r in status.ranks}
     assert ranks == {0, 1}
