@@ -33,6 +33,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
+
+from polar_hpc.measure.eval import EvalRow
+from polar_hpc.measure.paired import PairedRow, compare, paired_table
+
 ROOT = Path(__file__).resolve().parents[2]
 TASKS = ROOT / "recipes" / "tasks" / "distill"
 RECIPES = {"pi": ROOT / "recipes" / "distill-pi.toml", "mini_swe_agent": ROOT / "recipes" / "distill-mini.toml"}
@@ -122,6 +127,14 @@ def evaluate(phase: Phase, name: str, model: str, heldout: Path, harnesses: tupl
     return rows
 
 
+def paired_with_sft(rows: list[dict[str, object]]) -> list[PairedRow]:
+    """SFT+GRPO against SFT through pi, task by task (``eval --paired``'s figures)."""
+    def of(phase: str) -> list[EvalRow]:
+        return [msgspec.convert({k: v for k, v in r.items() if k != "phase"}, EvalRow)
+                for r in rows if r["phase"] == phase and r["harness"] == "pi"]
+    return compare(of("sft"), of("sft+grpo"))
+
+
 def corpus_stats(phase: Phase, runs: list[Path]) -> dict[str, int]:
     text = phase("inspect", "shards", "inspect", *map(str, runs))
     stats: dict[str, int] = {}
@@ -205,10 +218,14 @@ def main() -> int:
     for r in rows:
         print(f"{r['harness']!s:<16}{r['phase']!s:<10}{r['n']!s:>5}{float(r['pass_at_1']):>8.3f}   "  # type: ignore[arg-type]
               f"[{float(r['ci_low']):.3f}, {float(r['ci_high']):.3f}]")  # type: ignore[arg-type]
+    vs_sft = paired_with_sft(rows)
+    if vs_sft:
+        print(paired_table(vs_sft))
     if args.json:
         table = [{"harness": r["harness"], "phase": r["phase"], "split": "heldout", "n": r["n"],
                   "pass_at_1": r["pass_at_1"], "ci_low": r["ci_low"], "ci_high": r["ci_high"],
                   "causes": r.get("causes"), "phase_wall_s": walls, "corpus": corpus, "model": plan.model}
+                 | ({"vs_sft": msgspec.to_builtins(vs_sft[0])} if vs_sft and r["phase"] == "sft+grpo" else {})
                  for r in rows]
         args.json.write_text(json.dumps(table, indent=1))
         print(f"written to {args.json}")

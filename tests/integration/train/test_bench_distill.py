@@ -40,6 +40,9 @@ def test_quick_pipeline_corpus_sft_eval_grpo_eval(tmp_path: Path) -> None:
         assert 0.0 <= r["ci_low"] <= r["pass_at_1"] <= r["ci_high"] <= 1.0, r
         assert set(r["causes"]) == set(FAILURES), r
         assert r["model"] == "asset:tiny-qwen3"
+    paired = rows[1]["vs_sft"]  # SFT+GRPO against SFT, task by task (eval --paired)
+    assert paired["tasks"] == 2 and paired["better"] + paired["worse"] <= 2 and 0.0 < paired["p_value"] <= 1.0
+    assert "vs_sft" not in rows[0] and "better on" in done.stdout
     corpus = rows[0]["corpus"]
     assert corpus["sessions"] == 3 and corpus["trainable_tokens"] > 0, corpus
     walls = rows[0]["phase_wall_s"]
