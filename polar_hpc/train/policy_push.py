@@ -4,7 +4,8 @@
 (``inference.server.ServerJob``). Then every published server is paused, loaded and continued, each on its own.
 A server that fails the push and is gone (no answer on ``/health``: its job was requeued at a time limit, or
 restarted in place) is waited for: once its next endpoint is published, the push loads it there too (the same
-version twice is harmless), for up to ``restart_wait_s``. A server that fails while it answers ``/health`` could not
+version twice is harmless), for up to ``restart_wait_s``; one that answers again under the same endpoint was only
+busy, and is pushed to again. A server that fails while it answers ``/health`` could not
 load the checkpoint: that raises at once, and ``policy.json`` goes back to what it said before, so a later
 restart does not fail on the checkpoint this push could not load.
 """
@@ -55,6 +56,12 @@ async def push_policy(run_dir: str | Path, record: PolicyRecord, *, pause_mode: 
                     raise FileNotFoundError(f"no inference endpoints (endpoints/inference-*.json) in {run_dir}")
                 return
             if not todo:
+                listed = {_key(ep) for ep in current}
+                slow = [n for n, ep in gone.items() if _key(ep) in listed and await _answers(ep.url, api_key)]
+                for name in slow:  # it answers again under the same endpoint: it was busy, not gone
+                    del gone[name]
+                if slow:
+                    continue
                 if time.monotonic() >= deadline:
                     names = ", ".join(f"{ep.name} ({ep.url})" for ep in gone.values())
                     raise TimeoutError(f"weight version {record.version}: {names} stopped answering and published "
@@ -98,12 +105,12 @@ async def _load(url: str, record: PolicyRecord, pause_mode: str | None, api_key:
 
 
 async def _answers(url: str, api_key: str | None) -> bool:
-    """Whether the server at ``url`` answers ``GET /health`` (alive, whatever its generation is doing)."""
+    """Whether the server at ``url`` answers ``GET /health`` below 500 (alive, whatever its generation is doing)."""
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     try:
         async with aiohttp.ClientSession() as http, http.get(
             f"{url}/health", headers=headers, timeout=aiohttp.ClientTimeout(total=HEALTH_TIMEOUT_S)
         ) as resp:
-            return resp.status == 200
+            return resp.status < 500
     except (aiohttp.ClientError, TimeoutError, OSError):
         return False
