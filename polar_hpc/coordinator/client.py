@@ -130,6 +130,8 @@ class RunClient:
         log.info("the coordinator stopped without the run ending; waiting up to %.0fs for the next one",
                  self.restart_wait_s)
         while time.monotonic() < deadline:
+            if self._run_finished():  # the next one finished the run before this client reached it
+                return False
             ep = read_endpoint(self.run_dir, component_name("coordinator"))
             if ep is not None and (old is None or (ep.url, ep.pid, ep.started_at) != (old.url, old.pid,
                                                                                        old.started_at)):
@@ -142,6 +144,10 @@ class RunClient:
                     return True
             await asyncio.sleep(0.5)
         return False
+
+    def _run_finished(self) -> bool:
+        st = self.run.read_status()
+        return st is not None and st.finished
 
     def _no_answer(self, url: str) -> str:
         st = self.run.read_status()
@@ -273,7 +279,13 @@ class RunClient:
         keepalive = asyncio.create_task(self._keepalive(keepalive_s))
         try:
             while True:
-                msg = await self._stream.get()
+                try:
+                    msg = await asyncio.wait_for(self._stream.get(), keepalive_s)
+                except TimeoutError:
+                    if not self._run_finished():
+                        continue
+                    # a coordinator that finished the run before this subscription reached it said nothing to it
+                    msg = c.Shutdown(reason="run finished (status.json)")
                 if isinstance(msg, c.Shutdown):
                     if catch_up:
                         for r in self._from_shards(self._shards_dir()):
@@ -282,6 +294,9 @@ class RunClient:
                         await self._send(c.Subscribe(credits=self.window))
                         owed, last_sent = 0, time.monotonic()
                         continue
+                    if catch_up and not msg.final:  # what the next coordinator committed before it finished
+                        for r in self._from_shards(self._shards_dir()):
+                            yield r
                     log.info("the coordinator shut down (%s); the result stream ends", msg.reason)
                     return
                 if isinstance(msg, c.ErrorReply):  # the read loop subscribed again: a fresh credit window
