@@ -285,7 +285,7 @@ class RunClient:
                     if not self._run_finished():
                         continue
                     # a coordinator that finished the run before this subscription reached it said nothing to it
-                    msg = c.Shutdown(reason="run finished (status.json)")
+                    msg = self.shutdown = c.Shutdown(reason="run finished (status.json)")
                 if isinstance(msg, c.Shutdown):
                     if catch_up:
                         for r in self._from_shards(self._shards_dir()):

@@ -155,3 +155,31 @@ def test_a_result_stream_follows_a_requeued_coordinator(run: Run) -> None:
     assert not errors, errors
     assert len(got) == len(set(got)) and sorted(got) == EXPECTED, f"missing {sorted(set(EXPECTED) - set(got))}"
     run.check_exactly_once()
+
+
+def test_a_result_stream_ends_on_a_finished_status_the_coordinator_never_sent(run: Run) -> None:
+    """A coordinator that ends the run before a client's subscription reaches it (a requeued one finishing fast)
+    tells that client nothing: the stream ends once ``status.json`` says the run finished, after reading the shards.
+    Here the coordinator is killed (no Shutdown sent) and the finished status written for it."""
+    import asyncio
+    import time
+
+    from polar_hpc.coordinator.client import RunClient
+    from polar_hpc.wire.control import RunStatus
+
+    coord = run.coordinator()
+    run.rank(0, duration=0.3)
+    got: list[str] = []
+
+    async def follow() -> None:
+        async with RunClient(run.run_dir, restart_wait_s=60) as client:
+            async for r in client.results(keepalive_s=1.0):
+                got.append(r.key)
+                if len(got) == 3:
+                    stop(coord, signal.SIGKILL)
+                    RunDir(run.run_dir).write_status(RunStatus(started=time.time(), updated=time.time(),
+                                                               finished=True))
+
+    asyncio.run(asyncio.wait_for(follow(), 30))
+    keys, _ = shard_keys(run.run_dir)
+    assert len(got) == len(set(got)) and set(keys) <= set(got), f"not streamed: {sorted(set(keys) - set(got))}"
