@@ -27,7 +27,13 @@ import msgspec
 from polar_hpc.config.run import Policy
 from polar_hpc.errors import PolarError
 from polar_hpc.wire.actions import TOOL_CALLS, ActionFormat
-from polar_hpc.wire.session import SOLUTION_COMMANDS, SOLUTION_FILES, SOLUTION_LOOK, SOLUTION_PATCH
+from polar_hpc.wire.session import (
+    SOLUTION_COMMANDS,
+    SOLUTION_FILES,
+    SOLUTION_FIRST_TRY,
+    SOLUTION_LOOK,
+    SOLUTION_PATCH,
+)
 
 HEREDOC_TAG = "POLAR_ORACLE_PATCH"
 LITERAL_MAX = 60_000
@@ -56,6 +62,9 @@ class OracleScript(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """The look turn's commands (default: ``git status --short`` and ``cat`` of the first file it edits)."""
     verify: str | None = None
     """The test command run after applying (default: none, the verify turn is left out)."""
+    first_try: list[str] = msgspec.field(default_factory=list)
+    """A first fix that misses (a recovery demonstration): applied and verified before the look turn comes again
+    and the solution is applied."""
     answer: str = DEFAULT_ANSWER
     noop: bool = False
     """Take the turns without applying anything (a grader must then give reward 0)."""
@@ -124,7 +133,14 @@ def apply_commands(script: OracleScript, *, encoded: bool = False) -> list[str]:
 def turns(script: OracleScript, *, parallel: bool, encoded: bool = False) -> list[Turn]:
     files = script.patch_files()
     look = script.look or ["git status --short", f"cat {shlex.quote(files[0])}" if files else "ls -la"]
-    out = [Turn(label="look", commands=tuple(look) if parallel else (" && ".join(look),))]
+    look_turn = Turn(label="look", commands=tuple(look) if parallel else (" && ".join(look),))
+    out = [look_turn]
+    if script.first_try and not script.noop:
+        first = OracleScript(solution_commands=script.first_try, task=script.task)
+        out += [Turn(label="apply", commands=(c,)) for c in apply_commands(first, encoded=encoded)]
+        if script.verify:
+            out.append(Turn(label="verify", commands=(script.verify,)))
+        out.append(look_turn)
     if not script.noop:
         out += [Turn(label="apply", commands=(c,)) for c in apply_commands(script, encoded=encoded)]
     if script.verify:
@@ -185,10 +201,14 @@ def script_from_task(metadata: dict[str, Any], *, policy: Policy, verify: str | 
     look = metadata.get(SOLUTION_LOOK, [])
     if not isinstance(look, list) or not all(isinstance(c, str) and c for c in look):
         raise OracleError(f"task metadata {SOLUTION_LOOK}: expected a list of shell commands, got {look!r:.200}")
+    first_try = metadata.get(SOLUTION_FIRST_TRY, [])
+    if not isinstance(first_try, list) or not all(isinstance(c, str) and c for c in first_try):
+        raise OracleError(f"task metadata {SOLUTION_FIRST_TRY}: expected a list of shell commands, "
+                          f"got {first_try!r:.200}")
     if not isinstance(commands, list) or not all(isinstance(c, str) for c in commands):
         raise OracleError(f"task metadata {SOLUTION_COMMANDS}: expected a list of shell commands, "
                           f"got {commands!r:.200}")
     return OracleScript(solution_patch=patch or None, solution_commands=list(commands), solution_files=files,
-                        look=look, verify=verify,
+                        look=look, verify=verify, first_try=first_try,
                         noop=policy == "oracle_noop", delegate=policy == "oracle_subagent", task=task,
                         actions=actions)

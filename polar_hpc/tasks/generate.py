@@ -96,6 +96,9 @@ class Instance(msgspec.Struct, kw_only=True):
     """The repository as written: the buggy module and its test file."""
     fixed: str
     """The module as the reference solution leaves it."""
+    first_try: str = ""
+    """A first fix that misses (``solution_first_try`` of a recovery demonstration): the body line nearest the
+    broken one, replaced by itself, so the tests still fail and the repository is as it was."""
 
 
 def _names(rng: random.Random, pools: Pools) -> Names:
@@ -184,7 +187,18 @@ def _instance(rng: random.Random, pools: Pools, split: Split, index: int) -> Ins
         SOLUTION_FILES: [mod_file], SOLUTION_LOOK: [look_command(shape.name, mod_file)],
         "bug": kind, "split": split,
     }
-    return Instance(row=row, files={mod_file: buggy, test_file: "\n".join(tests) + "\n"}, fixed=fixed)
+    return Instance(row=row, files={mod_file: buggy, test_file: "\n".join(tests) + "\n"}, fixed=fixed,
+                    first_try=_first_try(shape, bug.line, mod_file))
+
+
+def _first_try(shape: Shape, broken: int, path: str) -> str:
+    """A no-op substitution of the body line nearest ``broken`` (the one before it when both are as near)."""
+    body = [i for i, line in enumerate(shape.lines)
+            if i != broken and line.startswith(" ") and not UNQUOTABLE & set(line)]
+    if not body:
+        return ""
+    line = shape.lines[min(body, key=lambda i: (abs(i - broken), i > broken))]
+    return fix_command(line, line, path)
 
 
 def _calls(rng: random.Random, pools: Pools, shape: Shape, good: dict[str, Any],

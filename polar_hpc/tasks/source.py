@@ -17,12 +17,13 @@ from polar_hpc.wire.session import (
     SOLUTION_COMMANDS,
     SOLUTION_DIR,
     SOLUTION_FILES,
+    SOLUTION_FIRST_TRY,
     SOLUTION_LOOK,
     SOLUTION_PATCH,
     Task,
 )
 
-ORACLE_FIELDS = (SOLUTION_PATCH, SOLUTION_COMMANDS, SOLUTION_FILES, SOLUTION_LOOK, SOLUTION_DIR)
+ORACLE_FIELDS = (SOLUTION_PATCH, SOLUTION_COMMANDS, SOLUTION_FILES, SOLUTION_LOOK, SOLUTION_DIR, SOLUTION_FIRST_TRY)
 """Row keys always kept in the task metadata: the reference solution the oracle policy writes."""
 
 

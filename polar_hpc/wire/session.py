@@ -35,6 +35,11 @@ SOLUTION_LOOK = "solution_look"
 first file the solution edits)."""
 
 
+SOLUTION_FIRST_TRY = "solution_first_try"
+"""Task metadata key: the commands of a first fix that misses (a recovery demonstration): the oracle applies them
+and runs the tests, which fail, then looks again and applies the solution."""
+
+
 SOLUTION_DIR = "solution_dir"
 """Task metadata key: a host folder the solution commands need (a Harbor task's ``solution/``), copied to
 :data:`SANDBOX_SOLUTION_DIR` in the session's sandbox before the harness starts, under the ``oracle`` policy only."""

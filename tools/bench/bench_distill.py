@@ -37,6 +37,9 @@ import msgspec
 
 from polar_hpc.measure.eval import EvalRow
 from polar_hpc.measure.paired import PairedRow, compare, paired_table
+from polar_hpc.tasks.family import DEFAULT_COUNTS
+from polar_hpc.tasks.generate import instances
+from polar_hpc.wire.session import SOLUTION_FIRST_TRY
 
 ROOT = Path(__file__).resolve().parents[2]
 TASKS = ROOT / "recipes" / "tasks" / "distill"
@@ -108,6 +111,18 @@ def subset(work: Path, split: str, n: int, *, start: int = 0, name: str | None =
     return path
 
 
+def with_first_tries(path: Path, every: int) -> Path:
+    """Every ``every``-th row of a train subset (the 1st, the (every+1)-th, ...) made a recovery demonstration: its
+    ``solution_first_try`` the generator's first fix that misses (``Instance.first_try``)."""
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    tries = {i.row["task_id"]: i.first_try for i in instances("train", DEFAULT_COUNTS["train"])}
+    for n, row in enumerate(rows):
+        if n % every == 0 and tries[row["task_id"]]:
+            row[SOLUTION_FIRST_TRY] = [tries[row["task_id"]]]
+    path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+    return path
+
+
 def rl_tasks(work: Path, corpus_tasks: int) -> Path:
     """GRPO's tasks: the train rows the corpus did not use (a model fitted to its demonstrations solves those
     and gives all-1 groups), or the corpus's own when it used them all."""
@@ -159,6 +174,9 @@ def main() -> int:
     ap.add_argument("--skip-base", action="store_true", help="leave out the base model's evaluation")
     ap.add_argument("--harnesses", default=None, help="comma-separated, of: " + ", ".join(RECIPES))
     ap.add_argument("--sft-args", default=None, help="train sft's flags, one string (default: the plan's)")
+    ap.add_argument("--retry-demos", type=int, default=0, metavar="N",
+                    help="every N-th corpus task a recovery demonstration: a first fix that misses, the failing "
+                         "tests, a second look, the fix (default 0: none)")
     ap.add_argument("--grpo-set", action="append", default=[], metavar="K=V",
                     help="a recipe setting for train grpo (repeatable), e.g. trainer.learning_rate=2e-5")
     args = ap.parse_args()
@@ -177,6 +195,8 @@ def main() -> int:
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     phase = Phase(work)
     train, heldout = subset(work, "train", plan.train), subset(work, "heldout", plan.heldout)
+    if args.retry_demos > 0:
+        train = with_first_tries(train, args.retry_demos)
     model_sets = [] if plan.model == "asset:smollm2" else ["--set", f"inference.model={plan.model}"]
     quick_sets = [a for s in plan.grpo_sets for a in ("--set", s)]
     seed = ["--set", f"inference.random_seed={args.seed}"]

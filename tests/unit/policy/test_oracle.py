@@ -107,6 +107,18 @@ def test_turns_from_patch_and_commands() -> None:
     assert [t.label for t in turns(noop, parallel=True)] == ["look", "verify", "answer"]
 
 
+def test_a_recovery_demonstration_misses_first_then_looks_again_and_fixes() -> None:
+    meta = {"solution_commands": ["perl fix"], "solution_first_try": ["perl miss"], "solution_look": ["grep f"]}
+    script = script_from_task(meta, policy="oracle", verify="pytest -q")
+    assert [(t.label, t.commands) for t in turns(script, parallel=False)] == [
+        ("look", ("grep f",)), ("apply", ("perl miss",)), ("verify", ("pytest -q",)), ("look", ("grep f",)),
+        ("apply", ("perl fix",)), ("verify", ("pytest -q",)), ("answer", ())]
+    noop = script_from_task(meta, policy="oracle_noop", verify="pytest -q")
+    assert [t.label for t in turns(noop, parallel=False)] == ["look", "verify", "answer"]
+    with pytest.raises(OracleError, match="solution_first_try: expected a list of shell commands"):
+        script_from_task({**meta, "solution_first_try": "perl miss"}, policy="oracle", verify=None)
+
+
 def test_bad_scripts_are_refused() -> None:
     with pytest.raises(OracleError, match="solution_patch .* or solution_commands"):
         script_from_task({"repo": "x"}, policy="oracle", verify=None)

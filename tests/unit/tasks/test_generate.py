@@ -20,7 +20,7 @@ import pytest
 
 from polar_hpc.cli.entry import main
 from polar_hpc.tasks.family import BUG_KINDS
-from polar_hpc.tasks.generate import DEFAULT_COUNTS, REPOS, generate
+from polar_hpc.tasks.generate import DEFAULT_COUNTS, REPOS, generate, instances
 
 ROOT = Path(__file__).parents[3]
 COMMITTED = ROOT / "recipes" / "tasks" / "distill"
@@ -148,6 +148,22 @@ def test_gold_fixes_every_repo_and_the_unmodified_repo_fails_f2p(generated: Path
                                      (work / r["repo"] / mod).read_text().splitlines(), strict=True) if a != b]
         assert len(changed) == 1 and changed[0].strip() not in r["problem"], r["task_id"]  # the line is not given
         assert mod in r["problem"] and len(r["solution_commands"]) == 1 and len(r["solution_commands"][0]) < 140
+
+
+def test_a_first_try_misses_and_leaves_the_repository_as_it_was(generated: Path, tmp_path: Path) -> None:
+    """``Instance.first_try`` (a recovery demonstration's first fix): another line of the broken function, replaced
+    by itself, so the repository is byte for byte the same and FAIL_TO_PASS still fails."""
+    work = tmp_path / "work"
+    subprocess.run(["cp", "-r", str(generated / REPOS), str(work)], check=True)
+    insts = instances("train", DEFAULT_COUNTS["train"]) + instances("heldout", DEFAULT_COUNTS["heldout"])
+    assert all(i.first_try.startswith("perl -pi -e ") for i in insts)
+    assert all(i.first_try != i.row["solution_commands"][0] for i in insts)
+    script = "set -e\n" + "".join(f"cd {work / i.row['repo']}\n{i.first_try}\n" for i in insts)
+    subprocess.run(["bash", "-c", script], check=True)
+    assert not filecmp.dircmp(generated / REPOS, work).diff_files
+    for i in insts:
+        (mod,) = i.row["solution_files"]
+        assert (work / i.row["repo"] / mod).read_text() == (generated / REPOS / i.row["repo"] / mod).read_text()
 
 
 def test_pytest_reads_the_ids_the_rows_name(generated: Path) -> None:
