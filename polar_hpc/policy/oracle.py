@@ -124,6 +124,8 @@ class OraclePolicy:
         """Tool-call turns in the last history seen, per context."""
         self.encoded = False
         """The patch goes base64-encoded (the format could not carry it literally)."""
+        self.last_trained = True
+        """Whether the last forced reply trains (``Turn.trained``; the proxy copies it onto the record)."""
 
     def _step(self, req: CanonicalRequest) -> int:
         ctx, n = is_subagent(req), tool_turns_done(req)
@@ -182,6 +184,7 @@ class OraclePolicy:
         if found is None:
             return None
         turn, tool = found
+        self.last_trained = turn.trained
         if self.script.actions.kind == "text":  # only the final turn is the conversation's last
             text = checked_action_text(turn, self.script.actions, self.tool_parser, req.tools, self.script.task)
             return text, turn.label == "answer"

@@ -93,6 +93,8 @@ class Turn(msgspec.Struct, kw_only=True, frozen=True):
     label: str
     commands: tuple[str, ...] = ()
     answer: str = ""
+    trained: bool = True
+    """False for a recovery demonstration's missed fix: its tokens stay in the chain as context, out of the loss."""
 
 
 SHELL_FILTERED = ("$(", "`", "<(", ">(")
@@ -137,7 +139,7 @@ def turns(script: OracleScript, *, parallel: bool, encoded: bool = False) -> lis
     out = [look_turn]
     if script.first_try and not script.noop:
         first = OracleScript(solution_commands=script.first_try, task=script.task)
-        out += [Turn(label="apply", commands=(c,)) for c in apply_commands(first, encoded=encoded)]
+        out += [Turn(label="apply", commands=(c,), trained=False) for c in apply_commands(first, encoded=encoded)]
         if script.verify:
             out.append(Turn(label="verify", commands=(script.verify,)))
         out.append(look_turn)

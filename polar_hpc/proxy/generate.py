@@ -185,6 +185,7 @@ class Generator:
         forced = self._oracle_ids(oracle, req, raw_request, provider, ids) if oracle is not None else None
         if forced is not None and oracle is not None:
             record.policy = "oracle"
+            record.trained = oracle.last_trained
             record.action_format = oracle.script.actions.name
         sampling = self._limited(req, record, ids, forced)
         if forced is None:

@@ -29,7 +29,7 @@ class PerRequestBuilder(Builder):
             top_ids, top_lps = top_part(rec, ids.shape[0], top_width([rec]))
             traces.append(Trace(
                 prompt_ids=np.asarray(rec.prompt_ids, dtype=np.int32), response_ids=ids,
-                loss_mask=np.ones(ids.shape[0], dtype=np.uint8), response_logprobs=lps,
+                loss_mask=np.full(ids.shape[0], int(rec.trained), dtype=np.uint8), response_logprobs=lps,
                 prompt_messages=list(rec.canonical.messages), response_messages=[rec.response],
                 tools=list(rec.canonical.tools), finish_reason=rec.finish_reason, meta=meta,
                 response_versions=recorded_versions(sampled_versions(rec, ids.shape[0])),

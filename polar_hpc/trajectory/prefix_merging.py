@@ -244,7 +244,7 @@ def _trace(c: _Chain) -> Trace:
             seen = len(msgs)
         response_messages.append(rec.response)
         ids.append(out)
-        mask.append(np.ones(out.shape[0], dtype=np.uint8))
+        mask.append(np.full(out.shape[0], int(rec.trained), dtype=np.uint8))
         lps.append(lp)
         versions.append(sampled_versions(rec, out.shape[0]))
         top.append(top_part(rec, out.shape[0], k))

@@ -117,6 +117,9 @@ class CompletionRecord(msgspec.Struct, kw_only=True):
     server: str | None = None
     policy: TokenPolicy = "sample"
     """``oracle``: the output ids were forced (the task's reference solution) and scored by the engine."""
+    trained: bool = True
+    """False: the oracle's deliberate miss in a recovery demonstration (``solution_first_try``); a chain keeps its
+    tokens as context with ``loss_mask`` 0."""
     action_format: str | None = None
     """How the oracle wrote this reply's actions (``ActionFormat.name``: ``tool_calls`` or ``text:<fence>``);
     None for a sampled reply."""

@@ -113,6 +113,7 @@ def test_a_recovery_demonstration_misses_first_then_looks_again_and_fixes() -> N
     assert [(t.label, t.commands) for t in turns(script, parallel=False)] == [
         ("look", ("grep f",)), ("apply", ("perl miss",)), ("verify", ("pytest -q",)), ("look", ("grep f",)),
         ("apply", ("perl fix",)), ("verify", ("pytest -q",)), ("answer", ())]
+    assert [t.trained for t in turns(script, parallel=False)] == [True, False, True, True, True, True, True]
     noop = script_from_task(meta, policy="oracle_noop", verify="pytest -q")
     assert [t.label for t in turns(noop, parallel=False)] == ["look", "verify", "answer"]
     with pytest.raises(OracleError, match="solution_first_try: expected a list of shell commands"):

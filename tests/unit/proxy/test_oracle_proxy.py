@@ -83,3 +83,30 @@ async def test_anthropic_stream_and_a_sampled_side_request(oracle_proxy: Any, sd
     assert title.content[0].text == "Hello from the scripted engine."  # type: ignore[union-attr]
     recs = server.close_session(key)
     assert [r.policy for r in recs] == ["oracle", "sample"] and recs[1].side_request
+
+
+async def test_the_missed_fix_of_a_recovery_demonstration_is_recorded_untrained(qwen3_template: Any,
+                                                                                sdk: SdkClients) -> None:
+    engine = ForcingEngine(qwen3_template)
+    server = ProxyServer(qwen3_template, engine, ProxySettings(model_name="policy", context_length=8192,
+                                                               max_new_tokens=64, render_mode="continuation"))
+    base = await server.start()
+    script = OracleScript(solution_commands=["perl fix calc.py"], first_try=["perl miss calc.py"],
+                          look=["grep calc.py"], verify="pytest -q")
+    key = server.open_session("calc/0#0", oracle=script)
+    try:
+        client = sdk.openai(base, key)
+        tools: Any = [{"type": "function", "function": {"name": "bash", "parameters": BASH}}]
+        msgs: Any = [{"role": "user", "content": "fix calc"}]
+        commands = []
+        for _ in range(3):
+            reply = await client.chat.completions.create(model="policy", messages=msgs, tools=tools)
+            (call,) = reply.choices[0].message.tool_calls or []
+            commands.append(json.loads(call.function.arguments)["command"])  # type: ignore[union-attr]
+            msgs += [reply.choices[0].message.model_dump(exclude_none=True),
+                     {"role": "tool", "tool_call_id": call.id, "content": "ok"}]
+        recs = server.close_session(key)
+    finally:
+        await server.stop()
+    assert commands == ["grep calc.py", "perl miss calc.py", "pytest -q"]
+    assert [(r.policy, r.trained) for r in recs] == [("oracle", True), ("oracle", False), ("oracle", True)]

@@ -38,3 +38,19 @@ def test_the_shard_object_keeps_a_callers_keys_and_names_a_wrong_type() -> None:
     assert trace_to_shard(meta, extra)["turns"] == 3
     with pytest.raises(msgspec.ValidationError, match=r"Expected `array`, got `str` - at `\$.completion_ids`"):
         trace_from_shard({"completion_ids": "c1"})
+
+
+@pytest.mark.parametrize("name", ["per_request", "prefix_merging"])
+def test_an_untrained_record_stays_in_the_chain_out_of_the_loss(name: str) -> None:
+    """``CompletionRecord.trained = False`` (the oracle's missed fix in a recovery demonstration): its sampled
+    tokens are in the trace, with ``loss_mask`` 0; every other record's sampled tokens keep 1."""
+    records, _ = make_records(3, SynthSpec(agents=1, turns=3, p_cut=0.0, p_rerender=0.0))
+    builder = get_builder(BuilderSpec(name=name), end_of_turn_id=EOT)
+    before = builder.build(records, TraceStatus.COMPLETED)
+    records[1] = msgspec.structs.replace(records[1], trained=False)
+    after = builder.build(records, TraceStatus.COMPLETED)
+    assert [t.response_ids.tolist() for t in after.traces] == [t.response_ids.tolist() for t in before.traces]
+    lost = len(records[1].output_ids)
+    assert sum(int(t.loss_mask.sum()) for t in before.traces) - sum(int(t.loss_mask.sum()) for t in after.traces) \
+        == lost > 0
+    assert after.stats.tokens_trainable == before.stats.tokens_trainable - lost
