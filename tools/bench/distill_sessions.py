@@ -27,7 +27,7 @@ from polar_hpc.errors import PolarError
 from polar_hpc.store.reader import ShardReader
 from polar_hpc.wire.calls import ChatMessage
 from polar_hpc.wire.results import SessionResult
-from polar_hpc.wire.traces import TraceStatus
+from polar_hpc.wire.traces import TraceStatus, is_accepted
 
 Action = Literal["look", "fix", "test_pass", "test_fail", "other"]
 Ending = Literal["answer_after_pass", "answer_after_fail", "answer_untested", "capped_fixed", "capped_unfixed",
@@ -84,13 +84,11 @@ def behaviour(result: SessionResult) -> Behaviour:
             actions += [_kind(_command(c.arguments), replies.get(c.id, "")) for c in m.tool_calls]
     calls = sum(1 for m in messages if m.role == "assistant")
     status = result.trajectory.status
-    graded = result.evaluation.outcome_reward if result.evaluation is not None else result.trajectory.traces[
-        0].reward if result.trajectory.traces else 0.0
-    passed = status == TraceStatus.COMPLETED and graded >= ACCEPT_REWARD
+    passed = is_accepted(status, result.reward)
     tests = [a for a in actions if a.startswith("test")]
     ending: Ending
     if status == TraceStatus.TIMEOUT:
-        ending = "capped_fixed" if graded >= ACCEPT_REWARD else "capped_unfixed"
+        ending = "capped_fixed" if result.reward >= ACCEPT_REWARD else "capped_unfixed"
     elif status != TraceStatus.COMPLETED:
         ending = "error"
     elif not tests:
