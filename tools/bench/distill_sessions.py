@@ -7,7 +7,9 @@ of actions: ``look`` (grep / cat / sed -n), ``fix`` (perl -pi / sed -i), ``test`
 whether it passed) or ``other``, and how it ended: answered after a passing test, answered after a failing one,
 answered without testing, or cut at the turn limit (TIMEOUT; with the repository fixed or not, from the grade of the
 workspace as it stood). A session ``retried`` when it fixed again after a failing test run; its retry ``worked`` when
-the session then passed. Per run (and per rollout version of a GRPO run) one row of counts.
+the session then passed. ``gold1`` counts sessions whose first fix is the task's reference command
+(``solution_commands``, as written), ``gold2+`` those where a later fix is. Per run (and per rollout version of a
+GRPO run) one row of counts.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from polar_hpc.errors import PolarError
 from polar_hpc.store.reader import ShardReader
 from polar_hpc.wire.calls import ChatMessage
 from polar_hpc.wire.results import SessionResult
+from polar_hpc.wire.session import SOLUTION_COMMANDS
 from polar_hpc.wire.traces import TraceStatus, is_accepted
 
 Action = Literal["look", "fix", "test_pass", "test_fail", "other"]
@@ -41,6 +44,10 @@ class Behaviour(msgspec.Struct, frozen=True):
     actions: tuple[Action, ...]
     ending: Ending
     passed: bool
+    gold_first: bool = False
+    """The first fix is the task's reference command."""
+    gold_later: bool = False
+    """A fix after the first is the task's reference command."""
 
     @property
     def retried(self) -> bool:
@@ -79,9 +86,15 @@ def behaviour(result: SessionResult) -> Behaviour:
     messages = _conversation(result)
     replies = {m.tool_call_id: m.content for m in messages if m.role == "tool" and m.tool_call_id}
     actions: list[Action] = []
+    fixes: list[str] = []
     for m in messages:
         if m.role == "assistant":
-            actions += [_kind(_command(c.arguments), replies.get(c.id, "")) for c in m.tool_calls]
+            for c in m.tool_calls:
+                command = _command(c.arguments)
+                actions.append(_kind(command, replies.get(c.id, "")))
+                if actions[-1] == "fix":
+                    fixes.append(command.strip())
+    gold = {str(c).strip() for c in result.metadata.get(SOLUTION_COMMANDS, [])}
     calls = sum(1 for m in messages if m.role == "assistant")
     status = result.trajectory.status
     passed = is_accepted(status, result.reward)
@@ -95,7 +108,8 @@ def behaviour(result: SessionResult) -> Behaviour:
         ending = "answer_untested"
     else:
         ending = "answer_after_pass" if tests[-1] == "test_pass" else "answer_after_fail"
-    return Behaviour(calls=calls, actions=tuple(actions), ending=ending, passed=passed)
+    return Behaviour(calls=calls, actions=tuple(actions), ending=ending, passed=passed,
+                     gold_first=bool(fixes) and fixes[0] in gold, gold_later=any(f in gold for f in fixes[1:]))
 
 
 def table(label: str, rows: list[Behaviour]) -> str:
@@ -106,12 +120,13 @@ def table(label: str, rows: list[Behaviour]) -> str:
     return (f"{label:<28}{len(rows):>5}{sum(b.passed for b in rows):>7}{calls:>7}"
             + "".join(f"{ends[e]:>8}" for e in ENDINGS)
             + f"{len(retried):>8}{sum(b.passed for b in retried):>7}"
+            + f"{sum(b.gold_first for b in rows):>7}{sum(b.gold_later for b in rows):>7}"
             + f"   {fixes[0]}/{fixes[1]}/{fixes[2]}/{fixes[3]}")
 
 
 HEADER = (f"{'run (rollout version)':<28}{'n':>5}{'pass':>7}{'calls':>7}"
           + "".join(f"{h:>8}" for h in ("ans+ok", "ans+bad", "ans-unt", "cap+fix", "cap-fix", "error"))
-          + f"{'retried':>8}{'worked':>7}   fixes 0/1/2/3+")
+          + f"{'retried':>8}{'worked':>7}{'gold1':>7}{'gold2+':>7}   fixes 0/1/2/3+")
 
 
 def main() -> int:
