@@ -239,7 +239,12 @@ class ReferenceServer:
             while (frame := await queue.get()) is not None:
                 await resp.write(frame)
             await resp.write(b"data: [DONE]\n\n")
-        except (asyncio.CancelledError, ConnectionResetError):
+        except ConnectionResetError:
+            # The client went away (a cancelled call, or one that stopped reading at the last chunk): not an error.
+            self.scheduler.abort(gen.rid)
+            log.debug("%s: client closed the stream", gen.rid)
+            return resp
+        except asyncio.CancelledError:
             self.scheduler.abort(gen.rid)
             raise
         finally:

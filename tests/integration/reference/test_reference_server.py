@@ -127,6 +127,23 @@ async def test_engine_cancellation_aborts_on_server(reference_server: ReferenceH
     assert res.completion_tokens == 2
 
 
+async def test_a_client_that_leaves_mid_stream_is_no_server_error(reference_server: ReferenceHandle) -> None:
+    """A caller that stops reading (cancelled, or done at the chunk with the finish reason) aborts its request; the
+    server logs no traceback for it and serves the next request."""
+    body = {"input_ids": PROMPT, "stream": True, "rid": "leaves-early",
+            "sampling_params": {"max_new_tokens": 5000, "temperature": 1.0, "ignore_eos": True}}
+    log_before = Path(reference_server.log_path).read_text()
+    async with aiohttp.ClientSession(trust_env=False) as http:
+        resp = await http.post(f"{reference_server.url}/generate", json=body)
+        assert (await resp.content.readline()).startswith(b"data: ")
+        resp.close()
+    await asyncio.sleep(1.0)
+    status, out = await post(reference_server.url, {"input_ids": PROMPT, "sampling_params": {"max_new_tokens": 2}})
+    assert status == 200 and out["meta_info"]["completion_tokens"] == 2
+    new_log = Path(reference_server.log_path).read_text()[len(log_before):]
+    assert "Traceback" not in new_log and "Error handling request" not in new_log, new_log
+
+
 async def test_context_length_error_has_sglang_shape(reference_server: ReferenceHandle) -> None:
     status, out = await post(reference_server.url, {"input_ids": [1] * 40000, "sampling_params": {"max_new_tokens": 4}})
     assert status == 400
