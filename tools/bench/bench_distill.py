@@ -111,13 +111,14 @@ def subset(work: Path, split: str, n: int, *, start: int = 0, name: str | None =
     return path
 
 
-def with_first_tries(path: Path, every: int) -> Path:
-    """Every ``every``-th row of a train subset (the 1st, the (every+1)-th, ...) made a recovery demonstration: its
-    ``solution_first_try`` the generator's first fix that misses (``Instance.first_try``)."""
+def with_first_tries(path: Path, every: int, *, start: int = 0) -> Path:
+    """Every ``every``-th row of a train subset from row ``start`` on (``start``, ``start + every``, ...) made a
+    recovery demonstration: its ``solution_first_try`` the generator's first fix that misses
+    (``Instance.first_try``)."""
     rows = [json.loads(line) for line in path.read_text().splitlines()]
     tries = {i.row["task_id"]: i.first_try for i in instances("train", DEFAULT_COUNTS["train"])}
     for n, row in enumerate(rows):
-        if n % every == 0 and tries[row["task_id"]]:
+        if n >= start and (n - start) % every == 0 and tries[row["task_id"]]:
             row[SOLUTION_FIRST_TRY] = [tries[row["task_id"]]]
     path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
     return path
@@ -177,6 +178,9 @@ def main() -> int:
     ap.add_argument("--retry-demos", type=int, default=0, metavar="N",
                     help="every N-th corpus task a recovery demonstration: a first fix that misses, the failing "
                          "tests, a second look, the fix (default 0: none)")
+    ap.add_argument("--retry-demos-added", type=int, default=0, metavar="K",
+                    help="K more corpus tasks after --train's, each a recovery demonstration (the --train tasks "
+                         "keep their one-try demonstrations; GRPO's tasks start after these)")
     ap.add_argument("--grpo-set", action="append", default=[], metavar="K=V",
                     help="a recipe setting for train grpo (repeatable), e.g. trainer.learning_rate=2e-5")
     args = ap.parse_args()
@@ -190,17 +194,27 @@ def main() -> int:
         unknown = sorted(set(plan.harnesses) - set(RECIPES))
         if unknown:
             ap.error(f"--harnesses: {', '.join(unknown)} is not one of {', '.join(RECIPES)}")
+    if args.retry_demos < 0 or args.retry_demos_added < 0:
+        ap.error(f"--retry-demos / --retry-demos-added must be >= 0, got {args.retry_demos} / "
+                 f"{args.retry_demos_added}")
+    corpus_tasks = plan.train + args.retry_demos_added
+    available = len((TASKS / "train.jsonl").read_text().splitlines())
+    if corpus_tasks > available:
+        ap.error(f"--train {plan.train} + --retry-demos-added {args.retry_demos_added} = {corpus_tasks} corpus tasks, "
+                 f"but the train split ({TASKS / 'train.jsonl'}) has {available}")
     work = (args.work or ROOT / "runs" / f"bench-distill-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
     work.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     phase = Phase(work)
-    train, heldout = subset(work, "train", plan.train), subset(work, "heldout", plan.heldout)
+    train, heldout = subset(work, "train", corpus_tasks), subset(work, "heldout", plan.heldout)
     if args.retry_demos > 0:
         train = with_first_tries(train, args.retry_demos)
+    if args.retry_demos_added > 0:
+        train = with_first_tries(train, 1, start=plan.train)
     model_sets = [] if plan.model == "asset:smollm2" else ["--set", f"inference.model={plan.model}"]
     quick_sets = [a for s in plan.grpo_sets for a in ("--set", s)]
     seed = ["--set", f"inference.random_seed={args.seed}"]
-    print(f"work dir {work}: {plan.train} train / {plan.heldout} held-out tasks, model {plan.model}", flush=True)
+    print(f"work dir {work}: {corpus_tasks} train / {plan.heldout} held-out tasks, model {plan.model}", flush=True)
 
     rows: list[dict[str, object]] = []
     if not args.skip_base:
@@ -223,7 +237,7 @@ def main() -> int:
              evaluate(phase, "eval-sft", str(sft_model), heldout, plan.harnesses, args.seed, quick_sets)]
     if plan.grpo_steps > 0 and "pi" in plan.harnesses:
         grpo_run = work / "grpo"
-        phase("grpo", "train", "grpo", str(RECIPES["pi"]), "--set", f"tasks.path={rl_tasks(work, plan.train)}",
+        phase("grpo", "train", "grpo", str(RECIPES["pi"]), "--set", f"tasks.path={rl_tasks(work, corpus_tasks)}",
               "--set", f"trainer.model={sft_model}", "--set", f"inference.model={sft_model}",
               "--set", f"trainer.steps={plan.grpo_steps}", "--set", f"trainer.groups_per_step={plan.grpo_groups}",
               "--set", f"tasks.num_samples={plan.grpo_samples}", "--set", f"trainer.seed={args.seed}", *seed,
