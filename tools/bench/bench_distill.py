@@ -98,6 +98,11 @@ class Phase:
         return proc.stdout
 
 
+def split_rows(split: str) -> list[str]:
+    """The rows of a shipped split (``recipes/tasks/distill/SPLIT.jsonl``)."""
+    return (TASKS / f"{split}.jsonl").read_text().splitlines()
+
+
 def subset(work: Path, split: str, n: int, *, start: int = 0, name: str | None = None) -> Path:
     """Rows ``start .. start + n`` of a split as ``NAME.jsonl`` (default: the split's name), beside a link to the
     split's repositories (the recipes' ``{tasks_dir}``)."""
@@ -105,7 +110,7 @@ def subset(work: Path, split: str, n: int, *, start: int = 0, name: str | None =
     folder.mkdir(exist_ok=True)
     if not (folder / "repos").exists():
         (folder / "repos").symlink_to(TASKS / "repos")
-    rows = (TASKS / f"{split}.jsonl").read_text().splitlines()[start:start + n]
+    rows = split_rows(split)[start:start + n]
     path = folder / f"{name or split}.jsonl"
     path.write_text("\n".join(rows) + "\n")
     return path
@@ -127,7 +132,7 @@ def with_first_tries(path: Path, every: int, *, start: int = 0) -> Path:
 def rl_tasks(work: Path, corpus_tasks: int) -> Path:
     """GRPO's tasks: the train rows the corpus did not use (a model fitted to its demonstrations solves those
     and gives all-1 groups), or the corpus's own when it used them all."""
-    total = len((TASKS / "train.jsonl").read_text().splitlines())
+    total = len(split_rows("train"))
     if corpus_tasks < total:
         return subset(work, "train", total - corpus_tasks, start=corpus_tasks, name="train-rl")
     return subset(work, "train", total, name="train-rl")
@@ -198,7 +203,7 @@ def main() -> int:
         ap.error(f"--retry-demos / --retry-demos-added must be >= 0, got {args.retry_demos} / "
                  f"{args.retry_demos_added}")
     corpus_tasks = plan.train + args.retry_demos_added
-    available = len((TASKS / "train.jsonl").read_text().splitlines())
+    available = len(split_rows("train"))
     if corpus_tasks > available:
         ap.error(f"--train {plan.train} + --retry-demos-added {args.retry_demos_added} = {corpus_tasks} corpus tasks, "
                  f"but the train split ({TASKS / 'train.jsonl'}) has {available}")
