@@ -7,6 +7,14 @@ from typing import Any, get_args
 
 from polar_hpc.reference.options import DEFAULTS, FLAGS, LogprobMode, ReferenceOptions
 
+
+def _at_least_one(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text}")
+    return value
+
+
 _REFERENCE_FLAGS: dict[str, dict[str, Any]] = {
     "port": {"type": int, "help": "0 picks a free port (see --ready-file)"},
     "seed": {"type": int, "help": "seeds requests that carry no sampling_seed"},
@@ -15,6 +23,8 @@ _REFERENCE_FLAGS: dict[str, dict[str, Any]] = {
     "ready_file": {"help": "write the endpoint (url, pid) here as JSON once listening"},
     "logprob_mode": {"choices": get_args(LogprobMode),
                      "help": "processed: softmax(logits/T) as SGLang reports; original: raw log_softmax"},
+    "decode_batch": {"type": _at_least_one, "metavar": "N",
+                     "help": "requests that decode in one forward at most (1: one at a time)"},
     "first_token_delay_s": {"type": float, "metavar": "S", "help": "a deliberately slow engine: no request's first "
                             "token sooner than S seconds after it arrived"},
     "token_delay_s": {"type": float, "metavar": "S",

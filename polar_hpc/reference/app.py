@@ -84,8 +84,8 @@ class ReferenceServer:
         self.api_key = api_key
         self.runner = runner
         self.served_model_name = options.served_model_name or Path(runner.model_dir).name
-        self.scheduler = Scheduler(runner, seed=options.seed, first_token_delay_s=options.first_token_delay_s,
-                                   token_delay_s=options.token_delay_s)
+        self.scheduler = Scheduler(runner, seed=options.seed, decode_batch=options.decode_batch,
+                                   first_token_delay_s=options.first_token_delay_s, token_delay_s=options.token_delay_s)
         self._inflight: set[str] = set()
 
     def app(self) -> web.Application:

@@ -21,7 +21,8 @@ class ReferenceOptions(msgspec.Struct, frozen=True, kw_only=True):
     """``port`` 0 picks a free port (see ``ready_file``). ``seed`` seeds requests that carry no ``sampling_seed``.
     ``context_length`` None: the model's ``max_position_embeddings``. ``served_model_name`` None: the model
     dir's name. ``threads`` None: half the cores, 1..4. ``ready_file``: the endpoint (url, pid) is written there
-    as JSON once listening. ``first_token_delay_s``, ``token_delay_s``: a deliberately slow engine."""
+    as JSON once listening. ``decode_batch``: how many requests decode in one forward at most (1: one at a
+    time). ``first_token_delay_s``, ``token_delay_s``: a deliberately slow engine."""
 
     host: str = "127.0.0.1"
     port: int = 30000
@@ -31,6 +32,7 @@ class ReferenceOptions(msgspec.Struct, frozen=True, kw_only=True):
     threads: int | None = None
     ready_file: str | None = None
     logprob_mode: LogprobMode = "processed"
+    decode_batch: int = 16   # past ~16 rows a CPU forward costs in proportion to them
     first_token_delay_s: float = 0.0
     token_delay_s: float = 0.0
 
@@ -54,6 +56,7 @@ FLAGS: dict[str, str] = {
     "threads": "--threads",
     "ready_file": "--ready-file",
     "logprob_mode": "--logprob-mode",
+    "decode_batch": "--decode-batch",
     "first_token_delay_s": "--first-token-delay",
     "token_delay_s": "--token-delay",
 }

@@ -1,9 +1,11 @@
 """The reference server's worker thread: all model work happens here, one token per active request per round.
 
-Requests are interleaved round-robin (each keeps its own KV cache), so concurrent requests progress
-together and the HTTP loop stays free for health checks. Admin work (weight loads) runs in the same thread
-between rounds. As in SGLang, a weight update waits for in-flight requests to finish unless generation is
-paused; paused requests kept in place are re-prefilled under the new weights (SGLang's "retract").
+Each round samples a token for every active request and then forwards all of them in one batched step
+(``DecodeBatch``; a lone request steps on its own KV cache), so concurrent requests progress together at
+little more than one request's cost, and the HTTP loop stays free for health checks. Admin work (weight
+loads) runs in the same thread between rounds. As in SGLang, a weight update waits for in-flight requests
+to finish unless generation is paused; paused requests kept in place are re-prefilled under the new
+weights (SGLang's "retract").
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import torch
 
 from polar_hpc.engine.protocol import FinishAbort, FinishLength, FinishReason, FinishStop
 from polar_hpc.log import get_logger
+from polar_hpc.reference.batch import DecodeBatch
 from polar_hpc.reference.model import ModelRunner, SamplingSpec, make_generator
 from polar_hpc.reference.prefix_cache import PrefixCache
 from polar_hpc.wire.versions import INITIAL_VERSION
@@ -43,6 +46,8 @@ class Generation:
     weight_version: str = INITIAL_VERSION
     created: float = field(default_factory=time.monotonic)
     cache: Any = None
+    """The request's own KV cache; None while it sits in the decode batch (``slot``)."""
+    slot: int | None = None
     cache_len: int = 0
     """Tokens of ``input_ids + output_ids`` the KV cache covers."""
     cached_tokens: int = 0
@@ -58,12 +63,14 @@ class Generation:
 
 
 class Scheduler:
-    def __init__(self, runner: ModelRunner, *, seed: int = 0, prefix_cache_tokens: int = 65536,
+    def __init__(self, runner: ModelRunner, *, seed: int = 0, prefix_cache_tokens: int = 65536, decode_batch: int,
                  first_token_delay_s: float = 0.0, token_delay_s: float = 0.0) -> None:
-        """``first_token_delay_s`` / ``token_delay_s``: a deliberately slow engine (a request's first token comes
+        """``decode_batch``: how many requests one forward steps at most (1: each on its own).
+        ``first_token_delay_s`` / ``token_delay_s``: a deliberately slow engine (a request's first token comes
         no sooner than that after it arrived, and each round of tokens takes at least ``token_delay_s``), to
         test what clients do while a real GPU server queues, prefills and decodes."""
         self.runner = runner
+        self.decode_batch = decode_batch
         self.first_token_delay_s = first_token_delay_s
         self.token_delay_s = token_delay_s
         self.prefix = PrefixCache(prefix_cache_tokens)
@@ -76,6 +83,7 @@ class Scheduler:
         self._admin: deque[tuple[Callable[[], Any], Future[Any]]] = deque()
         self._paused = False
         self._stopped = False
+        self._batch: DecodeBatch | None = None
         self._thread = threading.Thread(target=self._loop, name="reference-model", daemon=True)
 
     def start(self) -> None:
@@ -154,6 +162,7 @@ class Scheduler:
                 self._run_admin()
             stepped = False
             waiting: list[float] = []
+            ready: dict[Generation, int] = {}
             for gen in list(self._active):
                 if gen.finish is None and (not paused or gen.internal):
                     due = gen.created + self.first_token_delay_s
@@ -168,8 +177,11 @@ class Scheduler:
                                 continue
                         waiting.append(due)
                         continue
-                    self._step(gen)
+                    tok = self._sample(gen)
+                    if tok is not None:
+                        ready[gen] = tok
                     stepped = True
+            self._forward(ready)
             delay = self.token_delay_s if stepped else (min(waiting) - time.monotonic() if waiting else 0.0)
             if delay > 0:
                 with self._cond:
@@ -183,8 +195,10 @@ class Scheduler:
         except Exception as err:  # reported to the HTTP caller
             fut.set_exception(err)
         self.prefix.clear()
+        self._batch = None
         for gen in self._active:  # weights may have changed: recompute the KV cache on the next step
             gen.cache = None
+            gen.slot = None
             gen.logits = None
 
     def _prefill(self, gen: Generation) -> None:
@@ -197,10 +211,11 @@ class Scheduler:
         gen.logits, gen.cache = self.runner.forward(ids[n:], cache)
         gen.cache_len = len(ids)
 
-    def _step(self, gen: Generation) -> None:
+    def _sample(self, gen: Generation) -> int | None:
+        """The request's next token, or None when it finished (or was scored) this round."""
         if gen.score_from is not None:
             self._score(gen, gen.score_from)
-            return
+            return None
         try:
             if gen.logits is None:
                 self._prefill(gen)
@@ -211,18 +226,64 @@ class Scheduler:
             gen.output_ids.append(tok)
             gen.logprobs.append(lp)
             finish = self._check_stop(gen, tok)
-            if finish is None:
-                gen.logits, gen.cache = self.runner.forward([tok], gen.cache)
-                gen.cache_len += 1
         except Exception as err:
-            log.exception("generation %s failed", gen.rid)
-            self._finish(gen, FinishAbort(message=f"{type(err).__name__}: {err}", status_code=500,
-                                          err_type="InternalServerError"))
-            return
+            self._fail(gen, err)
+            return None
         if finish is not None:
             self._finish(gen, finish)
-        elif gen.on_token is not None:
-            gen.on_token(gen)
+            return None
+        return tok
+
+    def _forward(self, ready: dict[Generation, int]) -> None:
+        """Forward each request's new token: together in the decode batch when more than one needs it."""
+        if self._batch is not None and self._batch.occupied == 1 and len(ready) <= 1:
+            for gen in self._active:  # a lone request steps faster on its own cache than in a batch
+                self._leave_batch(gen)
+        alone = [gen for gen in ready if gen.slot is None]
+        if self.decode_batch > 1 and (len(ready) >= 2 or self._batch is not None):
+            if self._batch is None:
+                self._batch = DecodeBatch(alone[0].cache, self.decode_batch)
+            for gen in alone:
+                if not self._batch.full:
+                    gen.slot = self._batch.add(gen.cache, gen.cache_len)
+                    gen.cache = None
+        batched = {gen: tok for gen, tok in ready.items() if gen.slot is not None}
+        if batched:
+            assert self._batch is not None
+            try:
+                logits = self._batch.step(self.runner.model, {gen.slot: tok for gen, tok in batched.items()
+                                                              if gen.slot is not None})
+            except Exception as err:
+                for gen in batched:
+                    self._fail(gen, err)
+            else:
+                for gen in batched:
+                    assert gen.slot is not None
+                    gen.logits = logits[gen.slot]
+                    gen.cache_len += 1
+        for gen, tok in ready.items():
+            if gen.slot is None and gen.finish is None:
+                try:
+                    gen.logits, gen.cache = self.runner.forward([tok], gen.cache)
+                    gen.cache_len += 1
+                except Exception as err:
+                    self._fail(gen, err)
+        for gen in ready:
+            if gen.finish is None and gen.on_token is not None:
+                gen.on_token(gen)
+
+    def _leave_batch(self, gen: Generation) -> None:
+        if gen.slot is None or self._batch is None:
+            return
+        gen.cache = self._batch.remove(gen.slot)
+        gen.slot = None
+        if self._batch.occupied == 0:
+            self._batch = None  # its buffers go; the next crowd starts a new one
+
+    def _fail(self, gen: Generation, err: Exception) -> None:
+        log.exception("generation %s failed", gen.rid, exc_info=err)
+        self._finish(gen, FinishAbort(message=f"{type(err).__name__}: {err}", status_code=500,
+                                      err_type="InternalServerError"))
 
     def _score(self, gen: Generation, start: int) -> None:
         try:
@@ -256,6 +317,7 @@ class Scheduler:
             return
         gen.finish = reason
         gen.weight_version = self.runner.weight_version
+        self._leave_batch(gen)
         healthy = not (isinstance(reason, FinishAbort) and reason.status_code == 500)
         if gen.cache is not None and gen.logits is not None and healthy and not gen.internal:
             self.prefix.put((gen.input_ids + gen.output_ids)[: gen.cache_len], gen.cache)

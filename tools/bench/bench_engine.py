@@ -3,9 +3,12 @@
 1. ``SGLangEngine.generate`` against an instant in-process ``/generate`` stub (the FAKE
    ``polar_hpc.sim.sglang_stub.StubServer``) beside a bare aiohttp POST of a prebuilt body to the same stub,
    interleaved in one run; the difference of the medians is what the client adds (target <= 0.3 ms p50).
-2. Reference server decode throughput (tokens/s) on tiny-qwen3 and smollm2, one request and 4 concurrent.
+2. Reference server decode throughput (tokens/s) on tiny-qwen3 and smollm2, 1, 4 and 8 concurrent requests
+   of a ``--model-prompt-tokens`` prompt (an agent's turn is ~1,000), each concurrency with the decode batch
+   (``--decode-batch 16``, the default) beside one request a forward (``--decode-batch 1``), in one run.
 
     python tools/bench/bench_engine.py [--calls 3000] [--prompt-tokens 100] [--new-tokens 16] [--skip-models]
+        [--model-new-tokens 64] [--model-prompt-tokens 1000] [--threads 1]
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import msgspec
 from polar_hpc.assets import asset_path
 from polar_hpc.engine.engine import SGLangEngine
 from polar_hpc.engine.settings import EngineSettings
-from polar_hpc.reference.options import ReferenceOptions
+from polar_hpc.reference.options import DEFAULTS, ReferenceOptions
 from polar_hpc.reference.process import start_reference_server
 from polar_hpc.sim.sglang_stub import StubServer
 from polar_hpc.wire.calls import SamplingParams
@@ -84,23 +87,29 @@ async def throughput(url: str, prompt: list[int], new_tokens: int, concurrency: 
     return tokens / wall, tokens
 
 
-def model_throughput(new_tokens: int, threads: int) -> None:
+def model_throughput(new_tokens: int, prompt_tokens: int, threads: int) -> None:
     from tokenizers import Tokenizer
 
     rows = []
     for name in ("tiny-qwen3", "smollm2"):
         model = asset_path(name)
         tok = Tokenizer.from_file(str(Path(model) / "tokenizer.json"))
-        text = "<|im_start|>user\nWrite a long story about a lighthouse keeper.<|im_end|>\n<|im_start|>assistant\n"
+        story = "The lighthouse keeper counted the ships that passed the rocks each night. " * (prompt_tokens // 12)
+        text = f"<|im_start|>user\n{story}\nGo on with the story.<|im_end|>\n<|im_start|>assistant\n"
         prompt = tok.encode(text, add_special_tokens=False).ids
-        with start_reference_server(model, ReferenceOptions(threads=threads), startup_timeout_s=300) as server:
-            for conc in (1, 4):
-                tps, n = asyncio.run(throughput(server.url, prompt, new_tokens, conc))
-                rows.append((name, conc, n, tps))
-    print(f"\nReference server decode throughput (torch CPU, {threads} thread(s), temperature 1)")
-    print(f"{'model':<12}{'concurrent':>11}{'tokens':>8}{'tokens/s':>10}")
-    for name, conc, n, tps in rows:
-        print(f"{name:<12}{conc:>11}{n:>8}{tps:>10.1f}")
+        tps: dict[tuple[int, int], float] = {}
+        for batch in (1, DEFAULTS.decode_batch):
+            options = ReferenceOptions(threads=threads, decode_batch=batch)
+            with start_reference_server(model, options, startup_timeout_s=300) as server:
+                for conc in (1, 4, 8):
+                    tps[batch, conc], _ = asyncio.run(throughput(server.url, prompt, new_tokens, conc))
+        for conc in (1, 4, 8):
+            rows.append((name, len(prompt), conc, tps[1, conc], tps[DEFAULTS.decode_batch, conc]))
+    print(f"\nReference server decode throughput (torch CPU, {threads} thread(s), temperature 1, "
+          f"{new_tokens} new tokens a request; tokens/s)")
+    print(f"{'model':<12}{'prompt':>7}{'concurrent':>11}{'one a forward':>15}{'batched':>9}{'ratio':>7}")
+    for name, plen, conc, one, batched in rows:
+        print(f"{name:<12}{plen:>7}{conc:>11}{one:>15.1f}{batched:>9.1f}{batched / one:>7.2f}")
 
 
 def main() -> None:
@@ -109,12 +118,13 @@ def main() -> None:
     ap.add_argument("--prompt-tokens", type=int, default=100)
     ap.add_argument("--new-tokens", type=int, default=16)
     ap.add_argument("--model-new-tokens", type=int, default=64)
+    ap.add_argument("--model-prompt-tokens", type=int, default=1000)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--skip-models", action="store_true")
     args = ap.parse_args()
     asyncio.run(client_overhead(args.calls, args.prompt_tokens, args.new_tokens))
     if not args.skip_models:
-        model_throughput(args.model_new_tokens, args.threads)
+        model_throughput(args.model_new_tokens, args.model_prompt_tokens, args.threads)
 
 
 if __name__ == "__main__":
