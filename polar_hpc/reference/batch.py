@@ -27,31 +27,34 @@ def _buffers(slots: int, capacity: int, like: torch.Tensor) -> tuple[torch.Tenso
 
 class _SlotLayer(DynamicLayer):
     """One attention layer's keys and values for every slot: ``[slots, heads, capacity, dim]``, row ``i`` valid
-    up to ``lengths[i]``; ``keys`` / ``values`` are the views the model attends over (up to the longest row)."""
+    up to its length; ``keys`` / ``values`` are the views the model attends over (``view``: the rows in use, up to
+    the longest row). A step writes row ``i``'s new key at ``write_at[i]``. (No reference back to the batch: the
+    buffers go as soon as the batch does.)"""
 
-    def __init__(self, batch: DecodeBatch, key_buf: torch.Tensor, value_buf: torch.Tensor) -> None:
+    def __init__(self, key_buf: torch.Tensor, value_buf: torch.Tensor) -> None:
         super().__init__()
-        self.batch = batch
         self.key_buf, self.value_buf = key_buf, value_buf
+        self.write_at = torch.zeros(0, dtype=torch.long)
         self.is_initialized = True
         self.device = key_buf.device
-        self.view(batch.rows, batch.width)
+        self.view(0, 0)
 
     def view(self, rows: int, width: int) -> None:
+        self.rows, self.width = rows, width
         self.keys = self.key_buf[:rows, :, :width]
         self.values = self.value_buf[:rows, :, :width]
 
     def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any,
                **kwargs: Any) -> tuple[torch.Tensor, torch.Tensor]:
-        index = torch.arange(key_states.shape[0])
-        self.key_buf[index, :, self.batch.write_at] = key_states[:, :, 0]
-        self.value_buf[index, :, self.batch.write_at] = value_states[:, :, 0]
-        rows, width = self.batch.rows, self.batch.width + 1
-        self.view(rows, width)
-        return self.key_buf[:rows, :, :width], self.value_buf[:rows, :, :width]
+        index = torch.arange(self.rows)
+        self.key_buf[index, :, self.write_at] = key_states[:, :, 0]
+        self.value_buf[index, :, self.write_at] = value_states[:, :, 0]
+        self.view(self.rows, self.width + 1)
+        return self.key_buf[: self.rows, :, : self.width], self.value_buf[: self.rows, :, : self.width]
 
 
 class DecodeBatch:
+    @torch.inference_mode()
     def __init__(self, template: Any, max_slots: int, slots: int = 2) -> None:
         """``template``: any batch-1 ``DynamicCache`` of the model (its layer count, heads, head size and dtype);
         ``slots`` to begin with, doubling up to ``max_slots``."""
@@ -61,8 +64,7 @@ class DecodeBatch:
         self.width = 0
         self.rows = 0
         """Slots up to the highest one in use: what a step computes (free slots are reused lowest first)."""
-        self.write_at = torch.zeros(0, dtype=torch.long)
-        self.cache = Cache(layers=[_SlotLayer(self, *_buffers(slots, MIN_CAPACITY, layer.keys))
+        self.cache = Cache(layers=[_SlotLayer(*_buffers(slots, MIN_CAPACITY, layer.keys))
                                    for layer in template.layers])
 
     @property
@@ -81,6 +83,7 @@ class DecodeBatch:
     def occupied(self) -> int:
         return sum(self.used)
 
+    @torch.inference_mode()
     def _resize(self, slots: int, capacity: int) -> None:
         for layer in self._layers:
             for name in ("key_buf", "value_buf"):
@@ -101,6 +104,7 @@ class DecodeBatch:
         if capacity != self.capacity:
             self._resize(len(self.used), capacity)
 
+    @torch.inference_mode()
     def add(self, cache: Any, length: int) -> int:
         """Copy a request's batch-1 cache of ``length`` tokens into a free slot; returns the slot."""
         if self.full:
@@ -117,6 +121,7 @@ class DecodeBatch:
         self._set_width(max(self.width, length))
         return slot
 
+    @torch.inference_mode()
     def remove(self, slot: int) -> DynamicCache:
         """The slot's request's own cache (batch 1), as ``ModelRunner.forward`` takes it; frees the slot."""
         n = self.lengths[slot]
@@ -133,13 +138,16 @@ class DecodeBatch:
         for layer in self._layers:
             layer.view(self.rows, width)
 
+    @torch.inference_mode()
     def step(self, model: torch.nn.Module, tokens: dict[int, int]) -> dict[int, torch.Tensor]:
         """One token for each slot in ``tokens`` (slot → the token that follows its row); their next logits.
         The other slots do not advance."""
         self._reserve(self.width + 1)
-        self.write_at = torch.tensor(self.lengths[: self.rows], dtype=torch.long)
+        write_at = torch.tensor(self.lengths[: self.rows], dtype=torch.long)
+        for layer in self._layers:
+            layer.write_at = write_at
         ids = torch.tensor([[tokens.get(s, PLACEHOLDER_TOKEN)] for s in range(self.rows)], dtype=torch.long)
-        positions = self.write_at[:, None]
+        positions = write_at[:, None]
         mask = (torch.arange(self.width + 1)[None, :] <= positions).long()
         out = model(input_ids=ids, attention_mask=mask, position_ids=positions, cache=self.cache, use_cache=True,
                     logits_to_keep=1)

@@ -277,8 +277,6 @@ class Scheduler:
             return
         gen.cache = self._batch.remove(gen.slot)
         gen.slot = None
-        if self._batch.occupied == 0:
-            self._batch = None  # its buffers go; the next crowd starts a new one
 
     def _fail(self, gen: Generation, err: Exception) -> None:
         log.exception("generation %s failed", gen.rid, exc_info=err)

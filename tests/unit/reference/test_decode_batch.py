@@ -43,22 +43,22 @@ def test_rows_decode_together_as_they_would_alone(runner: ModelRunner) -> None:
     batch = DecodeBatch(alone[0], max_slots=16, slots=2)  # grows to 8 slots as rows join
     slots: dict[int, int] = {}
     worst = 0.0
-    with torch.inference_mode():
-        for step in range(30):
-            if step in (0, 3):  # rows join in two waves (row 4, the longest, last)
-                for row in ([0, 1, 2] if step == 0 else [3, 4]):
-                    slots[row] = batch.add(runner.forward(prompts[row], None)[1], len(prompts[row]))
-            if step == 12:  # row 1 leaves (its cache back out) and joins again
-                cache = batch.remove(slots.pop(1))
-                assert cache.get_seq_length() == alone[1].get_seq_length()
-                slots[1] = batch.add(cache, cache.get_seq_length())
-            stepping = [r for r in slots if not (r == 2 and 5 <= step < 15)]  # row 2 sits out ten rounds
-            out = batch.step(runner.model, {slots[r]: tokens[r] for r in stepping})
-            assert sorted(out) == sorted(slots[r] for r in stepping)
-            for r in stepping:
-                logits, alone[r] = runner.forward([tokens[r]], alone[r])
-                worst = max(worst, gap(out[slots[r]], logits))
-                tokens[r] = int(torch.argmax(logits))
+    for step in range(30):
+        if step in (0, 3):  # rows join in two waves (row 4, the longest, last)
+            for row in ([0, 1, 2] if step == 0 else [3, 4]):
+                slots[row] = batch.add(runner.forward(prompts[row], None)[1], len(prompts[row]))
+        if step == 12:  # row 1 leaves (its cache back out) and joins again
+            cache = batch.remove(slots.pop(1))
+            assert cache.get_seq_length() == alone[1].get_seq_length()
+            slots[1] = batch.add(cache, cache.get_seq_length())
+        stepping = [r for r in slots if not (r == 2 and 5 <= step < 15)]  # row 2 sits out ten rounds
+        out = batch.step(runner.model, {slots[r]: tokens[r] for r in stepping})
+        assert sorted(out) == sorted(slots[r] for r in stepping)
+        assert not any(x.requires_grad for x in out.values()), "a step builds no autograd graph (memory)"
+        for r in stepping:
+            logits, alone[r] = runner.forward([tokens[r]], alone[r])
+            worst = max(worst, gap(out[slots[r]], logits))
+            tokens[r] = int(torch.argmax(logits))
     assert worst < LOGPROB_ATOL, f"batched logprobs differ from one row alone by {worst:.2e}"
     assert batch.occupied == 5 and len(batch.used) == 8
     for r, slot in slots.items():
