@@ -240,7 +240,8 @@ class Scheduler:
             for gen in self._active:  # a lone request steps faster on its own cache than in a batch
                 self._leave_batch(gen)
         alone = [gen for gen in ready if gen.slot is None]
-        if self.decode_batch > 1 and (len(ready) >= 2 or self._batch is not None):
+        crowd = self._batch is not None and self._batch.occupied > 0
+        if self.decode_batch > 1 and (len(ready) >= 2 or crowd):
             if self._batch is None:
                 self._batch = DecodeBatch(alone[0].cache, self.decode_batch)
             for gen in alone:
