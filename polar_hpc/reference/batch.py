@@ -94,7 +94,7 @@ class DecodeBatch:
         grown = slots - len(self.used)
         self.used += [False] * grown
         self.lengths += [0] * grown
-        self._set_width(self.width)
+        self._refresh()
 
     def _reserve(self, tokens: int) -> None:
         """Room for ``tokens`` columns in every buffer (doubling)."""
@@ -118,7 +118,7 @@ class DecodeBatch:
             layer.value_buf[slot, :, :length] = src.values[0]
         self.used[slot] = True
         self.lengths[slot] = length
-        self._set_width(max(self.width, length))
+        self._refresh()
         return slot
 
     @torch.inference_mode()
@@ -129,14 +129,15 @@ class DecodeBatch:
                                layer.value_buf[slot: slot + 1, :, :n].clone()) for layer in self._layers])
         self.used[slot] = False
         self.lengths[slot] = 0
-        self._set_width(max((n for n, u in zip(self.lengths, self.used, strict=True) if u), default=0))
+        self._refresh()
         return cache
 
-    def _set_width(self, width: int) -> None:
-        self.width = width
+    def _refresh(self) -> None:
+        """``width`` and ``rows`` from the slots in use; every layer's view to match."""
+        self.width = max((n for n, u in zip(self.lengths, self.used, strict=True) if u), default=0)
         self.rows = max((s + 1 for s, u in enumerate(self.used) if u), default=0)
         for layer in self._layers:
-            layer.view(self.rows, width)
+            layer.view(self.rows, self.width)
 
     @torch.inference_mode()
     def step(self, model: torch.nn.Module, tokens: dict[int, int]) -> dict[int, torch.Tensor]:
@@ -154,5 +155,5 @@ class DecodeBatch:
         logits = out.logits[:, -1].float()
         for s in tokens:
             self.lengths[s] += 1
-        self._set_width(max((n for n, u in zip(self.lengths, self.used, strict=True) if u), default=0))
+        self._refresh()
         return {s: logits[s] for s in tokens}
