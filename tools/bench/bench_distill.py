@@ -56,14 +56,24 @@ class Plan:
     grpo_groups: int
     grpo_samples: int
     harnesses: tuple[str, ...]
+    sets: list[str] = field(default_factory=list)
+    """recipe settings for every eval and train grpo"""
     grpo_sets: list[str] = field(default_factory=list)
+    """recipe settings for train grpo only (before ``--grpo-set``'s, which win)"""
 
 
-FULL = Plan(model="asset:smollm2", train=120, heldout=60, sft=["--epochs", "2"], grpo_steps=8, grpo_groups=2,
-            grpo_samples=4, harnesses=("pi", "mini_swe_agent"))
+# The settings measured best on 2 cores (docs/train.md, "The paper in miniature"): 150 demonstrations, one epoch
+# of full fine-tuning; GRPO with 4 groups x 8 sessions a step, every session weighing one, all-equal groups
+# refilled. The jobs' time limit covers a GRPO run of an hour and more (the local backend requeues at it).
+FULL = Plan(model="asset:smollm2", train=150, heldout=60,
+            sft=["--epochs", "1", "--batch-rows", "4", "--learning-rate", "2e-4", "--threads", "2"],
+            grpo_steps=3, grpo_groups=4, grpo_samples=8, harnesses=("pi", "mini_swe_agent"),
+            grpo_sets=["trainer.learning_rate=1e-5", "trainer.loss_norm=session", "trainer.dynamic_sampling=true",
+                       "trainer.max_refill_groups=4", "trainer.threads=2", "inference.resources.time_min=480",
+                       "gateway.resources.time_min=480", "coordinator.resources.time_min=480"])
 QUICK = Plan(model="asset:tiny-qwen3", train=3, heldout=2, sft=["--max-steps", "2", "--batch-rows", "2"],
              grpo_steps=2, grpo_groups=1, grpo_samples=2, harnesses=("pi",),
-             grpo_sets=["inference.max_new_tokens=16"])
+             sets=["inference.max_new_tokens=16"])
 
 
 class Phase:
@@ -217,14 +227,14 @@ def main() -> int:
     if args.retry_demos_added > 0:
         train = with_first_tries(train, 1, start=plan.train)
     model_sets = [] if plan.model == "asset:smollm2" else ["--set", f"inference.model={plan.model}"]
-    quick_sets = [a for s in plan.grpo_sets for a in ("--set", s)]
+    sets = [a for s in plan.sets for a in ("--set", s)]
     seed = ["--set", f"inference.random_seed={args.seed}"]
     print(f"work dir {work}: {corpus_tasks} train / {plan.heldout} held-out tasks, model {plan.model}", flush=True)
 
     rows: list[dict[str, object]] = []
     if not args.skip_base:
         rows += [r | {"phase": "base"} for r in
-                 evaluate(phase, "eval-base", plan.model, heldout, plan.harnesses, args.seed, quick_sets)]
+                 evaluate(phase, "eval-base", plan.model, heldout, plan.harnesses, args.seed, sets)]
     corpus_runs: list[Path] = []
     for h in plan.harnesses:
         run = work / f"corpus-{h}"
@@ -239,17 +249,18 @@ def main() -> int:
     phase("sft", "train", "sft", str(export), "--out", str(sft_model), "--model", plan.model, "--seed",
           str(args.seed), *plan.sft)
     rows += [r | {"phase": "sft"} for r in
-             evaluate(phase, "eval-sft", str(sft_model), heldout, plan.harnesses, args.seed, quick_sets)]
+             evaluate(phase, "eval-sft", str(sft_model), heldout, plan.harnesses, args.seed, sets)]
     if plan.grpo_steps > 0 and "pi" in plan.harnesses:
         grpo_run = work / "grpo"
         phase("grpo", "train", "grpo", str(RECIPES["pi"]), "--set", f"tasks.path={rl_tasks(work, corpus_tasks)}",
               "--set", f"trainer.model={sft_model}", "--set", f"inference.model={sft_model}",
               "--set", f"trainer.steps={plan.grpo_steps}", "--set", f"trainer.groups_per_step={plan.grpo_groups}",
               "--set", f"tasks.num_samples={plan.grpo_samples}", "--set", f"trainer.seed={args.seed}", *seed,
-              *quick_sets, *[a for s in args.grpo_set for a in ("--set", s)], "--run-dir", str(grpo_run))
+              *sets, *[a for s in [*plan.grpo_sets, *args.grpo_set] for a in ("--set", s)],
+              "--run-dir", str(grpo_run))
         grpo_model = grpo_run / "checkpoints" / f"step-{plan.grpo_steps}"
         rows += [r | {"phase": "sft+grpo"} for r in
-                 evaluate(phase, "eval-grpo", str(grpo_model), heldout, ("pi",), args.seed, quick_sets)]
+                 evaluate(phase, "eval-grpo", str(grpo_model), heldout, ("pi",), args.seed, sets)]
 
     walls = {k: round(v, 1) for k, v in phase.walls.items()}
     print(f"\ncorpus: {corpus}\nphase wall s: {walls}\n")
