@@ -64,13 +64,14 @@ class Plan:
 
 # The settings measured best on 2 cores (docs/train.md, "The paper in miniature"): 150 demonstrations, one epoch
 # of full fine-tuning; GRPO with 4 groups x 8 sessions a step, every session weighing one, all-equal groups
-# refilled. The jobs' time limit covers a GRPO run of an hour and more (the local backend requeues at it).
+# refilled (the trainer's own learning rate and refill limit). The jobs' time limit covers a GRPO run of an hour
+# and more (the local backend requeues at it).
 FULL = Plan(model="asset:smollm2", train=150, heldout=60,
             sft=["--epochs", "1", "--batch-rows", "4", "--learning-rate", "2e-4", "--threads", "2"],
             grpo_steps=3, grpo_groups=4, grpo_samples=8, harnesses=("pi", "mini_swe_agent"),
-            grpo_sets=["trainer.learning_rate=1e-5", "trainer.loss_norm=session", "trainer.dynamic_sampling=true",
-                       "trainer.max_refill_groups=4", "trainer.threads=2", "inference.resources.time_min=480",
-                       "gateway.resources.time_min=480", "coordinator.resources.time_min=480"])
+            grpo_sets=["trainer.loss_norm=session", "trainer.dynamic_sampling=true", "trainer.threads=2",
+                       "inference.resources.time_min=480", "gateway.resources.time_min=480",
+                       "coordinator.resources.time_min=480"])
 QUICK = Plan(model="asset:tiny-qwen3", train=3, heldout=2, sft=["--max-steps", "2", "--batch-rows", "2"],
              grpo_steps=2, grpo_groups=1, grpo_samples=2, harnesses=("pi",),
              sets=["inference.max_new_tokens=16"])
