@@ -111,4 +111,5 @@ def replay_trainer(rollouts: ShardRollouts, model: Any, tokenizer: Any, t: Train
     )
     return TisGRPOTrainer(model=model, reward_funcs=[session_reward], args=args, processing_class=tokenizer,
                           train_dataset=Dataset.from_dict({"prompt": order}), rollout_func=rollouts,
-                          tis_clip=t.tis_clip, tis_level=t.tis_level, tis_mask=t.tis_mask, loss_norm=t.loss_norm)
+                          tis_clip=t.tis_clip, tis_level=t.tis_level, tis_mask=t.tis_mask, loss_norm=t.loss_norm,
+                          micro_batch_tokens=t.micro_batch_tokens)

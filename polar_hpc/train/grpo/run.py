@@ -208,6 +208,7 @@ def train_grpo(cfg: RunConfig, run_dir: Path, tasks: list[Task], *, model: Any, 
             processing_class=tokenizer,
             rollout_func=rollouts if ranks.world == 1 else RankedRollouts(rollouts, ranks),
             tis_clip=t.tis_clip, tis_level=t.tis_level, tis_mask=t.tis_mask, loss_norm=t.loss_norm,
+            micro_batch_tokens=t.micro_batch_tokens,
         )
         trainer.remove_callback(PrinterCallback)  # the step line comes from ``report``
         if rollouts is not None:

@@ -14,10 +14,13 @@ in a token-sum loss's normalizer either (slime PR #657's fix).
 Scaling the advantage by ``w >= 0`` equals TRL's ``per_token_loss * importance_sampling_ratio`` for every loss
 type it offers here (each is linear in the advantage), and KL (``beta``) is not scaled, as in TRL.
 ``logp_trainer`` is one no-grad forward pass at the start of the step (TRL's ``old_per_token_logps``, also reused
-as the PPO ratio's denominator, as on TRL's vLLM path). Per step it records the trainer-vs-rollout agreement over
-trainable tokens (``polar_hpc.train.agreement``'s figures: mean and max |Δ logp|, share above 0.1 nat, KL) and
-the shares of ratios the clip truncated and the band masked, and the step's |Δ logp| by harness, weight-version
-lag and turn (``mismatch``): ``last_tis``.
+as the PPO ratio's denominator, as on TRL's vLLM path). With ``trainer.micro_batch_tokens > 0`` the loss runs in
+micro-batches of the rows that train (``micro``) and ``logp_trainer`` is each micro-batch's own loss forward,
+detached (one iteration a step: the same weights; no pass of its own), or with ``tis_mask`` (which needs the whole
+step's ratios before any loss) a no-grad pass in the same micro-batches. Per step it records the trainer-vs-rollout
+agreement over trainable tokens, with micro-batches those of the rows that train (``polar_hpc.train.agreement``'s
+figures: mean and max |Δ logp|, share above 0.1 nat, KL), the shares of ratios the clip truncated and the band
+masked, and the step's |Δ logp| by harness, weight-version lag and turn (``mismatch``): ``last_tis``.
 
 Rows with their own credit: when ``rollout_func`` returns ``advantage`` / ``session`` / ``group`` per row
 (``batch.rollout_output``: one row per chain, a varying number per step), TRL's per-block group advantages do not
@@ -37,6 +40,7 @@ from trl import GRPOTrainer
 
 from polar_hpc.config.run import LossNorm, TisLevel
 from polar_hpc.train.agreement import AgreementStats, agreement_stats
+from polar_hpc.train.grpo.micro import loss_weights, plan, row_spans, splittable, take, trained_rows
 from polar_hpc.train.grpo.mismatch import Mismatch, split
 
 
@@ -131,19 +135,41 @@ def step_mismatch(rolled: dict[str, Any], delta: torch.Tensor, mask: torch.Tenso
                  clipped=correction.clipped.cpu().numpy())
 
 
+ROW_INDEX = "polar_row"
+"""Batch key: each row's index in the step as generated (TRL shuffles the rows before the loss)."""
+SCORED = "polar_scored"
+"""Batch key: (B, T) the tokens the correction's figures cover (the trainable tokens of the rows that train)."""
+
+
+class Pending(NamedTuple):
+    """A step whose TIS weights come from the loss's own forward (micro-batches, no band): what the figures need."""
+
+    sampling: torch.Tensor
+    scored: torch.Tensor
+    rolled: dict[str, Any] | None
+    logps: torch.Tensor
+    """(B, T) in generation order: the trainer's logprobs as the micro-batches compute them (the rollout's
+    elsewhere)."""
+
+
 class TisGRPOTrainer(GRPOTrainer):
     """``GRPOTrainer`` with truncated importance sampling against the rollout logprobs ``rollout_func`` returned.
 
-    Extra keyword arguments: ``tis_clip``, ``tis_level`` and ``loss_norm`` (``[trainer]`` of the recipe)."""
+    Extra keyword arguments: ``tis_clip``, ``tis_level``, ``tis_mask``, ``loss_norm`` and ``micro_batch_tokens``
+    (``[trainer]`` of the recipe; ``micro_batch_tokens = 0``: TRL's one padded batch)."""
 
     def __init__(self, *args: Any, tis_clip: float, tis_level: TisLevel = "token", loss_norm: LossNorm = "token",
-                 tis_mask: float = 0.0, **kwargs: Any) -> None:
+                 tis_mask: float = 0.0, micro_batch_tokens: int = 0, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.micro_batch_tokens = micro_batch_tokens
         self.tis_clip = tis_clip
         self.tis_mask = tis_mask
         self.tis_level: TisLevel = tis_level
         self.loss_norm: LossNorm = loss_norm
         self.last_tis: TisStats | None = None
+        self._pending: Pending | None = None
+        self._tis_part: dict[str, Any] | None = None
+        """The micro-batch whose loss forward is running, when its TIS weights come from that forward."""
         self.signal = True
         """Whether the last generated batch has a token with a nonzero advantage (``training_step``)."""
 
@@ -178,17 +204,31 @@ class TisGRPOTrainer(GRPOTrainer):
         c: Correction | None = None
         if sampling is not None:
             old = out.get("old_per_token_logps")
-            if old is None:
+            scored = mask  # the tokens the correction's figures cover
+            if old is None and self.micro_batch_tokens:  # only the rows that train; the others' ratio is 1
+                advantage = torch.tensor(rolled["advantage"]) if rows and rolled is not None else out["advantages"]
+                trained = trained_rows(advantage, mask, self.beta)
+                scored = mask * torch.isin(torch.arange(mask.size(0)), torch.tensor(trained)).unsqueeze(1).to(mask)
+                if self.tis_mask == 0 and splittable(self, out):  # the weights from the loss's forward (_tis_part)
+                    out[ROW_INDEX], out[SCORED] = torch.arange(mask.size(0)), scored
+                    self._pending = Pending(sampling=sampling, scored=scored, rolled=rolled,
+                                            logps=torch.nan_to_num(sampling.detach().clone()))
+                else:
+                    old = out["old_per_token_logps"] = self._micro_logps(out, trained, sampling)
+            elif old is None:
                 with torch.no_grad():
                     old, _, _ = self._get_per_token_logps_and_entropies(
                         self.model, torch.cat([out["prompt_ids"], completion_ids], dim=1),
                         torch.cat([out["prompt_mask"], completion_mask], dim=1), completion_ids.size(1),
                         batch_size=self.args.per_device_train_batch_size)
                 out["old_per_token_logps"] = old
-            c = tis_correction(old, sampling, mask, clip=self.tis_clip, level=self.tis_level, band=self.tis_mask)
-            split_ = step_mismatch(rolled, old - sampling, mask, c, int(self.state.global_step)) if rolled else None
-            self.last_tis = msgspec.structs.replace(c.stats, mismatch=split_)
-            if self.tis_mask > 0:  # masked tokens leave the loss and its normalizer (slime PR #657's point)
+            if old is not None:
+                c = tis_correction(old, sampling, scored, clip=self.tis_clip, level=self.tis_level,
+                                   band=self.tis_mask)
+                split_ = step_mismatch(rolled, old - sampling, scored, c, int(self.state.global_step)) \
+                    if rolled else None
+                self.last_tis = msgspec.structs.replace(c.stats, mismatch=split_)
+            if c is not None and self.tis_mask > 0:  # masked tokens leave the loss and its normalizer (slime #657)
                 keep = (~c.masked).to(completion_mask.dtype)
                 out["tool_mask"] = keep if "tool_mask" not in out else out["tool_mask"] * keep
                 mask = mask * keep
@@ -208,6 +248,85 @@ class TisGRPOTrainer(GRPOTrainer):
             out["advantages"] = (adv.unsqueeze(1) if adv.dim() == 1 else adv) * c.weights
         self.signal = bool((out["advantages"] != 0).any())
         return out
+
+    def _micro_logps(self, out: dict[str, Any], rows: list[int], sampling: torch.Tensor) -> torch.Tensor:
+        """The policy's logprobs of ``rows``' completion tokens, a micro-batch at a time, without gradient; the
+        other rows keep the rollout's (a ratio of 1)."""
+        logps = torch.nan_to_num(sampling.detach().clone())
+        prompt, completion = row_spans(out["prompt_mask"], out["completion_mask"])
+        with torch.no_grad():
+            for part in plan(rows, prompt, completion, budget=self.micro_batch_tokens,
+                             prompt_width=out["prompt_ids"].size(1)):
+                x = take(out, part)
+                got, _, _ = self._get_per_token_logps_and_entropies(
+                    self.model, torch.cat([x["prompt_ids"], x["completion_ids"]], dim=1),
+                    torch.cat([x["prompt_mask"], x["completion_mask"]], dim=1), part.completion_to)
+                logps[torch.tensor(part.rows), :part.completion_to] = got.to(logps.dtype)
+        return logps
+
+    def _compute_loss(self, model: Any, inputs: dict[str, Any]) -> torch.Tensor:
+        """TRL's loss; with ``micro_batch_tokens`` the rows that train, a micro-batch at a time (``micro``): every
+        part but the last is back-propagated here (without a gradient sync across processes), the last is returned
+        with the others' values added, for the trainer to back-propagate."""
+        if not (self.micro_batch_tokens and splittable(self, inputs)):
+            return super()._compute_loss(model, inputs)  # type: ignore[no-any-return]
+        backward = model.training and torch.is_grad_enabled()
+        mask = inputs["completion_mask"] * inputs.get("tool_mask", 1)
+        prompt, completion = row_spans(inputs["prompt_mask"], inputs["completion_mask"])
+        rows = trained_rows(inputs["advantages"], mask, self.beta)
+        parts = plan(rows or [min(range(len(prompt)), key=lambda i: prompt[i] + completion[i])], prompt, completion,
+                     budget=self.micro_batch_tokens, prompt_width=inputs["prompt_ids"].size(1))
+        weights = loss_weights(self.loss_type, parts, mask) if rows else [0.0]
+        if self.accelerator.num_processes > 1:  # TRL's metrics gather once a call: every process the same count
+            most = int(self.accelerator.gather(torch.tensor([len(parts)], device=mask.device)).max())
+            parts += [parts[-1]] * (most - len(parts))
+            weights += [0.0] * (most - len(weights))
+        done = torch.zeros((), device=mask.device)
+        for part, w in zip(parts[:-1], weights[:-1], strict=True):
+            with self.accelerator.no_sync(model):
+                loss = self._part_loss(model, take(inputs, part)) * w
+                if backward:
+                    self.accelerator.backward(loss)
+            done = done + loss.detach()
+        last: torch.Tensor = self._part_loss(model, take(inputs, parts[-1])) * weights[-1]
+        self._finish_pending()
+        return last + done
+
+    def _part_loss(self, model: Any, part: dict[str, Any]) -> torch.Tensor:
+        self._tis_part = part if self._pending is not None else None
+        try:
+            loss: torch.Tensor = super()._compute_loss(model, part)
+        finally:
+            self._tis_part = None
+        return loss
+
+    def _get_per_token_logps_and_entropies(self, model: Any, input_ids: Any, attention_mask: Any,
+                                           logits_to_keep: int, *args: Any, **kwargs: Any) -> Any:
+        """TRL's; during a micro-batch's loss forward with its TIS weights pending, the weights from the forward's
+        own (detached) logprobs multiply the micro-batch's advantages, which TRL reads after this returns: the
+        same weights as a separate no-grad pass before the step (num_iterations = 1: the same weights)."""
+        got = super()._get_per_token_logps_and_entropies(model, input_ids, attention_mask, logits_to_keep, *args,
+                                                         **kwargs)
+        part, pending = self._tis_part, self._pending
+        if part is not None and pending is not None:
+            self._tis_part = None
+            logps = got[0].detach()
+            c = tis_correction(logps, part["sampling_per_token_logps"], part[SCORED], clip=self.tis_clip,
+                               level=self.tis_level)
+            adv = part["advantages"]
+            part["advantages"] = (adv.unsqueeze(1) if adv.dim() == 1 else adv) * c.weights
+            pending.logps[part[ROW_INDEX], :logps.size(1)] = logps.to(pending.logps.dtype)
+        return got
+
+    def _finish_pending(self) -> None:
+        """The step's correction figures (``last_tis``) once every micro-batch's forward has run."""
+        p, self._pending = self._pending, None
+        if p is None:
+            return
+        c = tis_correction(p.logps, p.sampling, p.scored, clip=self.tis_clip, level=self.tis_level)
+        split_ = step_mismatch(p.rolled, p.logps - p.sampling, p.scored, c, int(self.state.global_step)) \
+            if p.rolled else None
+        self.last_tis = msgspec.structs.replace(c.stats, mismatch=split_)
 
     def _scored(self, inputs: list[dict[str, Any]], rolled: dict[str, Any] | None) -> dict[str, Any]:
         """TRL's scoring of ``inputs`` with the rollout already made (``rolled``)."""
