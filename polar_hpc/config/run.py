@@ -329,7 +329,7 @@ class TrainerConfig(StrictStruct):
     max_refill_groups: AtLeast0 = 4
     """With ``dynamic_sampling``: at most this many fresh groups submitted per step; past it the step trains on
     the informative groups it has (logged)."""
-    micro_batch_tokens: AtLeast0 = 8192
+    micro_batch_tokens: AtLeast0 = 4096
     """The trainer computes a step's rows that train in micro-batches of rows of similar length, each at most this
     many padded tokens (a longer row alone), back-propagating one before building the next: the same gradient as
     one batch padded to the step's longest row, with less padding and memory (``train/grpo/micro.py``). 0: one

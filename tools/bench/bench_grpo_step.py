@@ -7,9 +7,9 @@ Replays the first ``--groups`` groups with an advantage of a finished GRPO run (
 same rows, TIS correction and loss as the live trainer, with the run's own ``[trainer]`` settings) for one
 optimizer step from ``--model``, once per ``trainer.micro_batch_tokens`` budget (0: TRL's one padded batch), each
 in its own process, budgets interleaved in rounds. Prints per run the step's wall time (TIS pass, loss, backward,
-optimizer), the rows and tokens that train (a nonzero advantage) out of the step's, trained tokens/s, peak
-memory, and the loss; then each budget's ratio to the first and the cosine between their gradients (the same step:
-≈ 1). ``--json PATH`` writes the runs.
+optimizer), the rows and tokens that train (a nonzero advantage) out of the step's and the padded tokens of one
+batch, trained tokens/s, peak memory, and the loss; then each budget's ratio to the first and the cosine between
+their gradients (the same step: ≈ 1). ``--json PATH`` writes the runs.
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ def one(args: argparse.Namespace, budget: int, grad_out: Path) -> None:
     rows = rollouts(sum([[gid] * g for gid in rollouts.group_ids], []), None)
     lengths = [len(p) + len(c) for p, c in zip(rows["prompt_ids"], rows["completion_ids"], strict=True)]
     trained = [n for n, a in zip(lengths, rows["advantage"], strict=True) if a != 0]
+    padded = len(lengths) * (max(map(len, rows["prompt_ids"])) + max(map(len, rows["completion_ids"])))
     t = msgspec.structs.replace(cfg.trainer, groups_per_step=args.groups, micro_batch_tokens=budget)
     grads: list[Any] = []
 
@@ -69,6 +70,7 @@ def one(args: argparse.Namespace, budget: int, grad_out: Path) -> None:
     np.save(grad_out, grads[0].numpy())
     print(json.dumps({"budget": budget, "step_s": step_s, "rows": len(lengths), "rows_trained": len(trained),
                       "tokens": sum(lengths), "tokens_trained": sum(trained),
+                      "one_batch_tokens": padded,
                       "tokens_per_s": sum(trained) / step_s, "loss": trainer.state.log_history[0]["loss"],
                       "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}), flush=True)
 
@@ -121,7 +123,10 @@ def main() -> int:
         print(f"{b:8d} {s:8.1f} {first / s:6.2f} {r0['tokens_trained'] / s:7.1f} "
               f"{r0['rows_trained']:4d}/{r0['rows']:<4d} {r0['tokens_trained']:6d}/{r0['tokens']:<6d} "
               f"{rss:7.0f} {r0['loss']:10.3g} {cos:9.6f}")
-    print("ratio: the first budget's step time over this one's (higher: faster); tokens: the trained rows' / all rows'")
+    r0 = runs[0]
+    print("ratio: the first budget's step time over this one's (higher: faster); tokens: the trained rows' / all "
+          f"rows'; one padded batch holds {r0['one_batch_tokens']} tokens "
+          f"({r0['one_batch_tokens'] / r0['tokens']:.2f}x the rows')")
     if args.json:
         args.json.write_text(json.dumps(runs, indent=1))
     return 0

@@ -2,8 +2,8 @@
 
 TRL computes a step's loss in one forward over every row, padded to the step's longest (and ``TisGRPOTrainer``'s
 no-grad pass for the TIS logprobs did the same). A step's rows are whole chains: a ~680-token prompt, then 300 to
-2,500 completion tokens; one padded batch computed 1.5 to 2.4 times the real tokens on the bench's runs
-(``tools/bench/bench_grpo_step.py``) and held every row's activations at once. Here the rows that train are sorted
+2,500 completion tokens; one padded batch held 1.5 to 2.4 times the real tokens on the bench's runs, and every
+row's activations at once (``tools/bench/bench_grpo_step.py`` compares the two). Here the rows that train are sorted
 by length and packed into micro-batches of at most ``trainer.micro_batch_tokens`` padded tokens (a longer row is
 a micro-batch of its own); each is cut to its own width and its loss back-propagated before the next is built.
 
