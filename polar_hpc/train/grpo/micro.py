@@ -8,7 +8,9 @@ by length and packed into micro-batches of at most ``trainer.micro_batch_tokens`
 a micro-batch of its own); each is cut to its own width and its loss back-propagated before the next is built.
 
 A row with no advantage on any token (its group's sessions all scored the same; a placeholder) adds nothing to the
-gradient when ``beta = 0`` and is not computed. The micro-batches' losses, each scaled by its share of the step's
+gradient when ``beta = 0`` and is not computed. With several trainer processes (``ranks``) TRL's loss gathers
+per-row figures across them once a call, so every process runs all its rows (as many on each) in parts of the
+same number of rows (``even``). The micro-batches' losses, each scaled by its share of the step's
 normaliser (``loss_weights``), sum to the one-batch loss: ``dapo`` already divides by the step's token count
 (weight 1), ``bnpo`` by the batch's trainable tokens (weight: the micro-batch's share of them), ``grpo`` and
 ``dr_grpo`` average over rows (the share of rows). Cutting a row's left padding shifts its positions by a
@@ -51,21 +53,29 @@ def plan(rows: list[int], prompt_len: list[int], completion_len: list[int], *, b
     """``rows`` packed longest first into parts whose padded size (rows x (widest prompt + widest completion)) is
     at most ``budget`` tokens; a row longer than ``budget`` is a part of its own. Prompts are left-padded to
     ``prompt_width`` columns."""
-    tp = prompt_width
-    order = sorted(rows, key=lambda i: prompt_len[i] + completion_len[i], reverse=True)
-    parts: list[Part] = []
-    cur: list[int] = []
+    groups: list[list[int]] = []
     wp = wc = 0
-    for i in order:
+    for i in sorted(rows, key=lambda i: prompt_len[i] + completion_len[i], reverse=True):
         p, c = max(wp, prompt_len[i]), max(wc, completion_len[i])
-        if cur and (len(cur) + 1) * (p + c) > budget:
-            parts.append(Part(cur, tp - wp, max(wc, 1)))
-            cur, p, c = [], prompt_len[i], completion_len[i]
-        cur.append(i)
+        if not groups or (len(groups[-1]) + 1) * (p + c) > budget:
+            groups.append([])
+            p, c = prompt_len[i], completion_len[i]
+        groups[-1].append(i)
         wp, wc = p, c
-    if cur:
-        parts.append(Part(cur, tp - wp, max(wc, 1)))
-    return parts
+    return [part(g, prompt_len, completion_len, prompt_width) for g in groups]
+
+
+def even(n_rows: int, prompt_len: list[int], completion_len: list[int], *, per_part: int,
+         prompt_width: int) -> list[Part]:
+    """All ``n_rows`` rows, longest first, ``per_part`` a part: with several trainer processes every one must run
+    as many parts of as many rows (TRL's loss gathers per-row figures across processes once a call)."""
+    order = sorted(range(n_rows), key=lambda i: prompt_len[i] + completion_len[i], reverse=True)
+    return [part(order[k:k + per_part], prompt_len, completion_len, prompt_width)
+            for k in range(0, n_rows, per_part)]
+
+
+def part(rows: list[int], prompt_len: list[int], completion_len: list[int], prompt_width: int) -> Part:
+    return Part(rows, prompt_width - max(prompt_len[i] for i in rows), max(1, max(completion_len[i] for i in rows)))
 
 
 def take(inputs: dict[str, Any], part: Part) -> dict[str, Any]:

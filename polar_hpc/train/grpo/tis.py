@@ -40,7 +40,7 @@ from trl import GRPOTrainer
 
 from polar_hpc.config.run import LossNorm, TisLevel
 from polar_hpc.train.agreement import AgreementStats, agreement_stats
-from polar_hpc.train.grpo.micro import loss_weights, plan, row_spans, splittable, take, trained_rows
+from polar_hpc.train.grpo.micro import even, loss_weights, plan, row_spans, splittable, take, trained_rows
 from polar_hpc.train.grpo.mismatch import Mismatch, split
 
 
@@ -265,22 +265,27 @@ class TisGRPOTrainer(GRPOTrainer):
         return logps
 
     def _compute_loss(self, model: Any, inputs: dict[str, Any]) -> torch.Tensor:
-        """TRL's loss; with ``micro_batch_tokens`` the rows that train, a micro-batch at a time (``micro``): every
-        part but the last is back-propagated here (without a gradient sync across processes), the last is returned
-        with the others' values added, for the trainer to back-propagate."""
+        """TRL's loss; with ``micro_batch_tokens`` the rows that train, a micro-batch at a time (``micro.plan``):
+        every part but the last is back-propagated here (without a gradient sync across processes), the last is
+        returned with the others' values added, for the trainer to back-propagate. With several processes every
+        row, in parts of as many rows on every process (``micro.even``)."""
         if not (self.micro_batch_tokens and splittable(self, inputs)):
             return super()._compute_loss(model, inputs)  # type: ignore[no-any-return]
         backward = model.training and torch.is_grad_enabled()
         mask = inputs["completion_mask"] * inputs.get("tool_mask", 1)
         prompt, completion = row_spans(inputs["prompt_mask"], inputs["completion_mask"])
-        rows = trained_rows(inputs["advantages"], mask, self.beta)
-        parts = plan(rows or [min(range(len(prompt)), key=lambda i: prompt[i] + completion[i])], prompt, completion,
-                     budget=self.micro_batch_tokens, prompt_width=inputs["prompt_ids"].size(1))
-        weights = loss_weights(self.loss_type, parts, mask) if rows else [0.0]
-        if self.accelerator.num_processes > 1:  # TRL's metrics gather once a call: every process the same count
-            most = int(self.accelerator.gather(torch.tensor([len(parts)], device=mask.device)).max())
-            parts += [parts[-1]] * (most - len(parts))
-            weights += [0.0] * (most - len(weights))
+        width = inputs["prompt_ids"].size(1)
+        if self.accelerator.num_processes > 1:  # every process the same parts: all its rows, as many a part
+            longest = max(p + c for p, c in zip(prompt, completion, strict=True))
+            fits = torch.tensor([max(1, self.micro_batch_tokens // max(1, longest))], device=mask.device)
+            parts = even(len(prompt), prompt, completion, per_part=int(self.accelerator.gather(fits).min()),
+                         prompt_width=width)
+            weights = loss_weights(self.loss_type, parts, mask)
+        else:
+            rows = trained_rows(inputs["advantages"], mask, self.beta)
+            shortest = min(range(len(prompt)), key=lambda i: prompt[i] + completion[i])
+            parts = plan(rows or [shortest], prompt, completion, budget=self.micro_batch_tokens, prompt_width=width)
+            weights = loss_weights(self.loss_type, parts, mask) if rows else [0.0]
         done = torch.zeros((), device=mask.device)
         for part, w in zip(parts[:-1], weights[:-1], strict=True):
             with self.accelerator.no_sync(model):

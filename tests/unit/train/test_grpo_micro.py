@@ -18,7 +18,7 @@ torch = pytest.importorskip("torch", reason="the train extra (torch, trl) is not
 
 
 def test_the_plan_packs_longest_first_within_the_budget_and_cuts_each_part_to_its_rows() -> None:
-    from polar_hpc.train.grpo.micro import loss_weights, plan, row_spans, take, trained_rows
+    from polar_hpc.train.grpo.micro import even, loss_weights, plan, row_spans, take, trained_rows
 
     prompt_mask = torch.tensor([[0, 1, 1], [1, 1, 1], [0, 0, 1], [0, 1, 1]])
     completion_mask = torch.tensor([[1, 1, 0, 0], [1, 1, 1, 1], [1, 0, 0, 0], [0, 0, 0, 0]])
@@ -36,6 +36,8 @@ def test_the_plan_packs_longest_first_within_the_budget_and_cuts_each_part_to_it
     assert x["prompt_ids"].tolist() == [[5, 5], [0, 5]] and x["completion_mask"].tolist() == [[1, 1], [1, 0]]
     assert x["advantages"].tolist() == [0.5, 2.0] and int(x["num_items_in_batch"]) == 7
     assert plan(rows, prompt, completion, budget=1, prompt_width=3)[0].rows == [1]  # too long: a part alone
+    # several processes: every row, as many a part (TRL gathers per-row figures across them)
+    assert [p.rows for p in even(4, prompt, completion, per_part=2, prompt_width=3)] == [[1, 0], [2, 3]]
     assert loss_weights("grpo", parts, completion_mask) == [0.25, 0.5]
     assert loss_weights("bnpo", parts, completion_mask) == [4 / 7, 3 / 7]
     assert trained_rows(torch.zeros(4), completion_mask, beta=0.1) == [0, 1, 2]  # KL trains every row
