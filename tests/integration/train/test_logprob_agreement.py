@@ -102,6 +102,7 @@ def recorded(reference_server: Any, tmp_path_factory: pytest.TempPathFactory) ->
 
 
 def _logprobs(capsys: pytest.CaptureFixture[str], run: Path, model: str, *extra: str) -> tuple[int, str, str]:
+    capsys.readouterr()  # not the command's: what the test logged before it (a shard written, once logging is set up)
     code = main(["shards", "logprobs", str(run), "--model", model, *extra])
     out = capsys.readouterr()
     return code, out.out, out.err
