@@ -110,7 +110,7 @@ def trained_rows(advantages: torch.Tensor, mask: torch.Tensor, beta: float) -> l
 def loss_weights(loss_type: str, parts: list[Part], mask: torch.Tensor) -> list[float]:
     """What each part's loss (TRL's ``_compute_loss`` on the part alone) is multiplied by so that the parts sum to
     the loss of the whole batch ``mask`` belongs to (rows that are in no part contribute 0 to it)."""
-    if loss_type in ("dapo",):
+    if loss_type == "dapo":
         return [1.0] * len(parts)
     if loss_type in ROW_MEAN:
         return [len(p.rows) / mask.size(0) for p in parts]

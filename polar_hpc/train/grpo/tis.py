@@ -283,8 +283,8 @@ class TisGRPOTrainer(GRPOTrainer):
             weights = loss_weights(self.loss_type, parts, mask)
         else:
             rows = trained_rows(inputs["advantages"], mask, self.beta)
-            shortest = min(range(len(prompt)), key=lambda i: prompt[i] + completion[i])
-            parts = plan(rows or [shortest], prompt, completion, budget=self.micro_batch_tokens, prompt_width=width)
+            shortest = [min(range(len(prompt)), key=lambda i: prompt[i] + completion[i])]  # a weight-0 part
+            parts = plan(rows or shortest, prompt, completion, budget=self.micro_batch_tokens, prompt_width=width)
             weights = loss_weights(self.loss_type, parts, mask) if rows else [0.0]
         done = torch.zeros((), device=mask.device)
         for part, w in zip(parts[:-1], weights[:-1], strict=True):
